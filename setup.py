@@ -1,0 +1,37 @@
+"""robot_dynamics: an ament_python ROS 2 package that is also a plain pip package."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "robot_dynamics"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    description="M, C (passive), g, CoM Jacobian and the Slotine-Li regressor of URDF robots; ROS 2 nodes",
+    packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),
+    python_requires=">=3.10",
+    install_requires=["numpy>=1.24", "scipy>=1.10", "lxml>=4.9", "numba>=0.59"],
+    extras_require={
+        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "matplotlib>=3.6"],
+        "ros": [
+            "ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-sensor-msgs",
+            "ros-nav-msgs", "ros-geometry-msgs", "ros-trajectory-msgs",
+        ],
+        "plot": ["matplotlib>=3.6"],
+    },
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
+        ("share/" + PACKAGE, ["package.xml"]),
+        ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf")),
+        ("share/" + PACKAGE + "/launch_scripts", glob("launch_scripts/*.py")),
+    ],
+    package_data={PACKAGE: ["data/*.urdf"]},
+    entry_points={
+        "console_scripts": [
+            "robot-dynamics = robot_dynamics.cli:main",
+            "dynamics_node = robot_dynamics.ros.dynamics_node:main",
+        ],
+    },
+    zip_safe=True,
+)
