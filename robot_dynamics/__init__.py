@@ -1,0 +1,13 @@
+"""robot_dynamics: M(q), a passivity-preserving C(q, v), g(q), the CoM Jacobian and the Slotine-Li regressor of
+URDF robots with fixed or floating bases, after Garofalo, Ott and Albu-Schaeffer (paper 002).
+
+    import robot_dynamics as rd
+    robot = rd.load_urdf("panda.urdf")
+    d = robot.dynamics(q, v, v_ref, a_ref)        # d.M, d.C, d.g, d.com, d.J_com, d.Y
+"""
+from .robot import Dynamics, Robot, load_urdf
+from .spatial import PARAMETER_NAMES
+from .urdf import URDFError
+
+__all__ = ["Dynamics", "PARAMETER_NAMES", "Robot", "URDFError", "load_urdf"]
+__version__ = "0.1.0"

@@ -1,0 +1,108 @@
+"""robot-dynamics: inspect a URDF robot, or print its M, C, g, CoM, CoM Jacobian and Slotine-Li regressor.
+
+    robot-dynamics inspect URDF [--floating-base] [--mimic]
+    robot-dynamics compute URDF [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
+
+URDF is a file or the name of a bundled robot (arm7, planar_2link, quadruped, torso_two_arm, humanoid).
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from . import load_urdf
+from .bundled import bundled_urdf
+from .spatial import PARAMETER_NAMES
+
+
+def _numbers(text):
+    """'0.1,0.2 0.3' or ['0.1', '0.2'] -> array; commas and spaces both separate."""
+    if isinstance(text, list):
+        text = " ".join(text)
+    return np.array([float(x) for x in text.replace(",", " ").split()])
+
+
+def _load(args):
+    source = args.urdf if Path(args.urdf).exists() or args.urdf.lstrip().startswith("<") else bundled_urdf(args.urdf)
+    return load_urdf(source, floating_base=args.floating_base, mimic=args.mimic,
+                     gravity=tuple(args.gravity))
+
+
+def inspect(args, out):
+    robot = _load(args)
+    m = robot.model
+    out.write(f"robot '{m.name}': {robot.nbodies} moving bodies, nq = {robot.nq}, nv = {robot.nv}, "
+              f"{'floating' if robot.floating_base else 'fixed'} base, root link '{robot.root_link}'\n")
+    out.write(f"total mass of the moving bodies: {robot.total_mass:.6g} kg\n\n")
+    header = f"{'body':<28}{'parent':<28}{'joint':<30}{'type':<11}{'q':>8}{'v':>8}"
+    out.write(header + "\n" + "-" * len(header) + "\n")
+    for j in m.joints:
+        parent = m.kin.parent[j.body]
+        q = f"{j.idx_q}:{j.idx_q + j.nq}" if j.mimic is None else "mimic"
+        v = f"{j.idx_v}:{j.idx_v + j.nv}" if j.mimic is None else j.mimic
+        out.write(f"{robot.body_names[j.body]:<28}{'world' if parent < 0 else robot.body_names[parent]:<28}"
+                  f"{j.name:<30}{j.type:<11}{q:>8}{v:>8}\n")
+    out.write("\ninertial parameters pi_k (paper 002, eq. (9); inertia about the body origin)\n")
+    out.write(f"{'body':<28}" + "".join(f"{n:>12}" for n in PARAMETER_NAMES) + "\n")
+    for name, pi in zip(robot.body_names, m.pi):
+        out.write(f"{name:<28}" + "".join(f"{x:12.5g}" for x in pi) + "\n")
+
+
+def compute(args, out):
+    robot = _load(args)
+    q = robot.neutral() if args.q is None else _numbers(args.q)
+    v = np.zeros(robot.nv) if args.v is None else _numbers(args.v)
+    refs = (None, None) if args.v_ref is None else (_numbers(args.v_ref), _numbers(args.a_ref))
+    d = robot.dynamics(q, v, *refs)
+    result = {"joint_names": robot.joint_names, "body_names": robot.body_names, "q": q, "v": v,
+              "M": d.M, "C": d.C, "g": d.g, "com": d.com, "J_com": d.J_com}
+    if d.Y is not None:
+        result.update(v_ref=refs[0], a_ref=refs[1], Y=d.Y, parameters=robot.parameters)
+    if args.json:
+        json.dump({k: (x.tolist() if isinstance(x, np.ndarray) else x) for k, x in result.items()}, out, indent=1)
+        out.write("\n")
+        return
+    np.set_printoptions(precision=5, suppress=True, linewidth=160, threshold=100000)
+    out.write(f"{robot!r}\ncoordinates (q order): {', '.join(robot.joint_names)}\n\n")
+    for key, title in (("q", "q"), ("v", "v"), ("M", "M(q): mass matrix"), ("C", "C(q, v): Coriolis matrix"),
+                       ("g", "g(q): gravity torques"), ("com", "centre of mass (world)"),
+                       ("J_com", "J_com(q): CoM Jacobian"), ("Y", "Y(q, v, v_ref, a_ref): Slotine-Li regressor")):
+        if key in result:
+            out.write(f"{title}\n{result[key]}\n\n")
+    if d.Y is not None:
+        out.write(f"check: |Y pi - (M a_ref + C v_ref + g)| = "
+                  f"{np.abs(d.Y @ robot.parameters - (d.M @ refs[1] + d.C @ refs[0] + d.g)).max():.3g}\n")
+
+
+def main(argv=None, out=None):
+    out = out or sys.stdout
+    parser = argparse.ArgumentParser(prog="robot-dynamics", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, helptext in (("inspect", "bodies, DoFs, joint types, total mass, parameters"),
+                           ("compute", "M, C, g, com, J_com and (with references) Y at one state")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("urdf", help="URDF file, or the name of a bundled robot")
+        p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
+        p.add_argument("--mimic", action="store_true", help="mimic joints follow their masters (not DoFs)")
+        p.add_argument("--gravity", type=float, nargs=3, default=(0.0, 0.0, -9.81), metavar=("GX", "GY", "GZ"))
+        if name == "compute":
+            for arg, what in (("--q", "configuration (nq; default: neutral)"), ("--v", "velocity (nv; default 0)"),
+                              ("--v-ref", "reference velocity for the regressor (nv)"),
+                              ("--a-ref", "reference acceleration for the regressor (nv)")):
+                p.add_argument(arg, nargs="+", help=what + ", numbers separated by spaces or commas")
+            p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    args = parser.parse_args(argv)
+    if args.command == "compute" and (args.v_ref is None) != (args.a_ref is None):
+        parser.error("--v-ref and --a-ref go together")
+    try:
+        (inspect if args.command == "inspect" else compute)(args, out)
+    except (ValueError, FileNotFoundError) as exc:                # URDFError is a ValueError
+        print(f"robot-dynamics: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""Configuration-space operations: neutral, random, integrate (q + v dt on the manifold) and difference.
+
+Revolute and prismatic coordinates add; a free joint moves by the SE(3) exponential of its body twist,
+q(t + dt) = T(q) exp(v dt), and a planar joint by the SE(2) exponential -- Pinocchio's conventions, so that a
+simulated trajectory matches Pinocchio's `integrate` one-to-one.
+"""
+import numpy as np
+
+from .model import FREE, PLANAR
+from .spatial import quaternion_rotation, skew
+
+
+def _so3_exp(w):
+    """exp(w~) and the left Jacobian V(w) with exp([v; w]) = (exp(w~), V(w) v).  (3,) -> (3, 3), (3, 3)"""
+    t = np.linalg.norm(w)
+    W = skew(w)
+    if t < 1e-8:                                       # Taylor series to second order
+        return np.eye(3) + W + 0.5 * W @ W, np.eye(3) + 0.5 * W + W @ W / 6.0
+    a, b, c = np.sin(t) / t, (1.0 - np.cos(t)) / t**2, (t - np.sin(t)) / t**3
+    return np.eye(3) + a * W + b * W @ W, np.eye(3) + b * W + c * W @ W
+
+
+def _so3_log(R):
+    """w with exp(w~) = R, |w| <= pi.  (3, 3) -> (3,)"""
+    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
+    t = np.arccos(c)
+    axis = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if t < 1e-8:
+        return 0.5 * axis
+    if np.pi - t < 1e-6:                               # near pi: the axis from the symmetric part
+        B = (R + np.eye(3)) / 2.0
+        i = int(np.argmax(np.diag(B)))
+        n = B[:, i] / np.sqrt(B[i, i])
+        return t * n * (1.0 if n @ axis >= 0.0 else -1.0)
+    return t / (2.0 * np.sin(t)) * axis
+
+
+def _quaternion_step(quat, w):
+    """quat (x) exp(w / 2): the unit quaternion [qx, qy, qz, qw] turned by the body rotation vector w.
+
+    The product keeps the sign of quat continuous along a trajectory (no jump to -quat), as Pinocchio does.
+    """
+    t = np.linalg.norm(w)
+    s = 0.5 - t**2 / 48.0 if t < 1e-6 else np.sin(0.5 * t) / t
+    b, bw = s * w, np.cos(0.5 * t)
+    a, aw = quat[:3], quat[3]
+    out = np.empty(4)
+    out[:3] = aw * b + bw * a + np.cross(a, b)
+    out[3] = aw * bw - a @ b
+    return out / np.linalg.norm(out)
+
+
+def _se2_exp(v):
+    """exp of the planar body twist [vx, vy, w] -> (dtheta, translation in the moving frame)."""
+    vx, vy, w = v
+    if abs(w) < 1e-8:
+        return w, np.array([vx - 0.5 * w * vy, vy + 0.5 * w * vx])
+    s, c1 = np.sin(w) / w, (1.0 - np.cos(w)) / w
+    return w, np.array([s * vx - c1 * vy, c1 * vx + s * vy])
+
+
+def _rot2(t):
+    return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+
+
+class ConfigurationSpace:
+    """Index sets of a model's coordinates: 1-DoF joints add, free and planar joints use their group law."""
+
+    def __init__(self, model):
+        kin = model.kin
+        independent = [j for j in model.joints if j.mimic is None]
+        self.nq, self.nv = model.nq, model.nv
+        self.scalar_q = np.array([j.idx_q for j in independent if j.nq == 1], dtype=np.int64)
+        self.scalar_v = np.array([j.idx_v for j in independent if j.nq == 1], dtype=np.int64)
+        self.prismatic = np.array([j.idx_q for j in independent if j.type == "prismatic"], dtype=np.int64)
+        self.free = [(j.idx_q, j.idx_v) for j in independent if kin.jtype[j.body] == FREE]
+        self.planar = [(j.idx_q, j.idx_v) for j in independent if kin.jtype[j.body] == PLANAR]
+
+    def neutral(self):
+        q = np.zeros(self.nq)
+        for iq, _ in self.free:
+            q[iq + 6] = 1.0
+        return q
+
+    def random(self, rng):
+        """Revolute angles in [-pi, pi], prismatic and planar/free positions in [-0.5, 0.5] m, uniform rotations."""
+        q = np.zeros(self.nq)
+        q[self.scalar_q] = rng.uniform(-np.pi, np.pi, self.scalar_q.size)
+        q[self.prismatic] = rng.uniform(-0.5, 0.5, self.prismatic.size)
+        for iq, _ in self.planar:
+            q[iq:iq + 3] = [*rng.uniform(-0.5, 0.5, 2), rng.uniform(-np.pi, np.pi)]
+        for iq, _ in self.free:
+            quat = rng.normal(size=4)
+            q[iq:iq + 7] = [*rng.uniform(-0.5, 0.5, 3), *(quat / np.linalg.norm(quat))]
+        return q
+
+    def normalize(self, q, name="q"):
+        """Make every free joint's quaternion in q (..., nq) unit, in place; a zero quaternion is a ValueError."""
+        for iq, _ in self.free:
+            n = np.linalg.norm(q[..., iq + 3:iq + 7], axis=-1, keepdims=True)
+            if np.any(n < 1e-12):
+                raise ValueError(f"{name}[{iq + 3}:{iq + 7}] is a zero quaternion; expected [qx, qy, qz, qw] "
+                                 f"of non-zero norm")
+            q[..., iq + 3:iq + 7] /= n
+        return q
+
+    def integrate(self, q, v):
+        """q (+) v: the configuration reached from q after moving with constant body velocity v for unit time."""
+        out = np.array(q, dtype=float)
+        out[self.scalar_q] += v[self.scalar_v]
+        for iq, iv in self.free:
+            R = quaternion_rotation(out[iq + 3:iq + 7])
+            _, V = _so3_exp(v[iv + 3:iv + 6])
+            out[iq:iq + 3] += R @ (V @ v[iv:iv + 3])
+            out[iq + 3:iq + 7] = _quaternion_step(out[iq + 3:iq + 7], v[iv + 3:iv + 6])
+        for iq, iv in self.planar:
+            dt, dp = _se2_exp(v[iv:iv + 3])
+            out[iq:iq + 2] += _rot2(out[iq + 2]) @ dp
+            out[iq + 2] += dt
+        return out
+
+    def difference(self, q0, q1):
+        """v with integrate(q0, v) = q1 (the log of q0^-1 q1 for free and planar joints).  -> (nv,)"""
+        v = np.zeros(self.nv)
+        v[self.scalar_v] = q1[self.scalar_q] - q0[self.scalar_q]
+        for iq, iv in self.free:
+            R0, R1 = quaternion_rotation(q0[iq + 3:iq + 7]), quaternion_rotation(q1[iq + 3:iq + 7])
+            w = _so3_log(R0.T @ R1)
+            _, V = _so3_exp(w)
+            v[iv:iv + 3] = np.linalg.solve(V, R0.T @ (q1[iq:iq + 3] - q0[iq:iq + 3]))
+            v[iv + 3:iv + 6] = w
+        for iq, iv in self.planar:
+            w = (q1[iq + 2] - q0[iq + 2] + np.pi) % (2.0 * np.pi) - np.pi
+            _, P = _se2_exp(np.array([1.0, 0.0, w]))
+            _, Q = _se2_exp(np.array([0.0, 1.0, w]))
+            d = _rot2(q0[iq + 2]).T @ (q1[iq:iq + 2] - q0[iq:iq + 2])
+            v[iv:iv + 2] = np.linalg.solve(np.column_stack([P, Q]), d)
+            v[iv + 2] = w
+        return v

@@ -1,0 +1,224 @@
+"""Layer 2: the twist/inertia model of paper 002 as frozen arrays indexed by body (parent before child).
+
+A body is what one moving joint carries: its URDF child link plus every link hung below it by fixed joints
+(masses and inertias combined, paper 002 eq. (9), frames kept in `frames`). Body k has
+
+    parent[k]          parent body, -1 for the world; parent[k] < k
+    jtype[k]           REVOLUTE (also URDF continuous), PRISMATIC, PLANAR or FREE
+    R_tree[k], p_tree[k]   the joint frame in the parent body frame (constant placement)
+    axis[k]            unit joint axis (revolute, prismatic; the plane normal of a planar joint)
+    Xi[k]              (6, 6), first nvj[k] columns: the constant motion subspace Xi_k (paper 002, eq. (27))
+    iq[k], iv[k]       where the joint's coordinates start in q and v (a mimic joint shares its master's)
+    mult[k], offset[k] q_joint = mult q[iq] + offset for 1-DoF joints (1, 0 unless the joint mimics another)
+    pi[k]              (10,) inertial parameters [m, m c, Ixx, Iyy, Izz, Ixy, Ixz, Iyz] about the body origin
+    Lam[k]             (6, 6) constant body inertia Lambda_k
+    support[k, :nsup[k]]   the columns of v that move body k (its ancestors' and its own), ascending
+
+Free joints follow Pinocchio's free-flyer convention: q = [x, y, z, qx, qy, qz, qw], v = [linear; angular] in
+the child frame, so that Xi = E_6 is constant (paper 002, remark 7).  Planar joints take q = [x, y, theta]
+(positions along e1, e2 of the plane, angle about the normal) and v = [vx, vy, w] in the child frame.
+"""
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from .spatial import parameters_from_inertial, spatial_inertia, transform_parameters
+from .urdf import URDFDescription, URDFError
+
+REVOLUTE, PRISMATIC, PLANAR, FREE = 0, 1, 2, 3
+JOINT_TYPE_NAMES = {REVOLUTE: "revolute", PRISMATIC: "prismatic", PLANAR: "planar", FREE: "free"}
+_URDF_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC, "planar": PLANAR,
+               "floating": FREE}
+_NQ = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 7}
+_NV = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 6}
+
+
+class KinematicArrays(NamedTuple):
+    """The arrays the compiled kernels read; one tuple so every kernel takes the model as one argument."""
+    parent: np.ndarray      # (nb,) int64
+    jtype: np.ndarray       # (nb,) int64
+    iq: np.ndarray          # (nb,) int64
+    iv: np.ndarray          # (nb,) int64
+    nvj: np.ndarray         # (nb,) int64
+    mult: np.ndarray        # (nb,)
+    offset: np.ndarray      # (nb,)
+    R_tree: np.ndarray      # (nb, 3, 3)
+    p_tree: np.ndarray      # (nb, 3)
+    axis: np.ndarray        # (nb, 3)
+    Xi: np.ndarray          # (nb, 6, 6)
+    support: np.ndarray     # (nb, nv) int64, padded with -1
+    nsup: np.ndarray        # (nb,) int64
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A URDF link's frame: rigidly attached to `body` (-1: the world) at rotation R and position p."""
+    body: int
+    R: np.ndarray
+    p: np.ndarray
+
+
+@dataclass(frozen=True)
+class JointInfo:
+    """A joint that moves a body: its name, type and slices of q and v (shared with the master if mimic)."""
+    name: str
+    type: str
+    body: int
+    idx_q: int
+    nq: int
+    idx_v: int
+    nv: int
+    mimic: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class RobotModel:
+    """Immutable model: topology, placements, motion subspaces and inertias (see the module docstring)."""
+    name: str
+    nq: int
+    nv: int
+    body_names: tuple
+    joints: tuple                 # JointInfo per body, in body order
+    root_link: str
+    floating_base: bool
+    gravity: np.ndarray           # (3,) world frame
+    kin: KinematicArrays
+    pi: np.ndarray                # (nb, 10)
+    Lam: np.ndarray               # (nb, 6, 6)
+    frames: dict = field(repr=False)
+
+    @property
+    def nbodies(self):
+        return len(self.body_names)
+
+    @property
+    def joint_names(self):
+        """Joints that own coordinates, in the order of q (the floating base excluded, mimic joints excluded)."""
+        return [j.name for j in self.joints if j.mimic is None and not (self.floating_base and j.body == 0)]
+
+    def with_parameters(self, pi):
+        """The same kinematics with other inertial parameters.  pi: (10 * nbodies,) or (nbodies, 10)."""
+        pi = np.array(pi, dtype=float).reshape(self.nbodies, 10)
+        Lam = np.array([spatial_inertia(p) for p in pi]).reshape(self.nbodies, 6, 6)
+        return _replace(self, pi=pi, Lam=Lam)
+
+    def with_gravity(self, gravity):
+        """The same robot under another gravity vector (world frame).  gravity: (3,)"""
+        return _replace(self, gravity=np.array(gravity, dtype=float).reshape(3))
+
+
+def _replace(model, **changes):
+    fields = {name: getattr(model, name) for name in model.__dataclass_fields__}
+    fields.update(changes)
+    return RobotModel(**fields)
+
+
+def _plane_basis(n):
+    """Orthonormal e1, e2 spanning the plane normal to the unit n; (x, y) when n = z."""
+    seed = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    e1 = seed - (seed @ n) * n
+    e1 /= np.linalg.norm(e1)
+    return e1, np.cross(n, e1)
+
+
+def _motion_subspace(jtype, axis):
+    """Xi_k in the child frame, padded to (6, 6): revolute [0; a], prismatic [a; 0], planar, free E_6."""
+    Xi = np.zeros((6, 6))
+    if jtype == REVOLUTE:
+        Xi[3:, 0] = axis
+    elif jtype == PRISMATIC:
+        Xi[:3, 0] = axis
+    elif jtype == PLANAR:
+        e1, e2 = _plane_basis(axis)
+        Xi[:3, 0], Xi[:3, 1], Xi[3:, 2] = e1, e2, axis
+    else:
+        Xi[:, :] = np.eye(6)
+    return Xi
+
+
+def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=False):
+    """RobotModel of a parsed URDF.  Bodies are numbered depth first from the root, children in document order.
+
+    Fixed joints merge their child into the moving ancestor (or into the world); with `mimic` a mimic joint
+    gets a body but no coordinates: q_joint = multiplier q_master + offset.
+    """
+    gravity = np.array(gravity, dtype=float).reshape(3)
+    if not np.all(np.isfinite(gravity)):
+        raise ValueError(f"gravity must be 3 finite numbers, got {gravity}")
+    eye, zero = np.eye(3), np.zeros(3)
+    parent, jtype, body_names, joint_of, R_tree, p_tree, axis = [], [], [], [], [], [], []
+    if floating_base:
+        parent.append(-1), jtype.append(FREE), body_names.append(desc.root), joint_of.append(None)
+        R_tree.append(eye), p_tree.append(zero), axis.append(zero)
+    frames = {desc.root: Frame(0 if floating_base else -1, eye, zero)}
+    stack = list(reversed(desc.children(desc.root)))
+    while stack:                                    # preorder: a body's subtree before its next sibling
+        joint = stack.pop()
+        f = frames[joint.parent]
+        R = f.R @ joint.rotation                    # joint frame in the frame of the body holding the parent
+        p = f.p + f.R @ joint.translation
+        if joint.type == "fixed":
+            frames[joint.child] = Frame(f.body, R, p)
+        else:
+            parent.append(f.body), jtype.append(_URDF_TYPES[joint.type]), body_names.append(joint.child)
+            joint_of.append(joint), R_tree.append(R), p_tree.append(p), axis.append(joint.axis)
+            frames[joint.child] = Frame(len(parent) - 1, eye, zero)
+        stack.extend(reversed(desc.children(joint.child)))
+    nb = len(parent)
+    par, jtype = np.array(parent, dtype=np.int64), np.array(jtype, dtype=np.int64)
+
+    # Coordinates: independent joints in body order; mimic joints (with mimic=True) reuse their master's.
+    is_mimic = [mimic and j is not None and j.mimic is not None for j in joint_of]
+    body_of_joint = {j.name: k for k, j in enumerate(joint_of) if j is not None}
+    iq, iv = np.zeros(nb, dtype=np.int64), np.zeros(nb, dtype=np.int64)
+    mult, offset = np.ones(nb), np.zeros(nb)
+    nq = nv = 0
+    for k in range(nb):
+        if not is_mimic[k]:
+            iq[k], iv[k] = nq, nv
+            nq, nv = nq + _NQ[jtype[k]], nv + _NV[jtype[k]]
+    infos = []
+    for k, j in enumerate(joint_of):
+        if is_mimic[k]:
+            master = body_of_joint.get(j.mimic.joint)
+            if master is None:
+                raise URDFError(f"joint '{j.name}' mimics '{j.mimic.joint}', which is not a moving joint")
+            iq[k], iv[k] = iq[master], iv[master]
+            mult[k], offset[k] = j.mimic.multiplier, j.mimic.offset
+        infos.append(JointInfo(desc.root + "_root_joint" if j is None else j.name,
+                               "free" if j is None else j.type, k, int(iq[k]), _NQ[jtype[k]], int(iv[k]),
+                               _NV[jtype[k]], j.mimic.joint if is_mimic[k] else None))
+
+    nvj = np.array([_NV[t] for t in jtype], dtype=np.int64)
+    axis = np.array(axis, dtype=float).reshape(nb, 3)
+    Xi = np.array([_motion_subspace(jtype[k], axis[k]) for k in range(nb)]).reshape(nb, 6, 6)
+    support, nsup = _support(par, iv, nvj, nb, nv)
+
+    pi = np.zeros((nb, 10))
+    for link in desc.links.values():                 # every link's inertia, in the frame of its body
+        f = frames.get(link.name)
+        if link.inertial is None or f is None or f.body < 0:
+            continue                                  # links fixed to the world carry no dynamics
+        pi_link = parameters_from_inertial(link.inertial.mass, link.inertial.com, link.inertial.inertia)
+        pi[f.body] += transform_parameters(pi_link, f.R, f.p)   # paper 002, eq. (9): linear in the masses
+    Lam = np.array([spatial_inertia(p) for p in pi]).reshape(nb, 6, 6)
+
+    kin = KinematicArrays(par, jtype, iq, iv, nvj, mult, offset, np.array(R_tree).reshape(nb, 3, 3),
+                          np.array(p_tree).reshape(nb, 3), axis, Xi, support, nsup)
+    return RobotModel(desc.name, nq, nv, tuple(body_names), tuple(infos), desc.root, bool(floating_base),
+                      gravity, kin, pi, Lam, frames)
+
+
+def _support(parent, iv, nvj, nb, nv):
+    """support[k]: the sorted columns of v that move body k (its own and all its ancestors' coordinates)."""
+    support = -np.ones((nb, max(nv, 1)), dtype=np.int64)
+    nsup = np.zeros(nb, dtype=np.int64)
+    for k in range(nb):
+        cols = set(range(iv[k], iv[k] + nvj[k]))
+        if parent[k] >= 0:
+            cols.update(support[parent[k], :nsup[parent[k]]].tolist())
+        cols = sorted(cols)
+        nsup[k] = len(cols)
+        support[k, :len(cols)] = cols
+    return support, nsup

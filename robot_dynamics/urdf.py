@@ -1,0 +1,342 @@
+"""URDF (file path or XML text) -> validated plain data; the only XML code in robot_dynamics.
+
+The parser reads what dynamics needs -- the link/joint tree, joint origins and axes, inertials and mimic
+couplings -- and checks it, so that every later layer may assume a well-formed single tree with physical
+inertias. Geometry, materials, transmissions, gazebo and sensor tags are never read.
+
+Conventions follow the URDF spec (http://wiki.ros.org/urdf/XML):
+
+- ``<origin xyz rpy>`` gives the child frame in the parent frame, with R = Rz(yaw) @ Ry(pitch) @ Rx(roll);
+- ``<inertial><origin>`` places the centre-of-mass frame in the link frame; ``<inertia>`` is about the CoM,
+  in the axes of that frame;
+- ``<axis xyz>`` (default 1 0 0) is expressed in the joint frame, which is the child link frame.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from lxml import etree
+
+JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+ONE_DOF_TYPES = ("revolute", "continuous", "prismatic")
+AXIS_TYPES = ONE_DOF_TYPES + ("planar",)  # urdfdom ignores <axis> of fixed and floating joints
+
+# Tolerance of the inertia checks (kg m^2): rounding of the printed decimals, relative to the trace (URDF exporters
+# print ~6 significant digits, which moves a principal moment by up to ~5e-6 tr I), plus a floor that treats as
+# zero any inertia below that of the link's mass spread over one micrometre (files print "1e-18"-style noise).
+INERTIA_RTOL = 1e-5
+INERTIA_FLOOR_LENGTH = 1e-6
+
+# Hardened: no entity expansion, no DTD loading or validation, no network, libxml2's size limits kept.
+_PARSER = etree.XMLParser(
+    resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False
+)
+
+
+class URDFError(ValueError):
+    """Bad URDF; the message always names the element at fault (link/joint name, attribute)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Inertial:
+    """Mass properties of one link (URDF spec ``<inertial>``).
+
+    mass: >= 0 (massless allowed); com: (3,) centre of mass in the link frame; inertia: (3, 3) rotational
+    inertia about the CoM in the link-frame axes, i.e. R @ I_urdf @ R.T with R from ``<inertial><origin rpy>``.
+    """
+
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+
+
+@dataclass(frozen=True)
+class Link:
+    """A URDF ``<link>``: its name and its inertial, None when the link has no ``<inertial>``."""
+
+    name: str
+    inertial: Inertial | None
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """URDF ``<mimic>``: q = multiplier * q[joint] + offset."""
+
+    joint: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class Joint:
+    """A URDF ``<joint>``.
+
+    rotation: (3, 3) and translation: (3,) place the joint (= child) frame in the parent link frame at q = 0.
+    axis: (3,) unit vector in the joint frame; (1, 0, 0) for fixed and floating joints, whose axis is unused.
+    mimic: None for fixed joints, whose <mimic> is vacuous (talos_reduced has such joints).
+    """
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    rotation: np.ndarray
+    translation: np.ndarray
+    axis: np.ndarray
+    mimic: Mimic | None
+
+
+@dataclass(frozen=True)
+class URDFDescription:
+    """A parsed URDF: one tree of links, joints in document order, and its unique root link."""
+
+    name: str
+    links: dict[str, Link]
+    joints: list[Joint]
+    root: str
+
+    def children(self, link: str) -> list[Joint]:
+        """Joints whose parent is `link`, in document order."""
+        return [joint for joint in self.joints if joint.parent == link]
+
+
+def parse_urdf(source: str | bytes | os.PathLike, *, check_inertia: bool = True) -> URDFDescription:
+    """Parse and validate a URDF.
+
+    Parameters
+    ----------
+    source : str, bytes or path-like
+        The URDF XML itself (a str/bytes whose first non-blank character is '<') or the path of a file.
+    check_inertia : bool
+        Require every inertia to be physically consistent: positive semi-definite principal moments obeying the
+        triangle inequality I1 + I2 >= I3, within a rounding tolerance (see INERTIA_RTOL). Many published URDFs
+        fail this (placeholder or hand-typed inertias); pass False to load them anyway.
+
+    Returns
+    -------
+    URDFDescription
+
+    Raises
+    ------
+    URDFError
+        For unreadable or malformed input, any DTD entity declaration, and every violation of the URDF spec
+        that dynamics depends on: links/joints (duplicates, dangling names, several parents, cycles, several
+        roots), numbers (unparsable, non-finite, negative mass, zero axis, unphysical inertia) and mimic joints.
+    """
+    robot = _read_robot(source)
+    links: dict[str, Link] = {}
+    for element in robot.iterchildren("link"):
+        link = _parse_link(element, check_inertia)
+        if link.name in links:
+            raise URDFError(f"duplicate link name '{link.name}'")
+        links[link.name] = link
+    if not links:
+        raise URDFError("the <robot> has no <link>")
+    joints = [_parse_joint(element) for element in robot.iterchildren("joint")]
+    names = [joint.name for joint in joints]
+    for name in names:
+        if names.count(name) > 1:
+            raise URDFError(f"duplicate joint name '{name}'")
+    root = _check_tree(links, joints)
+    _check_mimics(joints)
+    return URDFDescription(robot.get("name", ""), links, joints, root)
+
+
+def _read_robot(source) -> etree._Element:
+    """The <robot> element of `source`, parsed without entities, DTDs or network access."""
+    if isinstance(source, (str, bytes)) and source.lstrip()[:1] in ("<", b"<"):
+        text = source.encode() if isinstance(source, str) else source
+        origin = "URDF text"
+    else:
+        path = os.fsdecode(source)
+        try:
+            with open(path, "rb") as file:
+                text = file.read()
+        except (OSError, ValueError) as error:  # ValueError: a NUL byte in the path
+            reason = getattr(error, "strerror", None) or error
+            raise URDFError(f"cannot read URDF file '{path}': {reason}") from error
+        origin = f"URDF file '{path}'"
+    if b"<!ENTITY" in text:  # refused before libxml2 sees it; the DTD check below covers other encodings
+        raise URDFError(f"{origin}: entity declarations are not allowed in a URDF")
+    try:
+        robot = etree.fromstring(text, _PARSER)
+    except etree.XMLSyntaxError as error:
+        raise URDFError(f"{origin}: malformed XML: {error}") from error
+    dtd = robot.getroottree().docinfo.internalDTD
+    if dtd is not None and any(True for _ in dtd.iterentities()):
+        raise URDFError(f"{origin}: entity declarations are not allowed in a URDF")
+    if robot.tag != "robot":
+        raise URDFError(f"{origin}: the root element is <{robot.tag}>, not <robot>")
+    return robot
+
+
+def _parse_link(element, check_inertia: bool) -> Link:
+    name = element.get("name")
+    if not name:
+        raise URDFError(f"<link> on line {element.sourceline} has no name attribute")
+    inertial = element.find("inertial")
+    return Link(name, None if inertial is None else _parse_inertial(inertial, name, check_inertia))
+
+
+def _parse_inertial(element, link: str, check_inertia: bool) -> Inertial:
+    """URDF spec <inertial>: origin (CoM frame), mass value, inertia ixx..izz about the CoM; all default 0."""
+    where = f"link '{link}'"
+    origin = element.find("origin")
+    com = _numbers(origin, "xyz", 3, where)
+    R = _rpy_matrix(_numbers(origin, "rpy", 3, where))
+    mass = _numbers(element.find("mass"), "value", 1, where)[0]
+    if mass < 0:
+        raise URDFError(f"{where}: negative mass {mass:g}")
+    inertia = element.find("inertia")
+    ixx, ixy, ixz, iyy, iyz, izz = (
+        _numbers(inertia, key, 1, where)[0] for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    )
+    I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    if check_inertia:
+        _check_inertia(I, mass, where)
+    return Inertial(float(mass), _frozen(com), _frozen(R @ I @ R.T))
+
+
+def _check_inertia(I: np.ndarray, mass: float, where: str) -> None:
+    """Physical consistency: principal moments I1 <= I2 <= I3 with I1 >= 0 and I1 + I2 >= I3.
+
+    The triangle inequality is the whole condition: it says that the second moment of mass tr(I)/2 - I is positive
+    semi-definite, and it implies I1 >= 0; both are checked for a clearer message.
+    """
+    I1, I2, I3 = np.linalg.eigvalsh(I)
+    tol = INERTIA_RTOL * abs(I1 + I2 + I3) + mass * INERTIA_FLOOR_LENGTH**2
+    moments = f"principal moments {I1:.6g}, {I2:.6g}, {I3:.6g}"
+    if I1 < -tol:
+        raise URDFError(f"{where}: inertia is not positive semi-definite ({moments})")
+    if I1 + I2 < I3 - tol:
+        raise URDFError(f"{where}: inertia violates the triangle inequality I1 + I2 >= I3 ({moments})")
+
+
+def _parse_joint(element) -> Joint:
+    """URDF spec <joint>: name, type, parent/child link, origin (default identity), axis (default 1 0 0), mimic."""
+    name = element.get("name")
+    if not name:
+        raise URDFError(f"<joint> on line {element.sourceline} has no name attribute")
+    where = f"joint '{name}'"
+    kind = element.get("type")
+    if not kind:
+        raise URDFError(f"{where} has no type attribute")
+    if kind not in JOINT_TYPES:
+        raise URDFError(f"{where} has unknown type '{kind}' (URDF types: {', '.join(JOINT_TYPES)})")
+    parent, child = (_link_reference(element, tag, where) for tag in ("parent", "child"))
+    origin = element.find("origin")
+    rotation = _rpy_matrix(_numbers(origin, "rpy", 3, where))
+    translation = _numbers(origin, "xyz", 3, where)
+    axis = np.array([1.0, 0.0, 0.0])
+    if kind in AXIS_TYPES:
+        axis_element = element.find("axis")
+        if axis_element is not None:
+            axis = _numbers(axis_element, "xyz", 3, where, default=axis)
+        norm = np.linalg.norm(axis)
+        if norm == 0:
+            raise URDFError(f"{where}: <axis xyz> is the zero vector")
+        axis = axis / norm
+    # a fixed joint has no coordinate to couple: its <mimic> is vacuous and ignored, as urdfdom and Pinocchio do
+    mimic = None if kind == "fixed" else _parse_mimic(element.find("mimic"), where)
+    return Joint(name, kind, parent, child, _frozen(rotation), _frozen(translation), _frozen(axis), mimic)
+
+
+def _link_reference(element, tag: str, where: str) -> str:
+    reference = element.find(tag)
+    link = None if reference is None else reference.get("link")
+    if not link:
+        raise URDFError(f"{where} has no <{tag} link=...>")
+    return link
+
+
+def _parse_mimic(element, where: str) -> Mimic | None:
+    """URDF spec <mimic joint multiplier offset>: multiplier defaults to 1, offset to 0."""
+    if element is None:
+        return None
+    master = element.get("joint")
+    if not master:
+        raise URDFError(f"{where}: <mimic> has no joint attribute")
+    multiplier = _numbers(element, "multiplier", 1, where, default=(1.0,))[0]
+    offset = _numbers(element, "offset", 1, where)[0]
+    return Mimic(master, float(multiplier), float(offset))
+
+
+def _numbers(element, attribute: str, n: int, where: str, default=None) -> np.ndarray:
+    """(n,) finite floats from a whitespace-separated attribute; `default` (zeros if None) when it is absent."""
+    text = None if element is None else element.get(attribute)
+    if text is None:
+        return np.zeros(n) if default is None else np.array(default, dtype=float)
+    culprit = f"{where}: <{element.tag} {attribute}=\"{text}\">"
+    try:
+        values = np.array([float(token) for token in text.split()])
+    except ValueError:
+        raise URDFError(f"{culprit} is not a list of numbers") from None
+    if values.shape != (n,):
+        raise URDFError(f"{culprit} has {values.size} numbers, expected {n}")
+    if not np.all(np.isfinite(values)):
+        raise URDFError(f"{culprit} has a non-finite number")
+    return values
+
+
+def _rpy_matrix(rpy: np.ndarray) -> np.ndarray:
+    """R = Rz(yaw) @ Ry(pitch) @ Rx(roll), the URDF spec's fixed-axis roll-pitch-yaw."""
+    cr, cp, cy = np.cos(rpy)
+    sr, sp, sy = np.sin(rpy)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def _check_tree(links: dict[str, Link], joints: list[Joint]) -> str:
+    """Check that the joints make the links one tree; return its root link."""
+    parent_joint: dict[str, Joint] = {}
+    for joint in joints:
+        for role, link in (("parent", joint.parent), ("child", joint.child)):
+            if link not in links:
+                raise URDFError(f"joint '{joint.name}': {role} link '{link}' does not exist")
+        if joint.child in parent_joint:
+            raise URDFError(f"link '{joint.child}' has two parents: joints "
+                            f"'{parent_joint[joint.child].name}' and '{joint.name}'")
+        parent_joint[joint.child] = joint
+    for start in links:  # each link has at most one parent, so walking up either ends at a root or loops
+        path, link = [], start
+        while link in parent_joint and link not in path:
+            path.append(link)
+            link = parent_joint[link].parent
+        if link in path:
+            loop = path[path.index(link):]
+            names = ", ".join(f"'{parent_joint[name].name}'" for name in loop)
+            raise URDFError(f"kinematic loop through joints {names}")
+    roots = [link for link in links if link not in parent_joint]
+    if len(roots) > 1:
+        raise URDFError("several root links (a URDF is one tree): " + ", ".join(f"'{r}'" for r in roots))
+    return roots[0]
+
+
+def _check_mimics(joints: list[Joint]) -> None:
+    """A mimic joint and its master are 1-DoF, and the master is not itself a mimic joint (no chains)."""
+    by_name = {joint.name: joint for joint in joints}
+    for joint in joints:
+        if joint.mimic is None:
+            continue
+        if joint.type not in ONE_DOF_TYPES:
+            raise URDFError(f"joint '{joint.name}' of type '{joint.type}' has a <mimic>; only "
+                            f"{', '.join(ONE_DOF_TYPES)} joints may mimic")
+        master = by_name.get(joint.mimic.joint)
+        if master is None:
+            raise URDFError(f"joint '{joint.name}' mimics unknown joint '{joint.mimic.joint}'")
+        if master.type not in ONE_DOF_TYPES:
+            raise URDFError(f"joint '{joint.name}' mimics joint '{master.name}' of type '{master.type}'; "
+                            f"the master must be {', '.join(ONE_DOF_TYPES)}")
+        if master.mimic is not None:
+            raise URDFError(f"joint '{joint.name}' mimics joint '{master.name}', which itself mimics "
+                            f"'{master.mimic.joint}' (mimic chains are not supported)")
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
