@@ -7,7 +7,7 @@ URDF robots with fixed or floating bases, after Garofalo, Ott and Albu-Schaeffer
 """
 from .robot import Dynamics, Robot, load_urdf
 from .spatial import PARAMETER_NAMES
-from .urdf import URDFError
+from .urdf import URDFError, URDFWarning
 
-__all__ = ["Dynamics", "PARAMETER_NAMES", "Robot", "URDFError", "load_urdf"]
+__all__ = ["Dynamics", "PARAMETER_NAMES", "Robot", "URDFError", "URDFWarning", "load_urdf"]
 __version__ = "0.1.0"

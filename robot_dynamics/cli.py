@@ -26,8 +26,8 @@ def _numbers(text):
 
 def _load(args):
     source = args.urdf if Path(args.urdf).exists() or args.urdf.lstrip().startswith("<") else bundled_urdf(args.urdf)
-    return load_urdf(source, floating_base=args.floating_base, mimic=args.mimic,
-                     gravity=tuple(args.gravity))
+    return load_urdf(source, floating_base=args.floating_base, mimic=args.mimic, gravity=tuple(args.gravity),
+                     strict_inertia=args.strict_inertia)
 
 
 def inspect(args, out):
@@ -86,6 +86,7 @@ def main(argv=None, out=None):
         p.add_argument("urdf", help="URDF file, or the name of a bundled robot")
         p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
         p.add_argument("--mimic", action="store_true", help="mimic joints follow their masters (not DoFs)")
+        p.add_argument("--strict-inertia", action="store_true", help="refuse physically impossible inertias")
         p.add_argument("--gravity", type=float, nargs=3, default=(0.0, 0.0, -9.81), metavar=("GX", "GY", "GZ"))
         if name == "compute":
             for arg, what in (("--q", "configuration (nq; default: neutral)"), ("--v", "velocity (nv; default 0)"),

@@ -146,13 +146,15 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
     gravity = np.array(gravity, dtype=float).reshape(3)
     if not np.all(np.isfinite(gravity)):
         raise ValueError(f"gravity must be 3 finite numbers, got {gravity}")
+    if not desc.root and floating_base:
+        raise URDFError("the <robot> is empty (no links): there is no root link to put a floating base under")
     eye, zero = np.eye(3), np.zeros(3)
     parent, jtype, body_names, joint_of, R_tree, p_tree, axis = [], [], [], [], [], [], []
     if floating_base:
         parent.append(-1), jtype.append(FREE), body_names.append(desc.root), joint_of.append(None)
         R_tree.append(eye), p_tree.append(zero), axis.append(zero)
     frames = {desc.root: Frame(0 if floating_base else -1, eye, zero)}
-    stack = list(reversed(desc.children(desc.root)))
+    stack = list(reversed(desc.children(desc.root))) if desc.root else []
     while stack:                                    # preorder: a body's subtree before its next sibling
         joint = stack.pop()
         f = frames[joint.parent]
@@ -183,7 +185,7 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
         if is_mimic[k]:
             master = body_of_joint.get(j.mimic.joint)
             if master is None:
-                raise URDFError(f"joint '{j.name}' mimics '{j.mimic.joint}', which is not a moving joint")
+                raise URDFError(f"joint '{j.name}' mimics unknown joint '{j.mimic.joint}'")
             iq[k], iv[k] = iq[master], iv[master]
             mult[k], offset[k] = j.mimic.multiplier, j.mimic.offset
         infos.append(JointInfo(desc.root + "_root_joint" if j is None else j.name,

@@ -29,15 +29,18 @@ class Dynamics:
     Y: np.ndarray | None = None
 
 
-def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=False):
+def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=False, strict_inertia=False):
     """Robot of a URDF file path or XML string.
 
     floating_base: put a free 6-DoF joint between the world and the root link (Pinocchio's free flyer).
     gravity: (3,) in the world frame.  mimic: False -> mimic joints are independent DoFs (Pinocchio's default);
     True -> a mimic joint follows its master, q = multiplier q_master + offset, and is not a DoF.
+    strict_inertia: refuse physically impossible inertias (not PSD, or I1 + I2 < I3) instead of loading them with
+    a URDFWarning; many published URDFs carry such placeholder inertias, and Pinocchio loads them.
     Raises URDFError (a ValueError) naming the element at fault.
     """
-    return Robot(build_model(parse_urdf(source), floating_base=floating_base, gravity=gravity, mimic=mimic))
+    description = parse_urdf(source, strict_inertia=strict_inertia)
+    return Robot(build_model(description, floating_base=floating_base, gravity=gravity, mimic=mimic))
 
 
 class Robot:

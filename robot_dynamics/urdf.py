@@ -14,6 +14,7 @@ Conventions follow the URDF spec (http://wiki.ros.org/urdf/XML):
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,10 @@ INERTIA_FLOOR_LENGTH = 1e-6
 _PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False
 )
+
+
+class URDFWarning(UserWarning):
+    """A URDF that loads but describes something physically impossible (e.g. an inertia breaking I1 + I2 >= I3)."""
 
 
 class URDFError(ValueError):
@@ -102,17 +107,18 @@ class URDFDescription:
         return [joint for joint in self.joints if joint.parent == link]
 
 
-def parse_urdf(source: str | bytes | os.PathLike, *, check_inertia: bool = True) -> URDFDescription:
+def parse_urdf(source: str | bytes | os.PathLike, *, strict_inertia: bool = False) -> URDFDescription:
     """Parse and validate a URDF.
 
     Parameters
     ----------
     source : str, bytes or path-like
         The URDF XML itself (a str/bytes whose first non-blank character is '<') or the path of a file.
-    check_inertia : bool
-        Require every inertia to be physically consistent: positive semi-definite principal moments obeying the
-        triangle inequality I1 + I2 >= I3, within a rounding tolerance (see INERTIA_RTOL). Many published URDFs
-        fail this (placeholder or hand-typed inertias); pass False to load them anyway.
+    strict_inertia : bool
+        Every inertia must be physically consistent: positive semi-definite principal moments obeying the
+        triangle inequality I1 + I2 >= I3, within a rounding tolerance (see INERTIA_RTOL).  A violation is a
+        URDFError when strict, otherwise a URDFWarning naming the link: 15 of the 69 example-robot-data files
+        carry such placeholder or hand-typed inertias, and Pinocchio loads them all.
 
     Returns
     -------
@@ -128,13 +134,15 @@ def parse_urdf(source: str | bytes | os.PathLike, *, check_inertia: bool = True)
     robot = _read_robot(source)
     links: dict[str, Link] = {}
     for element in robot.iterchildren("link"):
-        link = _parse_link(element, check_inertia)
+        link = _parse_link(element, strict_inertia)
         if link.name in links:
             raise URDFError(f"duplicate link name '{link.name}'")
         links[link.name] = link
-    if not links:
-        raise URDFError("the <robot> has no <link>")
     joints = [_parse_joint(element) for element in robot.iterchildren("joint")]
+    if not links:
+        if joints:
+            raise URDFError(f"the <robot> has no <link>, but joints ('{joints[0].name}', ...) that need them")
+        return URDFDescription(robot.get("name", ""), {}, [], "")   # an empty robot (ur3.urdf): nothing moves
     names = [joint.name for joint in joints]
     for name in names:
         if names.count(name) > 1:
@@ -172,15 +180,15 @@ def _read_robot(source) -> etree._Element:
     return robot
 
 
-def _parse_link(element, check_inertia: bool) -> Link:
+def _parse_link(element, strict_inertia: bool) -> Link:
     name = element.get("name")
     if not name:
         raise URDFError(f"<link> on line {element.sourceline} has no name attribute")
     inertial = element.find("inertial")
-    return Link(name, None if inertial is None else _parse_inertial(inertial, name, check_inertia))
+    return Link(name, None if inertial is None else _parse_inertial(inertial, name, strict_inertia))
 
 
-def _parse_inertial(element, link: str, check_inertia: bool) -> Inertial:
+def _parse_inertial(element, link: str, strict_inertia: bool) -> Inertial:
     """URDF spec <inertial>: origin (CoM frame), mass value, inertia ixx..izz about the CoM; all default 0."""
     where = f"link '{link}'"
     origin = element.find("origin")
@@ -194,12 +202,11 @@ def _parse_inertial(element, link: str, check_inertia: bool) -> Inertial:
         _numbers(inertia, key, 1, where)[0] for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
     )
     I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    if check_inertia:
-        _check_inertia(I, mass, where)
+    _check_inertia(I, mass, where, strict_inertia)
     return Inertial(float(mass), _frozen(com), _frozen(R @ I @ R.T))
 
 
-def _check_inertia(I: np.ndarray, mass: float, where: str) -> None:
+def _check_inertia(I: np.ndarray, mass: float, where: str, strict: bool) -> None:
     """Physical consistency: principal moments I1 <= I2 <= I3 with I1 >= 0 and I1 + I2 >= I3.
 
     The triangle inequality is the whole condition: it says that the second moment of mass tr(I)/2 - I is positive
@@ -208,10 +215,15 @@ def _check_inertia(I: np.ndarray, mass: float, where: str) -> None:
     I1, I2, I3 = np.linalg.eigvalsh(I)
     tol = INERTIA_RTOL * abs(I1 + I2 + I3) + mass * INERTIA_FLOOR_LENGTH**2
     moments = f"principal moments {I1:.6g}, {I2:.6g}, {I3:.6g}"
+    problem = None
     if I1 < -tol:
-        raise URDFError(f"{where}: inertia is not positive semi-definite ({moments})")
-    if I1 + I2 < I3 - tol:
-        raise URDFError(f"{where}: inertia violates the triangle inequality I1 + I2 >= I3 ({moments})")
+        problem = f"{where}: inertia is not positive semi-definite ({moments})"
+    elif I1 + I2 < I3 - tol:
+        problem = f"{where}: inertia violates the triangle inequality I1 + I2 >= I3 ({moments})"
+    if problem and strict:
+        raise URDFError(problem)
+    if problem:
+        warnings.warn(problem + "; loaded as given (strict_inertia=True refuses it)", URDFWarning, stacklevel=5)
 
 
 def _parse_joint(element) -> Joint:
@@ -327,8 +339,8 @@ def _check_mimics(joints: list[Joint]) -> None:
             raise URDFError(f"joint '{joint.name}' of type '{joint.type}' has a <mimic>; only "
                             f"{', '.join(ONE_DOF_TYPES)} joints may mimic")
         master = by_name.get(joint.mimic.joint)
-        if master is None:
-            raise URDFError(f"joint '{joint.name}' mimics unknown joint '{joint.mimic.joint}'")
+        if master is None:     # harmless while mimic joints are independent DoFs; load_urdf(mimic=True) refuses it
+            continue
         if master.type not in ONE_DOF_TYPES:
             raise URDFError(f"joint '{joint.name}' mimics joint '{master.name}' of type '{master.type}'; "
                             f"the master must be {', '.join(ONE_DOF_TYPES)}")

@@ -20,7 +20,7 @@ ROBOTS = [
     "solo12.urdf",
     "talos_full_v2.urdf",               # 50 DoF with a floating base; mimic gripper joints
     "double_pendulum_continuous.urdf",  # continuous joints
-    "tiago.urdf",                       # continuous wheels, prismatic torso
+    "tiago_pro.urdf",                   # continuous wheels, prismatic torso, mimic gripper
     "pr2.urdf",                         # continuous, prismatic, mimic
     "kinova.urdf",                      # continuous
 ]

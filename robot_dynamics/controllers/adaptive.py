@@ -1,0 +1,205 @@
+"""Slotine-Li adaptive tracking control, with a projection that keeps every body's estimate physical.
+
+Slotine & Li, "On the adaptive control of robot manipulators", IJRR 6(3), 1987 (paper 002, ref. [18]):
+
+    e = q_d (-) q,   qdot_r = qdot_d + Lambda e,   qddot_r = qddot_d + Lambda edot,   s = qdot - qdot_r
+    tau = Y(q, qdot, qdot_r, qddot_r) pi_hat - K_D s,     Y pi = M qddot_r + C qdot_r + g     (paper 002, eq. 16)
+    pi_hat_dot = -Gamma Y^T s
+
+With pi_tilde = pi_hat - pi the closed loop is M sdot + C s + K_D s = Y pi_tilde, and
+
+    V = 1/2 s^T M s + 1/2 pi_tilde^T Gamma^-1 pi_tilde,    Vdot = -s^T K_D s + 1/2 s^T (Mdot - 2 C) s = -s^T K_D s
+
+The last step needs Mdot - 2C skew-symmetric for every s, not only s = qdot (paper 000, section 1; paper 002,
+Remark 5): the library's C is built that way. Lambda here is the sliding-surface gain, not paper 002's body
+inertia Lambda_k.
+
+Projection (optional). A body's parameters pi_k = [m, m c, I_xx, I_yy, I_zz, I_xy, I_xz, I_yz] (inertia about
+the body origin) belong to some non-negative mass distribution iff its pseudo-inertia
+
+    J(pi_k) = [[Sigma, m c], [m c^T, m]] >= 0,    Sigma = 1/2 tr(I) 1 - I      (the second moment of mass)
+
+(Wensing, Kim & Slotine, "Linear matrix inequalities for physically consistent inertial parameter
+identification", RA-L 2018). J >= 0 gives m >= 0, a positive-semidefinite rotational inertia about the CoM and
+the triangle inequalities; J is linear in pi_k, so the physical set is a convex cone. ``InertiaMetric(pi_ref)``
+measures a change of body k by the affine-invariant ("pullback", the Hessian of the log-det divergence) metric
+at its reference pseudo-inertia J0_k:
+
+    ||dpi_k||^2 = tr(J0_k^-1 J(dpi_k) J0_k^-1 J(dpi_k)) = ||S_k J(dpi_k) S_k||_F^2,    S_k = J0_k^-1/2
+
+and gives both the gain Gamma = blockdiag(gamma_k G_k^-1) (G_k that metric's (10, 10) matrix) and the projection
+J -> S^-1 clip(S J S) S^-1 (eigenvalues of the whitened 4x4 matrix clipped at ``floor``: J >= floor J0). Why:
+
+- the projection is exact and cheap (one 4x4 eigendecomposition per body) because J -> S J S is an isometry onto
+  the Frobenius norm that maps the cone J >= 0 onto itself;
+- it is the Gamma^-1-metric projection onto a convex set that contains the true pi, so it never increases
+  pi_tilde^T Gamma^-1 pi_tilde and V keeps its Lyapunov property;
+- the gain is relative: each parameter adapts in proportion to its body's own size (kg, kg m, kg m^2 all
+  whitened by J0), so a light wrist does not make the adaptation stiff next to a heavy shoulder.
+
+Per-body clipping of m and of the CoM inertia's eigenvalues is simpler to write but is not a projection in the
+Gamma^-1 metric and can increase V; the log-det ("natural") adaptation law keeps J > 0 without projecting but
+replaces V's quadratic term, which this controller exposes for inspection. ``projection`` accepts any callable
+pi -> pi: with another Gamma the estimate stays physical but V's guarantee is lost.
+
+Use: ``update(q, v, q_d, v_d, a_d, dt)`` once per control tick (torque with the current estimate, then one
+explicit Euler step of the adaptation law, then the projection); ``torque`` and ``adapt`` split the two; ``law``
+is the pure continuous-time map (tau, pi_hat_dot) for integrating pi_hat together with the robot's state.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from .computed_torque import check_vector, gain_matrix, tracking_error
+
+
+def pseudo_inertia(pi):
+    """J(pi_k) = [[1/2 tr(I) 1 - I, h], [h^T, m]] per body.  pi: (..., 10)  ->  (..., 4, 4)"""
+    pi = np.asarray(pi, dtype=float)
+    m, h = pi[..., 0], pi[..., 1:4]
+    Ixx, Iyy, Izz, Ixy, Ixz, Iyz = np.moveaxis(pi[..., 4:10], -1, 0)
+    I = np.stack([np.stack([Ixx, Ixy, Ixz], -1), np.stack([Ixy, Iyy, Iyz], -1), np.stack([Ixz, Iyz, Izz], -1)], -2)
+    J = np.zeros(pi.shape[:-1] + (4, 4))
+    J[..., :3, :3] = 0.5 * (Ixx + Iyy + Izz)[..., None, None] * np.eye(3) - I
+    J[..., :3, 3] = h
+    J[..., 3, :3] = h
+    J[..., 3, 3] = m
+    return J
+
+
+def parameters_from_pseudo_inertia(J):
+    """Inverse of ``pseudo_inertia``: I = tr(Sigma) 1 - Sigma.  J: (..., 4, 4) symmetric  ->  (..., 10)"""
+    Sigma = J[..., :3, :3]
+    I = np.trace(Sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) - Sigma
+    return np.concatenate([J[..., 3, 3:4], J[..., :3, 3],
+                           np.stack([I[..., 0, 0], I[..., 1, 1], I[..., 2, 2],
+                                     I[..., 0, 1], I[..., 0, 2], I[..., 1, 2]], -1)], axis=-1)
+
+
+class InertiaMetric:
+    """The affine-invariant metric of the pseudo-inertias at reference parameters, its gain and its projection.
+
+    pi_ref: (10 nbodies,) reference parameters (the nominal model); regularization: J0_k + regularization
+    (tr J0_k + 1e-9) 1 keeps a massless or point-mass reference invertible (module docstring).
+    """
+
+    def __init__(self, pi_ref, regularization=1e-3):
+        J0 = pseudo_inertia(np.reshape(pi_ref, (-1, 10)))
+        J0 = J0 + (regularization * np.trace(J0, axis1=-2, axis2=-1) + 1e-9)[:, None, None] * np.eye(4)
+        w, U = np.linalg.eigh(J0)
+        self.S = (U * w[:, None, :] ** -0.5) @ np.swapaxes(U, -1, -2)                # J0^-1/2, (nb, 4, 4)
+        self.S_inv = (U * w[:, None, :] ** 0.5) @ np.swapaxes(U, -1, -2)
+        basis = pseudo_inertia(np.eye(10))                                               # J(e_j), (10, 4, 4)
+        A = (self.S[:, None] @ basis @ self.S[:, None]).reshape(-1, 10, 16)            # vec(S J(e_j) S)
+        self.G = A @ np.swapaxes(A, -1, -2)                                              # (nb, 10, 10)
+
+    def matrix(self):
+        """blockdiag(G_k): ||dpi||^2 = dpi^T G dpi.  -> (10 nb, 10 nb)"""
+        return _block_diagonal(self.G)
+
+    def gain(self, gamma=1.0):
+        """Gamma = blockdiag(gamma_k G_k^-1), for which ``project`` is the Gamma^-1-metric projection.
+
+        gamma: scalar or (nbodies,)  ->  (10 nb, 10 nb)
+        """
+        gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (len(self.G),))
+        return _block_diagonal(gamma[:, None, None] * np.linalg.inv(self.G))
+
+    def project(self, pi, floor=0.0):
+        """The nearest parameters (in this metric) with J(pi_k) >= floor J0_k for every body.  (10 nb,) -> (10 nb,)"""
+        J = self.S @ pseudo_inertia(np.reshape(pi, (-1, 10))) @ self.S                 # whitened, J0 -> 1
+        w, U = np.linalg.eigh(J)
+        J = (U * np.maximum(w, floor)[:, None, :]) @ np.swapaxes(U, -1, -2)
+        return parameters_from_pseudo_inertia(self.S_inv @ J @ self.S_inv).reshape(-1)
+
+
+def _block_diagonal(blocks):
+    n, b, _ = blocks.shape
+    out = np.zeros((n * b, n * b))
+    for k in range(n):
+        out[k * b:(k + 1) * b, k * b:(k + 1) * b] = blocks[k]
+    return out
+
+
+class Sliding(NamedTuple):
+    """Tracking error e, edot (nv,), reference velocity v_r, acceleration a_r (nv,) and sliding variable s (nv,)."""
+
+    e: np.ndarray
+    e_dot: np.ndarray
+    v_r: np.ndarray
+    a_r: np.ndarray
+    s: np.ndarray
+
+
+class SlotineLi:
+    """Slotine-Li adaptive controller holding the parameter estimate pi_hat (10 nbodies,) as its state.
+
+    robot: the controller's model (its kinematics are trusted, its parameters are used only when pi_hat is None);
+    Lambda, K_D: scalar, (nv,) or (nv, nv); Gamma: scalar, (10 nb,) or (10 nb, 10 nb), symmetric positive
+    definite, e.g. InertiaMetric(pi_nominal).gain(gamma); pi_hat: initial estimate (10 nb,), robot.parameters if
+    None; projection: None or a callable (10 nb,) -> (10 nb,) applied to the initial estimate and after each
+    adaptation step, e.g. InertiaMetric(pi_nominal).project (module docstring).
+    """
+
+    def __init__(self, robot, Lambda, K_D, Gamma, pi_hat=None, projection=None):
+        self.robot = robot
+        self.Lambda = gain_matrix(Lambda, robot.nv, "Lambda")
+        self.K_D = gain_matrix(K_D, robot.nv, "K_D")
+        self.Gamma = gain_matrix(Gamma, 10 * robot.nbodies, "Gamma")
+        self.Gamma_inv = np.linalg.inv(self.Gamma)
+        self.projection = projection
+        pi_hat = robot.parameters if pi_hat is None else pi_hat
+        self.pi_hat = self._projected(check_vector("pi_hat", pi_hat, 10 * robot.nbodies))
+
+    def _projected(self, pi):
+        return pi if self.projection is None else self.projection(pi)
+
+    def sliding(self, q, v, q_d, v_d, a_d):
+        """e, edot, qdot_r = qdot_d + Lambda e, qddot_r = qddot_d + Lambda edot, s = qdot - qdot_r (all (nv,))."""
+        e, e_dot = tracking_error(self.robot, q, v, q_d, v_d)
+        v_r = np.asarray(v_d, dtype=float) + self.Lambda @ e
+        a_r = check_vector("a_d", a_d, self.robot.nv) + self.Lambda @ e_dot
+        return Sliding(e, e_dot, v_r, a_r, np.asarray(v, dtype=float) - v_r)
+
+    def law(self, q, v, q_d, v_d, a_d, pi_hat=None):
+        """Pure control and adaptation law: tau = Y pi_hat - K_D s (nv,), pi_hat_dot = -Gamma Y^T s (10 nb,).
+
+        pi_hat: the estimate to use, self.pi_hat if None. Nothing is modified.
+        """
+        pi_hat = self.pi_hat if pi_hat is None else pi_hat
+        sl = self.sliding(q, v, q_d, v_d, a_d)
+        Y = self.robot.regressor(np.asarray(q, float), np.asarray(v, float), sl.v_r, sl.a_r)
+        return Y @ pi_hat - self.K_D @ sl.s, -self.Gamma @ (Y.T @ sl.s)
+
+    def torque(self, q, v, q_d, v_d, a_d):
+        """tau (nv,) with the current estimate; the estimate is not changed."""
+        return self.law(q, v, q_d, v_d, a_d)[0]
+
+    def adapt(self, q, v, q_d, v_d, a_d, dt):
+        """pi_hat <- P(pi_hat + dt pi_hat_dot): one explicit Euler step of the adaptation law; returns pi_hat."""
+        self.pi_hat = self._projected(self.pi_hat + _check_dt(dt) * self.law(q, v, q_d, v_d, a_d)[1])
+        return self.pi_hat
+
+    def update(self, q, v, q_d, v_d, a_d, dt):
+        """One control tick: tau (nv,) with the current estimate, then the estimate advanced by dt (one regressor)."""
+        dt = _check_dt(dt)
+        tau, pi_hat_dot = self.law(q, v, q_d, v_d, a_d)
+        self.pi_hat = self._projected(self.pi_hat + dt * pi_hat_dot)
+        return tau
+
+    def lyapunov(self, q, v, q_d, v_d, pi, pi_hat=None):
+        """V = 1/2 s^T M(q) s + 1/2 (pi_hat - pi)^T Gamma^-1 (pi_hat - pi) for the true parameters pi (10 nb,).
+
+        s does not depend on the reference acceleration. pi_hat: self.pi_hat if None.
+        """
+        pi_hat = self.pi_hat if pi_hat is None else pi_hat
+        s = self.sliding(q, v, q_d, v_d, np.zeros(self.robot.nv)).s
+        pi_tilde = pi_hat - check_vector("pi", pi, 10 * self.robot.nbodies)
+        return 0.5 * s @ self.robot.mass_matrix(np.asarray(q, float)) @ s + 0.5 * pi_tilde @ self.Gamma_inv @ pi_tilde
+
+
+def _check_dt(dt):
+    dt = float(dt)
+    if not (np.isfinite(dt) and dt >= 0):
+        raise ValueError(f"dt must be finite and non-negative, got {dt}")
+    return dt

@@ -1,0 +1,66 @@
+"""Computed-torque (inverse-dynamics) control and the tracking error shared by the controllers.
+
+    tau = M(q) (qddot_d + K_d edot + K_p e) + C(q, qdot) qdot + g(q),   e = q_d - q,   edot = qdot_d - qdot
+
+With the exact model the closed loop is M (edd + K_d ed + K_p e) = 0, i.e. the linear error dynamics
+edd + K_d ed + K_p e = 0 whatever the configuration. For a floating base the position error lives in the tangent space,
+e = robot.difference(q, q_d), and the base rows of tau are the wrench a fully actuated base would need.
+"""
+import numpy as np
+
+
+def gain_matrix(gain, n, name="gain"):
+    """A gain given as a scalar, a diagonal (n,) or a full (n, n) matrix  ->  (n, n) matrix."""
+    gain = np.asarray(gain, dtype=float)
+    if gain.ndim == 0:
+        matrix = gain * np.eye(n)
+    elif gain.shape == (n,):
+        matrix = np.diag(gain)
+    elif gain.shape == (n, n):
+        matrix = gain.copy()
+    else:
+        raise ValueError(f"{name} must be a scalar, ({n},) or ({n}, {n}), got shape {gain.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError(f"{name} is not finite")
+    return matrix
+
+
+def check_vector(name, x, n):
+    """x as a finite float array of shape (n,), or ValueError naming it."""
+    x = np.asarray(x, dtype=float)
+    if x.shape != (n,):
+        raise ValueError(f"{name} has shape {x.shape}, expected ({n},)")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} is not finite")
+    return x
+
+
+def tracking_error(robot, q, v, q_d, v_d):
+    """e = q_d (-) q (robot.difference(q, q_d), the tangent vector at q towards q_d) and edot = v_d - v.
+
+    q, q_d: (nq,); v, v_d: (nv,)  ->  e: (nv,), edot: (nv,)
+    """
+    q = check_vector("q", q, robot.nq)
+    q_d = check_vector("q_d", q_d, robot.nq)
+    v = check_vector("v", v, robot.nv)
+    v_d = check_vector("v_d", v_d, robot.nv)
+    return robot.difference(q, q_d), v_d - v
+
+
+class ComputedTorque:
+    """tau = M(q)(a_d + K_d edot + K_p e) + C(q, v) v + g(q), evaluated as inverse_dynamics(q, v, a_cmd).
+
+    robot: the controller's model; K_p, K_d: scalar, (nv,) diagonal or (nv, nv).
+    Stateless: call ``torque`` once per control tick.
+    """
+
+    def __init__(self, robot, K_p, K_d):
+        self.robot = robot
+        self.K_p = gain_matrix(K_p, robot.nv, "K_p")
+        self.K_d = gain_matrix(K_d, robot.nv, "K_d")
+
+    def torque(self, q, v, q_d, v_d, a_d):
+        """Joint torques (nv,) for state q (nq,), v (nv,) and reference q_d (nq,), v_d (nv,), a_d (nv,)."""
+        e, e_dot = tracking_error(self.robot, q, v, q_d, v_d)
+        a_cmd = check_vector("a_d", a_d, self.robot.nv) + self.K_d @ e_dot + self.K_p @ e
+        return self.robot.inverse_dynamics(np.asarray(q, float), np.asarray(v, float), a_cmd)

@@ -1,0 +1,190 @@
+"""Thin adapters between ROS messages and the numpy arrays of the library.
+
+Everything that reads a message validates it here and raises :class:`BadMessage` with a ``kind`` (one word
+per kind of fault, so a node can count and throttle its warnings per kind); nothing here logs or publishes.
+"""
+import array
+
+import numpy as np
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+
+
+class BadMessage(ValueError):
+    """A message that cannot be used; ``kind`` names the fault (``"joint_state_lengths"``, ``"odom_zero_quaternion"``, ...)."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+# --- Float64MultiArray -------------------------------------------------------------------------------------
+
+def multiarray_layout(shape):
+    """The canonical row-major layout of an array of shape ``(n,)`` or ``(rows, cols)``.
+
+    A matrix gets ``dim[0] = ("rows", rows, rows*cols)`` and ``dim[1] = ("cols", cols, cols)``, a vector one
+    dim ``("rows", n, n)``; ``data_offset`` is 0.
+    """
+    if len(shape) == 1:
+        dims = [MultiArrayDimension(label="rows", size=shape[0], stride=shape[0])]
+    else:
+        rows, cols = shape
+        dims = [MultiArrayDimension(label="rows", size=rows, stride=rows * cols),
+                MultiArrayDimension(label="cols", size=cols, stride=cols)]
+    return MultiArrayLayout(dim=dims, data_offset=0)
+
+
+def set_multiarray_data(msg, a):
+    """Copy the float64 array ``a`` into ``msg.data`` in row-major order (one memcpy, no per-element check)."""
+    msg.data = array.array("d", np.ascontiguousarray(a, dtype=np.float64).tobytes())
+
+
+def to_multiarray(a):
+    """A new Float64MultiArray holding ``a``, shape ``(n,)`` or ``(rows, cols)``, with the canonical layout."""
+    a = np.asarray(a, dtype=np.float64)
+    msg = Float64MultiArray(layout=multiarray_layout(a.shape))
+    set_multiarray_data(msg, a)
+    return msg
+
+
+def from_multiarray(msg):
+    """The array a Float64MultiArray holds: ``(n,)`` for one dim, ``(rows, cols)`` for two.
+
+    Raises :class:`BadMessage` (kind ``"layout"``) unless the layout is the canonical dense row-major one.
+    """
+    dims = msg.layout.dim
+    shape = tuple(d.size for d in dims)
+    strides = [int(np.prod(shape[i:])) for i in range(len(shape))]
+    if (len(dims) not in (1, 2) or msg.layout.data_offset != 0 or [d.stride for d in dims] != strides
+            or len(msg.data) != strides[0]):
+        raise BadMessage("layout", f"Float64MultiArray is not a dense row-major vector or matrix: {msg.layout}")
+    return np.frombuffer(msg.data, dtype=np.float64).reshape(shape) if len(msg.data) else np.zeros(shape)
+
+
+def as_float_array(values):
+    """A float64 numpy view of a message's float64 sequence (``array.array('d')`` or a list)."""
+    if isinstance(values, array.array) and values.typecode == "d":
+        return np.frombuffer(values, dtype=np.float64) if len(values) else np.zeros(0)
+    return np.asarray(values, dtype=np.float64)
+
+
+# --- sensor_msgs/JointState ---------------------------------------------------------------------------------
+
+class JointStateMerger:
+    """The last known joint positions and velocities, merged from JointState messages.
+
+    Joints are matched by name in any order; names the model lacks are ignored. A message updates the joints it
+    names and leaves the others at their last known values. A message without velocities marks the velocities
+    of the joints it names as unknown (their old values belong to an old position).
+
+    Parameters
+    ----------
+    joint_names : list of str
+        The model's joints in the order of q (and of the joint part of v).
+    """
+
+    def __init__(self, joint_names):
+        self.joint_names = list(joint_names)
+        self._index = {name: i for i, name in enumerate(self.joint_names)}
+        n = len(self.joint_names)
+        self.q = np.zeros(n)                      # (n,) joint positions
+        self.v = np.zeros(n)                      # (n,) joint velocities, 0 where unknown
+        self.q_known = np.zeros(n, dtype=bool)
+        self.v_known = np.zeros(n, dtype=bool)
+        self._names = None                        # the last message's names, and their match:
+        self._rows = self._cols = np.zeros(0, dtype=np.intp)   # msg.name[rows[k]] == joint_names[cols[k]]
+
+    @property
+    def complete(self):
+        """True once every joint has a known position."""
+        return bool(self.q_known.all())
+
+    @property
+    def velocities_known(self):
+        """True when every joint has a known velocity."""
+        return bool(self.v_known.all())
+
+    def merge(self, msg):
+        """Merge one JointState into the state.
+
+        A message is merged whole or not at all: array lengths and finiteness are checked before anything
+        changes. After merging, raises :class:`BadMessage` (kind ``"joint_state_missing_joints"``) while some joint has
+        never had a position, so the caller skips the message but keeps what it brought.
+        """
+        names = msg.name
+        position, velocity = as_float_array(msg.position), as_float_array(msg.velocity)
+        if len(position) != len(names) or len(velocity) not in (0, len(names)):
+            raise BadMessage("joint_state_lengths", f"joint_states has {len(names)} names, {len(position)} positions and "
+                                        f"{len(velocity)} velocities")
+        rows, cols = self._match(names)
+        p = position[rows]
+        v = velocity[rows] if len(velocity) else None
+        if not np.isfinite(p).all() or (v is not None and not np.isfinite(v).all()):
+            raise BadMessage("joint_state_non_finite", "joint_states has NaN or infinite positions or velocities for "
+                                           f"{[names[r] for r in rows]}")
+        self.q[cols] = p
+        self.q_known[cols] = True
+        self.v[cols] = 0.0 if v is None else v
+        self.v_known[cols] = v is not None
+        if not self.complete:
+            missing = [name for name, known in zip(self.joint_names, self.q_known) if not known]
+            raise BadMessage("joint_state_missing_joints", f"joint_states never gave a position for {missing}")
+
+    def _match(self, names):
+        """Rows of the message and columns of the model that hold the same joints (cached per name list)."""
+        if names != self._names:
+            pairs = [(r, self._index[name]) for r, name in enumerate(names) if name in self._index]
+            self._rows = np.array([r for r, _ in pairs], dtype=np.intp)
+            self._cols = np.array([c for _, c in pairs], dtype=np.intp)
+            self._names = list(names)
+        return self._rows, self._cols
+
+
+# --- nav_msgs/Odometry --------------------------------------------------------------------------------------
+
+def base_state_from_odometry(msg, root_link):
+    """The floating-base part of q and v from an Odometry.
+
+    Odometry gives the pose of ``child_frame_id`` in ``header.frame_id`` and the twist in ``child_frame_id``,
+    which must therefore be the URDF root link; that twist is the base part of v as it stands.
+
+    Parameters
+    ----------
+    msg : nav_msgs.msg.Odometry
+    root_link : str
+        The URDF root link of the model.
+
+    Returns
+    -------
+    q_base : (7,) ndarray
+        ``[x, y, z, qx, qy, qz, qw]``, the quaternion normalised.
+    v_base : (6,) ndarray
+        ``[vx, vy, vz, wx, wy, wz]`` in the base frame.
+    """
+    if msg.child_frame_id != root_link:
+        raise BadMessage("odom_frame", f"odom child_frame_id '{msg.child_frame_id}' is not the URDF root link "
+                                       f"'{root_link}'")
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    q_base = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
+    v_base = np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z])
+    if not (np.isfinite(q_base).all() and np.isfinite(v_base).all()):
+        raise BadMessage("odom_non_finite", "odom has NaN or infinite pose or twist")
+    norm = np.linalg.norm(q_base[3:])
+    if norm < 1e-9:
+        raise BadMessage("odom_zero_quaternion", "odom orientation is a zero quaternion")
+    q_base[3:] /= norm
+    return q_base, v_base
+
+
+# --- trajectory_msgs/JointTrajectoryPoint -------------------------------------------------------------------
+
+def reference_from_point(msg, nv):
+    """``(v_ref, a_ref)``, each ``(nv,)``, from a JointTrajectoryPoint's velocities and accelerations."""
+    v_ref, a_ref = as_float_array(msg.velocities), as_float_array(msg.accelerations)
+    if len(v_ref) != nv or len(a_ref) != nv:
+        raise BadMessage("reference_length", f"reference has {len(v_ref)} velocities and {len(a_ref)} "
+                                             f"accelerations; the model has nv = {nv}")
+    if not (np.isfinite(v_ref).all() and np.isfinite(a_ref).all()):
+        raise BadMessage("reference_non_finite", "reference has NaN or infinite velocities or accelerations")
+    return v_ref.copy(), a_ref.copy()

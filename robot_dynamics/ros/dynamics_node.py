@@ -1,0 +1,344 @@
+"""dynamics_node: robot_description in; M, C, C v, g, the CoM, its Jacobian and the Slotine-Li regressor out.
+
+Run it as ``ros2 run robot_dynamics dynamics_node --ros-args -p urdf_path:=arm7.urdf`` (full ROS install),
+``dynamics_node --ros-args -p ...`` (pip install) or ``python -m robot_dynamics.ros.dynamics_node --ros-args ...``.
+
+Robot description, the MoveIt pattern: the string parameter ``robot_description``; if empty, the file named by
+``urdf_path``; if both are empty, the ``robot_description`` topic (std_msgs/String, RELIABLE + TRANSIENT_LOCAL,
+depth 1), as robot_state_publisher publishes it. Every new description rebuilds the model; one that fails to
+parse is logged and the last good model stays.
+
+Topics (``~`` is the node's name)::
+
+    in   joint_states            sensor_msgs/JointState           positions (and velocities) by joint name
+    in   odom                    nav_msgs/Odometry                floating base: pose in the world, twist in the
+                                                                  base frame (child_frame_id = URDF root link)
+    in   ~/reference             trajectory_msgs/JointTrajectoryPoint   velocities = v_r, accelerations = a_r (nv,)
+    out  ~/mass_matrix           std_msgs/Float64MultiArray       M (nv, nv)
+    out  ~/coriolis_matrix       std_msgs/Float64MultiArray       C (nv, nv), Mdot = C + C^T
+    out  ~/coriolis_vector       std_msgs/Float64MultiArray       C v (nv,)
+    out  ~/gravity               std_msgs/Float64MultiArray       g (nv,)
+    out  ~/com_jacobian          std_msgs/Float64MultiArray       J_com (3, nv)
+    out  ~/regressor             std_msgs/Float64MultiArray       Y (nv, 10 nb): Y pi = M a_r + C v_r + g
+    out  ~/com                   geometry_msgs/PointStamped       the CoM in the world (odom) frame
+
+Every output is computed on the arrival of a joint state, in one ``robot.dynamics()`` pass; the mass matrix is
+published first. Vectors and matrices are ordered as the read-only parameter ``joint_names`` says (floating
+base: the six base velocities, linear then angular in the base frame, come first). A message that cannot be
+used is skipped with a warning throttled per kind of fault, and counted in ``DynamicsNode.skipped``.
+"""
+import collections
+import math
+import sys
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import PointStamped
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+import robot_dynamics as rd
+from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, base_state_from_odometry,
+                                            multiarray_layout, reference_from_point, set_multiarray_data)
+from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
+
+WARN_PERIOD = 2.0          # s, throttle of each kind of warning
+MODEL_PARAMETERS = ("robot_description", "urdf_path", "floating_base", "gravity")
+MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian", "regressor")
+
+
+class DynamicsNode(Node):
+    """The dynamics node.
+
+    Parameters
+    ----------
+    node_name : str
+        Default name, overridden by ``--ros-args -r __node:=...``.
+    **kwargs
+        Passed to :class:`rclpy.node.Node` (``context``, ``parameter_overrides``, ``cli_args``, ...).
+
+    Attributes
+    ----------
+    robot : robot_dynamics model or None
+        The current model; None until a description has been loaded.
+    answered : int
+        Joint states answered with published outputs.
+    skipped : collections.Counter
+        Messages skipped, per kind of fault (``"joint_state_lengths"``, ``"odom_zero_quaternion"``, ...).
+    base_state : tuple or None
+        ``(q_base (7,), v_base (6,), world frame id)`` from the last usable odometry (floating base only).
+    reference : tuple or None
+        ``(v_ref (nv,), a_ref (nv,))`` from the last usable ``~/reference``.
+    """
+
+    def __init__(self, node_name="dynamics_node", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.robot = None
+        self.answered = 0
+        self.skipped = collections.Counter()
+        self._kind_loggers = {}
+        self._merger = None                       # JointStateMerger of the current joint names
+        self.base_state = None
+        self.reference = None
+        self._topic_description = None            # the last XML received on the robot_description topic
+        self._msgs = {}                           # topic -> Float64MultiArray with its layout, reused
+        self._declare_parameters()
+        self._publish_regressor = self.get_parameter("publish_regressor").value
+        self._pubs = {topic: self.create_publisher(Float64MultiArray, "~/" + topic, OUTPUT_QOS)
+                      for topic in MATRIX_TOPICS}
+        self._com_pub = self.create_publisher(PointStamped, "~/com", OUTPUT_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, STATE_QOS)
+        self.create_subscription(JointTrajectoryPoint, "~/reference", self._on_reference, STATE_QOS)
+        self._odom_sub = None
+        self._description_sub = None
+        self._waiting_timer = self.create_timer(1.0, self._log_waiting)
+        self._load_initial_description()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    # --- parameters --------------------------------------------------------------------------------------
+
+    def _declare_parameters(self):
+        def describe(text, read_only=False):
+            return ParameterDescriptor(description=text, read_only=read_only)
+
+        self.declare_parameter("robot_description", "", describe(
+            "URDF XML of the robot. If empty, urdf_path is used; if that is empty too, the robot_description "
+            "topic (transient local). Setting it rebuilds the model."))
+        self.declare_parameter("urdf_path", "", describe(
+            "Path of a URDF file, used when robot_description is empty. Setting it rebuilds the model."))
+        self.declare_parameter("floating_base", False, describe(
+            "True: the root link is a free body whose pose and twist come from odom_topic; q = [x, y, z, qx, qy, "
+            "qz, qw, joints...] and v = [base linear, base angular (base frame), joints...]."))
+        self.declare_parameter("gravity", [0.0, 0.0, -9.81], describe(
+            "Gravity acceleration in the world frame [m/s^2], three doubles."))
+        self.declare_parameter("odom_topic", "odom", describe(
+            "nav_msgs/Odometry of the floating base; child_frame_id must be the URDF root link.", read_only=True))
+        self.declare_parameter("publish_regressor", False, describe(
+            "Publish the Slotine-Li regressor on ~/regressor once a ~/reference has arrived."))
+        gravity = self.get_parameter("gravity").value
+        if not _valid_gravity(gravity):
+            raise ValueError(f"parameter gravity must be three finite doubles, got {gravity}")
+
+    def _on_set_parameters(self, params):
+        """Validate a parameter change and, when it touches the model, rebuild the model before accepting."""
+        new = {p.name: p.value for p in params}
+        if "gravity" in new and not _valid_gravity(new["gravity"]):
+            return SetParametersResult(successful=False, reason="gravity must be three finite doubles")
+        if any(name in new for name in MODEL_PARAMETERS):
+            config = {name: new.get(name, self.get_parameter(name).value) for name in MODEL_PARAMETERS}
+            try:
+                xml, source = self._description_source(config)
+                if xml is not None:
+                    self._install(*self._build(xml, config), source)
+            except (ValueError, OSError) as err:
+                return SetParametersResult(successful=False, reason=str(err))
+            if xml is None:
+                self._subscribe_description()
+        if "publish_regressor" in new:
+            self._publish_regressor = new["publish_regressor"]
+        return SetParametersResult(successful=True)
+
+    # --- the robot description ---------------------------------------------------------------------------
+
+    def _description_source(self, config):
+        """``(xml, source)`` from the parameters in ``config``, else the last topic description, else None."""
+        if config["robot_description"]:
+            return config["robot_description"], "parameter robot_description"
+        if config["urdf_path"]:
+            with open(config["urdf_path"], encoding="utf-8") as f:
+                return f.read(), f"urdf_path '{config['urdf_path']}'"
+        return self._topic_description, "topic robot_description"
+
+    def _load_initial_description(self):
+        config = {name: self.get_parameter(name).value for name in MODEL_PARAMETERS}
+        try:
+            xml, source = self._description_source(config)
+            if xml is not None:
+                self._install(*self._build(xml, config), source)
+        except (ValueError, OSError) as err:
+            self.get_logger().error(f"cannot load the robot description: {err}")
+            return
+        if xml is None:
+            self._subscribe_description()
+
+    def _subscribe_description(self):
+        if self._description_sub is None:
+            self._description_sub = self.create_subscription(
+                String, "robot_description", self._on_description, DESCRIPTION_QOS)
+
+    def _on_description(self, msg):
+        config = {name: self.get_parameter(name).value for name in MODEL_PARAMETERS}
+        if config["robot_description"] or config["urdf_path"]:
+            self.get_logger().info("ignoring the robot_description topic: a description parameter is set")
+            return
+        try:
+            self._install(*self._build(msg.data, config), "topic robot_description")
+        except ValueError as err:
+            self.get_logger().error(f"robot_description from the topic rejected, keeping the last model: {err}")
+            return
+        self._topic_description = msg.data
+
+    def _build(self, xml, config):
+        """Parse ``xml`` into a model; run ``dynamics()`` once, so the first joint state finds it compiled.
+
+        Returns the model and that first result, whose arrays give the shapes of the outputs.
+        """
+        robot = rd.load_urdf(xml, floating_base=config["floating_base"], gravity=tuple(config["gravity"]))
+        q, z = robot.neutral(), np.zeros(robot.nv)
+        return robot, robot.dynamics(q, z, z, z)
+
+    def _install(self, robot, sample, source):
+        """Make ``robot`` the model; declare ``joint_names`` with the first one; size the outputs like ``sample``.
+
+        ``joint_names`` is read-only: consumers read it once to interpret every array. A later description must
+        therefore keep the joint names and their order (masses, inertias, frames may change); a description
+        with other joints is refused (ValueError) and the node must be restarted to serve another robot.
+        """
+        if self.has_parameter("joint_names"):
+            declared = list(self.get_parameter("joint_names").value)
+            if list(robot.joint_names) != declared:
+                raise ValueError(f"the new description's joints {list(robot.joint_names)} differ from the "
+                                 f"read-only joint_names {declared}; restart the node to serve another robot")
+        else:
+            self.declare_parameter("joint_names", list(robot.joint_names), ParameterDescriptor(
+                description="Read-only. The joints in the order of every published vector and matrix (after the "
+                            "six base velocities when floating_base is true).", read_only=True))
+            self._merger = JointStateMerger(robot.joint_names)
+        old = self.robot
+        if old is None or old.nv != robot.nv:
+            self.reference = None
+        if old is None or old.floating_base != robot.floating_base or old.root_link != robot.root_link:
+            self.base_state = None
+        arrays = {"mass_matrix": sample.M, "coriolis_matrix": sample.C, "coriolis_vector": sample.g,
+                  "gravity": sample.g, "com_jacobian": sample.J_com, "regressor": sample.Y}
+        self._msgs = {topic: Float64MultiArray(layout=multiarray_layout(a.shape)) for topic, a in arrays.items()}
+        if robot.floating_base and self._odom_sub is None:
+            self._odom_sub = self.create_subscription(
+                Odometry, self.get_parameter("odom_topic").value, self._on_odom, STATE_QOS)
+        self.robot = robot
+        if self._waiting_timer is not None:
+            self.destroy_timer(self._waiting_timer)
+            self._waiting_timer = None
+        self.get_logger().info(f"model from {source}: {len(robot.joint_names)} joints, nv = {robot.nv}, "
+                               f"floating_base = {robot.floating_base}")
+
+    def _log_waiting(self):
+        if self.robot is None:
+            self.get_logger().info("waiting for robot_description", throttle_duration_sec=5.0)
+
+    # --- inputs ------------------------------------------------------------------------------------------
+
+    def _skip(self, err):
+        """Count and log (throttled per kind) a message that cannot be used."""
+        self.skipped[err.kind] += 1
+        logger = self._kind_loggers.get(err.kind)
+        if logger is None:
+            logger = self._kind_loggers[err.kind] = self.get_logger().get_child(err.kind)
+        logger.warning(f"skipped: {err}", throttle_duration_sec=WARN_PERIOD)
+
+    def _on_odom(self, msg):
+        if self.robot is None or not self.robot.floating_base:
+            return
+        try:
+            q_base, v_base = base_state_from_odometry(msg, self.robot.root_link)
+        except BadMessage as err:
+            self._skip(err)
+            return
+        self.base_state = (q_base, v_base, msg.header.frame_id or "odom")
+
+    def _on_reference(self, msg):
+        if self.robot is None:
+            return
+        try:
+            self.reference = reference_from_point(msg, self.robot.nv)
+        except BadMessage as err:
+            self._skip(err)
+
+    def _on_joint_state(self, msg):
+        robot = self.robot
+        if robot is None:
+            self._log_waiting()
+            return
+        try:
+            self._merger.merge(msg)
+        except BadMessage as err:
+            self._skip(err)
+            return
+        q, v, frame_id = self._state(robot)
+        if q is None:
+            return
+        velocities = self._merger.velocities_known
+        regressor = self._publish_regressor and velocities and self.reference is not None
+        try:
+            result = robot.dynamics(q, v, *self.reference) if regressor else robot.dynamics(q, v)
+        except ValueError as err:
+            self._skip(BadMessage("state_rejected", f"the model rejected the state: {err}"))
+            return
+        self._publish(result, v, velocities, regressor, msg.header.stamp, frame_id)
+        self.answered += 1
+
+    def _state(self, robot):
+        """``(q, v, world frame)`` of the merged joint state (and the last odom); Nones while odom is missing."""
+        if not robot.floating_base:
+            return self._merger.q, self._merger.v, robot.root_link
+        if self.base_state is None:
+            self.get_logger().info(f"waiting for odometry on '{self._odom_sub.topic_name}'",
+                                   throttle_duration_sec=5.0)
+            return None, None, None
+        q_base, v_base, frame_id = self.base_state
+        return np.concatenate([q_base, self._merger.q]), np.concatenate([v_base, self._merger.v]), frame_id
+
+    # --- outputs -----------------------------------------------------------------------------------------
+
+    def _publish(self, result, v, velocities, regressor, stamp, frame_id):
+        """Publish M first (what latency-sensitive consumers wait for), then the rest."""
+        self._publish_array("mass_matrix", result.M)
+        if velocities:
+            self._publish_array("coriolis_matrix", result.C)
+            self._publish_array("coriolis_vector", result.C @ v)
+        self._publish_array("gravity", result.g)
+        self._publish_array("com_jacobian", result.J_com)
+        if regressor:
+            self._publish_array("regressor", result.Y)
+        com = PointStamped()
+        com.header.stamp = stamp
+        com.header.frame_id = frame_id
+        com.point.x, com.point.y, com.point.z = (float(c) for c in result.com)
+        self._com_pub.publish(com)
+
+    def _publish_array(self, topic, a):
+        msg = self._msgs[topic]
+        set_multiarray_data(msg, a)
+        self._pubs[topic].publish(msg)
+
+
+def _valid_gravity(gravity):
+    return len(gravity) == 3 and all(isinstance(g, float) and math.isfinite(g) for g in gravity)
+
+
+def main(args=None):
+    """Console entry point: ``dynamics_node --ros-args -p name:=value ...``."""
+    rclpy.init(args=args)
+    try:
+        node = DynamicsNode()
+    except ValueError as err:
+        print(f"dynamics_node: {err}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
