@@ -39,7 +39,7 @@ def inspect(args, out):
     header = f"{'body':<28}{'parent':<28}{'joint':<30}{'type':<11}{'q':>8}{'v':>8}"
     out.write(header + "\n" + "-" * len(header) + "\n")
     for j in m.joints:
-        parent = m.kin.parent[j.body]
+        parent = m.parent[j.body]
         q = f"{j.idx_q}:{j.idx_q + j.nq}" if j.mimic is None else "mimic"
         v = f"{j.idx_v}:{j.idx_v + j.nv}" if j.mimic is None else j.mimic
         out.write(f"{robot.body_names[j.body]:<28}{'world' if parent < 0 else robot.body_names[parent]:<28}"

@@ -67,14 +67,14 @@ class ConfigurationSpace:
     """Index sets of a model's coordinates: 1-DoF joints add, free and planar joints use their group law."""
 
     def __init__(self, model):
-        kin = model.kin
+        jtype = model.bodies["jtype"]
         independent = [j for j in model.joints if j.mimic is None]
         self.nq, self.nv = model.nq, model.nv
         self.scalar_q = np.array([j.idx_q for j in independent if j.nq == 1], dtype=np.int64)
         self.scalar_v = np.array([j.idx_v for j in independent if j.nq == 1], dtype=np.int64)
         self.prismatic = np.array([j.idx_q for j in independent if j.type == "prismatic"], dtype=np.int64)
-        self.free = [(j.idx_q, j.idx_v) for j in independent if kin.jtype[j.body] == FREE]
-        self.planar = [(j.idx_q, j.idx_v) for j in independent if kin.jtype[j.body] == PLANAR]
+        self.free = [(j.idx_q, j.idx_v) for j in independent if jtype[j.body] == FREE]
+        self.planar = [(j.idx_q, j.idx_v) for j in independent if jtype[j.body] == PLANAR]
 
     def neutral(self):
         q = np.zeros(self.nq)

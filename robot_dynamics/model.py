@@ -1,4 +1,4 @@
-"""Layer 2: the twist/inertia model of paper 002 as frozen arrays indexed by body (parent before child).
+"""Layer 2: the twist/inertia model of paper 002 as a frozen record array indexed by body (parent before child).
 
 A body is what one moving joint carries: its URDF child link plus every link hung below it by fixed joints
 (masses and inertias combined, paper 002 eq. (9), frames kept in `frames`). Body k has
@@ -12,15 +12,12 @@ A body is what one moving joint carries: its URDF child link plus every link hun
     mult[k], offset[k] q_joint = mult q[iq] + offset for 1-DoF joints (1, 0 unless the joint mimics another)
     pi[k]              (10,) inertial parameters [m, m c, Ixx, Iyy, Izz, Ixy, Ixz, Iyz] about the body origin
     Lam[k]             (6, 6) constant body inertia Lambda_k
-    support[k, :nsup[k]]   the columns of v that move body k (its ancestors' and its own), ascending
 
 Free joints follow Pinocchio's free-flyer convention: q = [x, y, z, qx, qy, qz, qw], v = [linear; angular] in
 the child frame, so that Xi = E_6 is constant (paper 002, remark 7).  Planar joints take q = [x, y, theta]
 (positions along e1, e2 of the plane, angle about the normal) and v = [vx, vy, w] in the child frame.
 """
 from dataclasses import dataclass, field
-from typing import NamedTuple
-
 import numpy as np
 
 from .spatial import parameters_from_inertial, spatial_inertia, transform_parameters
@@ -34,21 +31,13 @@ _NQ = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 7}
 _NV = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 6}
 
 
-class KinematicArrays(NamedTuple):
-    """The arrays the compiled kernels read; one tuple so every kernel takes the model as one argument."""
-    parent: np.ndarray      # (nb,) int64
-    jtype: np.ndarray       # (nb,) int64
-    iq: np.ndarray          # (nb,) int64
-    iv: np.ndarray          # (nb,) int64
-    nvj: np.ndarray         # (nb,) int64
-    mult: np.ndarray        # (nb,)
-    offset: np.ndarray      # (nb,)
-    R_tree: np.ndarray      # (nb, 3, 3)
-    p_tree: np.ndarray      # (nb, 3)
-    axis: np.ndarray        # (nb, 3)
-    Xi: np.ndarray          # (nb, 6, 6)
-    support: np.ndarray     # (nb, nv) int64, padded with -1
-    nsup: np.ndarray        # (nb,) int64
+# One record per body: the whole model travels into a compiled kernel as a single array argument.
+BODY = np.dtype([
+    ("parent", np.int64), ("jtype", np.int64), ("iq", np.int64), ("iv", np.int64), ("nvj", np.int64),
+    ("mult", np.float64), ("offset", np.float64),
+    ("R_tree", np.float64, (3, 3)), ("p_tree", np.float64, (3,)), ("axis", np.float64, (3,)),
+    ("Xi", np.float64, (6, 6)), ("pi", np.float64, (10,)), ("Lam", np.float64, (6, 6)),
+], align=True)
 
 
 @dataclass(frozen=True)
@@ -83,10 +72,22 @@ class RobotModel:
     root_link: str
     floating_base: bool
     gravity: np.ndarray           # (3,) world frame
-    kin: KinematicArrays
-    pi: np.ndarray                # (nb, 10)
-    Lam: np.ndarray               # (nb, 6, 6)
+    bodies: np.ndarray            # (nb,) records of dtype BODY, read-only
     frames: dict = field(repr=False)
+
+    @property
+    def pi(self):
+        """(nb, 10) inertial parameters, paper 002 eq. (9)."""
+        return self.bodies["pi"]
+
+    @property
+    def Lam(self):
+        """(nb, 6, 6) body inertias Lambda_k."""
+        return self.bodies["Lam"]
+
+    @property
+    def parent(self):
+        return self.bodies["parent"]
 
     @property
     def nbodies(self):
@@ -99,9 +100,11 @@ class RobotModel:
 
     def with_parameters(self, pi):
         """The same kinematics with other inertial parameters.  pi: (10 * nbodies,) or (nbodies, 10)."""
-        pi = np.array(pi, dtype=float).reshape(self.nbodies, 10)
-        Lam = np.array([spatial_inertia(p) for p in pi]).reshape(self.nbodies, 6, 6)
-        return _replace(self, pi=pi, Lam=Lam)
+        bodies = self.bodies.copy()
+        bodies["pi"] = np.array(pi, dtype=float).reshape(self.nbodies, 10)
+        bodies["Lam"] = np.array([spatial_inertia(p) for p in bodies["pi"]]).reshape(self.nbodies, 6, 6)
+        bodies.flags.writeable = False
+        return _replace(self, bodies=bodies)
 
     def with_gravity(self, gravity):
         """The same robot under another gravity vector (world frame).  gravity: (3,)"""
@@ -192,35 +195,23 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
                                "free" if j is None else j.type, k, int(iq[k]), _NQ[jtype[k]], int(iv[k]),
                                _NV[jtype[k]], j.mimic.joint if is_mimic[k] else None))
 
-    nvj = np.array([_NV[t] for t in jtype], dtype=np.int64)
-    axis = np.array(axis, dtype=float).reshape(nb, 3)
-    Xi = np.array([_motion_subspace(jtype[k], axis[k]) for k in range(nb)]).reshape(nb, 6, 6)
-    support, nsup = _support(par, iv, nvj, nb, nv)
+    bodies = np.zeros(nb, dtype=BODY)
+    bodies["parent"], bodies["jtype"], bodies["iq"], bodies["iv"] = par, jtype, iq, iv
+    bodies["nvj"] = [_NV[t] for t in jtype]
+    bodies["mult"], bodies["offset"] = mult, offset
+    bodies["R_tree"] = np.array(R_tree).reshape(nb, 3, 3)
+    bodies["p_tree"] = np.array(p_tree).reshape(nb, 3)
+    bodies["axis"] = np.array(axis, dtype=float).reshape(nb, 3)
+    bodies["Xi"] = np.array([_motion_subspace(jtype[k], bodies["axis"][k]) for k in range(nb)]).reshape(nb, 6, 6)
 
-    pi = np.zeros((nb, 10))
+    pi = bodies["pi"]
     for link in desc.links.values():                 # every link's inertia, in the frame of its body
         f = frames.get(link.name)
         if link.inertial is None or f is None or f.body < 0:
             continue                                  # links fixed to the world carry no dynamics
         pi_link = parameters_from_inertial(link.inertial.mass, link.inertial.com, link.inertial.inertia)
         pi[f.body] += transform_parameters(pi_link, f.R, f.p)   # paper 002, eq. (9): linear in the masses
-    Lam = np.array([spatial_inertia(p) for p in pi]).reshape(nb, 6, 6)
-
-    kin = KinematicArrays(par, jtype, iq, iv, nvj, mult, offset, np.array(R_tree).reshape(nb, 3, 3),
-                          np.array(p_tree).reshape(nb, 3), axis, Xi, support, nsup)
+    bodies["Lam"] = np.array([spatial_inertia(p) for p in pi]).reshape(nb, 6, 6)
+    bodies.flags.writeable = False
     return RobotModel(desc.name, nq, nv, tuple(body_names), tuple(infos), desc.root, bool(floating_base),
-                      gravity, kin, pi, Lam, frames)
-
-
-def _support(parent, iv, nvj, nb, nv):
-    """support[k]: the sorted columns of v that move body k (its own and all its ancestors' coordinates)."""
-    support = -np.ones((nb, max(nv, 1)), dtype=np.int64)
-    nsup = np.zeros(nb, dtype=np.int64)
-    for k in range(nb):
-        cols = set(range(iv[k], iv[k] + nvj[k]))
-        if parent[k] >= 0:
-            cols.update(support[parent[k], :nsup[parent[k]]].tolist())
-        cols = sorted(cols)
-        nsup[k] = len(cols)
-        support[k, :len(cols)] = cols
-    return support, nsup
+                      gravity, bodies, frames)

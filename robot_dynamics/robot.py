@@ -7,12 +7,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from .algorithms.kinematics import outward_pass
-from .algorithms.matrices import WANT_C, WANT_Y, dynamics_pass, workspace
-from .algorithms.newton_euler import rnea, rnea_workspace
+from .algorithms import entry_points as kernels
+from .algorithms.entry_points import dynamics_batch
+from .algorithms.kinematics import (ERR_AREF, ERR_Q, ERR_QUAT, ERR_SINGULAR, ERR_V, ERR_VREF, outward_pass,
+                                    workspace)
+from .compiled import compiled
 from .configuration import ConfigurationSpace
 from .model import build_model
 from .urdf import parse_urdf
+
+
+_F64 = np.dtype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -53,13 +58,27 @@ class Robot:
         self.body_names = list(model.body_names)
         self.root_link = model.root_link
         self.floating_base = model.floating_base
-        self.gravity = model.gravity
+        self.gravity = np.array(model.gravity, dtype=float)
         self.parameters = model.pi.reshape(-1).copy()
         self.parameters.flags.writeable = False
         self.total_mass = float(model.pi[:, 0].sum())
         self._space = ConfigurationSpace(model)
-        self._work = workspace(model.nbodies, model.nv)
-        self._rnea_work = rnea_workspace(model.nbodies)
+        self._q_shape, self._v_shape = (model.nq,), (model.nv,)
+        self._bodies = model.bodies.copy()          # kernels take writable arrays; the model stays frozen
+        self._work = workspace(model.nbodies)
+        nv, self._coupled = model.nv, any(j.mimic is not None for j in model.joints)
+        self._no_y = np.empty((nv, 10 * model.nbodies))
+        # Resolve (compile or load) each kernel for these argument types, once, with a state that is valid.
+        q, v, g = self._space.neutral(), np.zeros(nv), self.gravity
+        M, C, gv, com, J_com = np.empty((nv, nv)), np.empty((nv, nv)), np.empty(nv), np.empty(3), np.empty((3, nv))
+        args = self._bodies, self._work, g
+        self._k_dynamics = compiled(kernels.dynamics, *args, q, v, v, v, True, M, C, gv, com, J_com, self._no_y)
+        self._k_mass = compiled(kernels.mass_matrix, self._bodies, self._work, q, M)
+        self._k_coriolis = compiled(kernels.coriolis_matrix, self._bodies, self._work, q, v, C)
+        self._k_gravity = compiled(kernels.gravity_terms, *args, q, gv, com, J_com)
+        self._k_regressor = compiled(kernels.regressor, *args, q, v, v, v, self._no_y)
+        self._k_rnea = compiled(kernels.inverse_dynamics, *args, q, v, v, gv)
+        self._k_aba = compiled(kernels.forward_dynamics, *args, q, v, v, gv)
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -104,12 +123,11 @@ class Robot:
     def body_placements(self, q):
         """T_{0,k} of every body: (..., nbodies, 4, 4) homogeneous transforms, body frames in the world."""
         q, shape = self._batch(q=q)
-        R_pk, p_pk, R0, p0, vb, J, Jdot = self._work
         T = np.zeros((q.shape[0], self.nbodies, 4, 4))
-        zero = np.zeros(self.nv)
         for i in range(q.shape[0]):
-            outward_pass(self.model.kin, q[i], zero, False, R_pk, p_pk, R0, p0, vb, J, Jdot)
-            T[i, :, :3, :3], T[i, :, :3, 3], T[i, :, 3, 3] = R0, p0, 1.0
+            self._raise(outward_pass(self._bodies, self._work, q[i], q[i], False))
+            T[i, :, :3, :3], T[i, :, :3, 3], T[i, :, 3, 3] = self._work["R0"][:self.nbodies], \
+                self._work["p0"][:self.nbodies], 1.0
         return T.reshape(shape + (self.nbodies, 4, 4))
 
     # ---- the dynamics of paper 002 ---------------------------------------------------------------------------
@@ -120,77 +138,124 @@ class Robot:
         """
         if (v_ref is None) != (a_ref is None):
             raise ValueError("give both v_ref and a_ref for the regressor, or neither")
+        nv, ny = self.nv, 10 * self.nbodies
         want_y = v_ref is not None
+        if self._single(q, v) and (not want_y or self._single(None, v_ref, a_ref)):
+            M, C, g, com, J_com = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty(nv), np.empty(3),
+                                   np.empty((3, nv)))
+            Y = np.empty((nv, ny)) if want_y else self._no_y
+            self._raise(self._k_dynamics(self._bodies, self._work, self.gravity, q, v, v_ref if want_y else v,
+                                         a_ref if want_y else v, want_y, M, C, g, com, J_com, Y))
+            return Dynamics(M, C, g, com, J_com, Y if want_y else None)
         if want_y:
             q, v, v_ref, a_ref, shape = self._batch(q=q, v=v, v_ref=v_ref, a_ref=a_ref)
         else:
             q, v, shape = self._batch(q=q, v=v)
             v_ref = a_ref = v
-        out = self._run(q, v, v_ref, a_ref, WANT_C | (WANT_Y if want_y else 0))
-        return Dynamics(*(x.reshape(shape + x.shape[1:]) for x in out[:5]),
-                        out[5].reshape(shape + out[5].shape[1:]) if want_y else None)
+        B = q.shape[0]
+        M, C, g, com, J_com = (np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv)), np.empty((B, 3)),
+                               np.empty((B, 3, nv)))
+        Y = np.empty((B, nv, ny)) if want_y else np.empty((1, nv, ny))
+        status = np.zeros(B, dtype=np.int64)
+        dynamics_batch(self._bodies, self.gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_com, Y, status)
+        if status.any():
+            self._raise(status[np.flatnonzero(status)[0]])
+        out = [x.reshape(shape + x.shape[1:]) for x in (M, C, g, com, J_com)]
+        return Dynamics(*out, Y.reshape(shape + Y.shape[1:]) if want_y else None)
 
     def mass_matrix(self, q):
         """M(q) = sum_k J_k^T Lambda_k J_k (paper 002, eq. (6a)).  q: (..., nq) -> (..., nv, nv)"""
-        q, shape = self._batch(q=q)
-        return self._run(q, None, None, None, 0)[0].reshape(shape + (self.nv, self.nv))
+        if self._single(q):
+            M = np.empty((self.nv, self.nv))
+            status = self._k_mass(self._bodies, self._work, q, M)
+            if status:
+                self._raise(status)
+            return M
+        q, batch = self._batch(q=q)
+        M = np.empty((q.shape[0], self.nv, self.nv))
+        for i in range(q.shape[0]):
+            self._raise(self._k_mass(self._bodies, self._work, q[i], M[i]))
+        return M.reshape(batch + (self.nv, self.nv))
 
     def coriolis_matrix(self, q, v):
         """C(q, v) of paper 002, eq. (6b): C v holds the Coriolis and centrifugal torques, Mdot = C + C^T.
 
         q: (..., nq), v: (..., nv) -> (..., nv, nv)
         """
-        q, v, shape = self._batch(q=q, v=v)
-        return self._run(q, v, v, v, WANT_C)[1].reshape(shape + (self.nv, self.nv))
+        if self._single(q, v):
+            C = np.empty((self.nv, self.nv))
+            status = self._k_coriolis(self._bodies, self._work, q, v, C)
+            if status:
+                self._raise(status)
+            return C
+        q, v, batch = self._batch(q=q, v=v)
+        C = np.empty((q.shape[0], self.nv, self.nv))
+        for i in range(q.shape[0]):
+            self._raise(self._k_coriolis(self._bodies, self._work, q[i], v[i], C[i]))
+        return C.reshape(batch + (self.nv, self.nv))
 
     def gravity_vector(self, q):
         """g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"""
-        q, shape = self._batch(q=q)
-        return self._run(q, None, None, None, 0)[2].reshape(shape + (self.nv,))
+        return self._gravity_terms(q)[0]
 
     def com_position(self, q):
         """Centre of mass of the moving bodies in the world frame.  q: (..., nq) -> (..., 3)"""
-        q, shape = self._batch(q=q)
-        return self._run(q, None, None, None, 0)[3].reshape(shape + (3,))
+        return self._gravity_terms(q)[1]
 
     def com_jacobian(self, q):
         """J_com = (1/m) P^T Lambda J (paper 002, eq. (7)): CoM velocity = J_com v.  q: (..., nq) -> (..., 3, nv)"""
-        q, shape = self._batch(q=q)
-        return self._run(q, None, None, None, 0)[4].reshape(shape + (3, self.nv))
+        return self._gravity_terms(q)[2]
+
+    def _gravity_terms(self, q):
+        """(g, com, J_com): one pass gives all three (they share the composite masses)."""
+        nv = self.nv
+        if self._single(q):
+            g, com, J_com = np.empty(nv), np.empty(3), np.empty((3, nv))
+            status = self._k_gravity(self._bodies, self._work, self.gravity, q, g, com, J_com)
+            if status:
+                self._raise(status)
+            return g, com, J_com
+        q, batch = self._batch(q=q)
+        B = q.shape[0]
+        g, com, J_com = np.empty((B, nv)), np.empty((B, 3)), np.empty((B, 3, nv))
+        for i in range(B):
+            self._raise(self._k_gravity(self._bodies, self._work, self.gravity, q[i], g[i], com[i], J_com[i]))
+        return g.reshape(batch + (nv,)), com.reshape(batch + (3,)), J_com.reshape(batch + (3, nv))
 
     def regressor(self, q, v, v_ref, a_ref):
         """Slotine-Li Y(q, v, v_r, a_r) with Y pi = M a_r + C(q, v) v_r + g (paper 002, eq. (16)).
 
         q: (..., nq), v, v_ref, a_ref: (..., nv)  ->  (..., nv, 10 nbodies), columns in body_names order.
         """
-        q, v, v_ref, a_ref, shape = self._batch(q=q, v=v, v_ref=v_ref, a_ref=a_ref)
-        return self._run(q, v, v_ref, a_ref, WANT_Y)[5].reshape(shape + (self.nv, 10 * self.nbodies))
+        shape = (self.nv, 10 * self.nbodies)
+        if self._single(q, v, v_ref, a_ref):
+            Y = np.empty(shape)
+            self._raise(self._k_regressor(self._bodies, self._work, self.gravity, q, v, v_ref, a_ref, Y))
+            return Y
+        q, v, v_ref, a_ref, batch = self._batch(q=q, v=v, v_ref=v_ref, a_ref=a_ref)
+        Y = np.empty((q.shape[0],) + shape)
+        for i in range(q.shape[0]):
+            self._raise(self._k_regressor(self._bodies, self._work, self.gravity, q[i], v[i], v_ref[i], a_ref[i],
+                                          Y[i]))
+        return Y.reshape(batch + shape)
 
     def inverse_dynamics(self, q, v, a):
-        """tau = M a + C v + g by the recursive Newton-Euler algorithm.  (..., nq), (..., nv) x2 -> (..., nv)"""
-        q, v, a, shape = self._batch(q=q, v=v, a=a)
-        m = self.model
-        tau = np.empty((q.shape[0], self.nv))
-        for i in range(q.shape[0]):
-            rnea(m.kin, m.Lam, m.gravity, q[i], v[i], a[i], tau[i], self._rnea_work)
-        return tau.reshape(shape + (self.nv,))
+        """tau = M a + C v + g by the recursive Newton-Euler algorithm, O(n).  (..., nq), (..., nv) x2 -> (..., nv)"""
+        return self._newton_euler(self._k_rnea, q, v, a, "a")
 
     def forward_dynamics(self, q, v, tau):
-        """a = M^-1 (tau - C v - g), by a Cholesky factor of M and Newton-Euler for C v + g.  -> (..., nv)"""
-        q, v, tau, shape = self._batch(q=q, v=v, tau=tau)
-        m = self.model
-        M = self._run(q, None, None, None, 0)[0]
-        a = np.empty((q.shape[0], self.nv))
-        bias = np.empty(self.nv)
-        zero = np.zeros(self.nv)
-        for i in range(q.shape[0]):
-            rnea(m.kin, m.Lam, m.gravity, q[i], v[i], zero, bias, self._rnea_work)
+        """a = M^-1 (tau - C v - g) by the articulated-body algorithm, O(n) (with coupled mimic joints: by a
+        Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)"""
+        if self._coupled:
+            q, v, tau, shape = self._batch(q=q, v=v, tau=tau)
+            d = self.dynamics(q, v)
+            bias = np.einsum("...ij,...j->...i", d.C, v) + d.g
             try:
-                a[i] = cho_solve(cho_factor(M[i]), tau[i] - bias)
+                a = np.array([cho_solve(cho_factor(M), t - b) for M, t, b in zip(d.M, tau, bias)])
             except np.linalg.LinAlgError:
-                raise ValueError("the mass matrix is singular at this q: a moving body without mass or inertia "
-                                 "makes the forward dynamics undefined") from None
-        return a.reshape(shape + (self.nv,))
+                self._raise(ERR_SINGULAR)
+            return a.reshape(shape + (self.nv,))
+        return self._newton_euler(self._k_aba, q, v, tau, "tau")
 
     def kinetic_energy(self, q, v):
         """1/2 v^T M(q) v.  -> (...,)"""
@@ -203,18 +268,43 @@ class Robot:
         return -self.total_mass * self.com_position(q) @ self.gravity
 
     # ---- plumbing ---------------------------------------------------------------------------------------------
-    def _run(self, q, v, v_ref, a_ref, want):
-        """The fused kernel over a flat batch q (B, nq); v, v_ref, a_ref (B, nv) or None (then zeros)."""
-        B, nv, nb, m = q.shape[0], self.nv, self.nbodies, self.model
-        zeros = np.zeros((B, nv))
-        v, v_ref, a_ref = (zeros if x is None else x for x in (v, v_ref, a_ref))
-        M, C = np.empty((B, nv, nv)), np.empty((B, nv, nv))
-        g, com, J_com = np.empty((B, nv)), np.empty((B, 3)), np.empty((B, 3, nv))
-        Y = np.empty((B, nv, 10 * nb)) if want & WANT_Y else np.empty((1, nv, 10 * nb))
-        for i in range(B):
-            dynamics_pass(m.kin, m.Lam, m.pi, m.gravity, q[i], v[i], v_ref[i], a_ref[i], want, M[i], C[i], g[i],
-                          com[i], J_com[i], Y[i if want & WANT_Y else 0], self._work)
-        return M, C, g, com, J_com, Y
+    _ERRORS = {ERR_Q: "q contains non-finite values (NaN or inf)", ERR_V: "v contains non-finite values (NaN or inf)",
+               ERR_VREF: "v_ref contains non-finite values (NaN or inf)",
+               ERR_AREF: "{} contains non-finite values (NaN or inf)",
+               ERR_SINGULAR: "the mass matrix is singular at this q: a joint moves a subtree without mass or "
+                             "inertia, so the forward dynamics is undefined"}
+
+    def _raise(self, status, accel_name="a_ref"):
+        if status == 0:
+            return
+        if status == ERR_QUAT:
+            iq = [j.idx_q for j in self.model.joints if j.type in ("free", "floating")]
+            where = ", ".join(f"q[{i + 3}:{i + 7}]" for i in iq)
+            raise ValueError(f"{where} is a zero quaternion; expected [qx, qy, qz, qw] of non-zero norm")
+        raise ValueError(self._ERRORS[int(status)].format(accel_name))
+
+    def _single(self, q, *vs):
+        """True when q (unless None) and every v are single C-contiguous float64 states of the right width: they
+        go to the compiled kernels as they are (which check finiteness); anything else takes the general path."""
+        if q is not None and not (type(q) is np.ndarray and q.shape == self._q_shape and q.dtype == _F64
+                                  and q.flags.c_contiguous):
+            return False
+        for v in vs:
+            if not (type(v) is np.ndarray and v.shape == self._v_shape and v.dtype == _F64
+                    and v.flags.c_contiguous):
+                return False
+        return True
+
+    def _newton_euler(self, kernel, q, v, x, name):
+        if self._single(q, v, x):
+            out = np.empty(self.nv)
+            self._raise(kernel(self._bodies, self._work, self.gravity, q, v, x, out), name)
+            return out
+        q, v, x, shape = self._batch(q=q, v=v, **{name: x})
+        out = np.empty((q.shape[0], self.nv))
+        for i in range(q.shape[0]):
+            self._raise(kernel(self._bodies, self._work, self.gravity, q[i], v[i], x[i], out[i]), name)
+        return out.reshape(shape + (self.nv,))
 
     def _vector(self, x, name, n):
         x = np.array(x, dtype=float)

@@ -1,115 +1,221 @@
-"""The outward kinematic pass of paper 002, section VI: T_{0,k}, v_k, J_k and Jdot_k for every body.
+"""The outward kinematic pass of paper 002, section VI, allocation-free, for every body k (parent before child).
 
-Every quantity is in body coordinates, twists [linear; angular].  J_k (6 x nv) is non-zero only in the columns
-of body k's support (its ancestors' and its own coordinates), and only those columns are ever touched.
+Body k's Jacobian has one column per coordinate of k and of its ancestors, and that column is the same joint axis
+wherever it is seen from: in the world frame it is S = Ad_{0,b} Xi_b (b the body whose joint owns it), so that
+J_k = Ad_{0,k}^-1 [S of k and its ancestors]  -- eq. (27) unrolled.  Its time derivative follows from
+d/dt S = ad(V_b) S (an axis fixed in body b, V_b the world-frame twist of b) and d/dt Ad_{0,k}^-1 = -adj(v_k)
+Ad_{0,k}^-1, which is eq. (28) unrolled.  The kernels below therefore keep, per body, the world-frame axes S and
+their rates Sdot, the twist V_k = V_p + S qdot (eq. (26) in world coordinates) and the pose T_{0,k}.
+
+Twists and wrenches are [linear; angular] (paper 002, appendix).  WORK is the per-body scratch record.
 """
 import numpy as np
 from numba import njit
 
 from ..model import FREE, PLANAR, PRISMATIC, REVOLUTE
-from ..spatial import axis_angle_rotation, quaternion_rotation
+
+WORK = np.dtype([
+    ("R_pk", np.float64, (3, 3)), ("p_pk", np.float64, (3,)),     # T_{p,k}
+    ("R0", np.float64, (3, 3)), ("p0", np.float64, (3,)),         # T_{0,k}
+    ("V", np.float64, (6,)),                                      # world-frame twist of body k
+    ("S", np.float64, (6, 6)), ("Sd", np.float64, (6, 6)),        # world axes of k's own coordinates, their rates
+    ("U", np.float64, (6,)), ("P", np.float64, (6,)),             # world J_k v_r and J_k a_r + Jdot_k v_r + gamma
+    ("pic", np.float64, (10,)),                                   # composite (subtree) parameters, world frame
+    ("Bc", np.float64, (6, 6)),                                   # composite sum of ad(V_k)^T Lambda_k^w
+    ("W", np.float64, (6, 10)),                                   # regressor block in the world frame
+    ("v", np.float64, (6,)), ("a", np.float64, (6,)), ("f", np.float64, (6,)),   # Newton-Euler / ABA
+    ("IA", np.float64, (6, 6)), ("pA", np.float64, (6,)), ("c", np.float64, (6,)),
+    ("UD", np.float64, (6, 6)), ("Dinv", np.float64, (6, 6)), ("u", np.float64, (6,)),
+], align=True)
+
+ERR_Q, ERR_V, ERR_VREF, ERR_AREF, ERR_QUAT, ERR_SINGULAR = 1, 2, 3, 4, 5, 6
 
 
 @njit(cache=True)
-def joint_transform(kin, k, q):
-    """(R_J, p_J): the motion of body k's joint at q, child frame in the joint frame."""
-    i, t = kin.iq[k], kin.jtype[k]
-    if t == REVOLUTE:
-        return axis_angle_rotation(kin.axis[k], kin.mult[k] * q[i] + kin.offset[k]), np.zeros(3)
-    if t == PRISMATIC:
-        return np.eye(3), kin.axis[k] * (kin.mult[k] * q[i] + kin.offset[k])
-    if t == PLANAR:                                    # q = [x, y, theta]: translate in (e1, e2), turn about n
-        return axis_angle_rotation(kin.axis[k], q[i + 2]), q[i] * kin.Xi[k, :3, 0] + q[i + 1] * kin.Xi[k, :3, 1]
-    return quaternion_rotation(q[i + 3:i + 7]), q[i:i + 3].copy()   # FREE: [x, y, z, qx, qy, qz, qw]
+def workspace(nbodies):
+    return np.zeros(max(nbodies, 1), dtype=WORK)
+
+
+# ---- small fixed-size algebra, written out so that nothing allocates ----------------------------------------
+@njit(cache=True)
+def rot(R, x, out):
+    """out = R x for 3-vectors (out must not alias x)."""
+    for i in range(3):
+        out[i] = R[i, 0] * x[0] + R[i, 1] * x[1] + R[i, 2] * x[2]
 
 
 @njit(cache=True)
-def placement(kin, k, q):
-    """T_{p,k} = T_tree,k T_J(q): body k's frame in its parent's frame.  -> R (3, 3), p (3,)"""
-    R_J, p_J = joint_transform(kin, k, q)
-    R_tree = kin.R_tree[k]
-    return R_tree @ R_J, kin.p_tree[k] + R_tree @ p_J
+def rot_t(R, x, out):
+    """out = R^T x."""
+    for i in range(3):
+        out[i] = R[0, i] * x[0] + R[1, i] * x[1] + R[2, i] * x[2]
 
 
 @njit(cache=True)
-def joint_twist(kin, k, v):
-    """xi_k = Xi_k qdot_joint, the relative twist of body k in its own frame (paper 002, eq. (26))."""
-    xi = np.zeros(6)
-    for c in range(kin.nvj[k]):
-        xi += kin.Xi[k, :, c] * (kin.mult[k] * v[kin.iv[k] + c])
-    return xi
+def cross_add(a, b, out, sign):
+    """out += sign (a x b)."""
+    out[0] += sign * (a[1] * b[2] - a[2] * b[1])
+    out[1] += sign * (a[2] * b[0] - a[0] * b[2])
+    out[2] += sign * (a[0] * b[1] - a[1] * b[0])
 
 
 @njit(cache=True)
-def ad_inv_apply(R, p, x):
-    """Ad^-1_{p,k} x = [R^T (x_v - p x x_w); R^T x_w] without forming the 6x6 matrix."""
-    y = np.empty(6)
+def matmul3(A, B, out):
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
+@njit(cache=True)
+def dot6(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=True)
+def ad_apply(s, x, out):
+    """out = adj(s) x = [s_w x x_v + s_v x x_w; s_w x x_w], the Lie bracket (paper 002, appendix)."""
+    for i in range(6):
+        out[i] = 0.0
+    cross_add(s[3:], x[:3], out[:3], 1.0)
+    cross_add(s[:3], x[3:], out[:3], 1.0)
+    cross_add(s[3:], x[3:], out[3:], 1.0)
+
+
+@njit(cache=True)
+def ad_transpose_apply(s, f, out):
+    """out = adj(s)^T f = [-s_w x f_v; -s_v x f_v - s_w x f_w]."""
+    for i in range(6):
+        out[i] = 0.0
+    cross_add(s[3:], f[:3], out[:3], -1.0)
+    cross_add(s[:3], f[:3], out[3:], -1.0)
+    cross_add(s[3:], f[3:], out[3:], -1.0)
+
+
+@njit(cache=True)
+def to_world(R, p, x, out):
+    """out = Ad_{0,k} x = [R x_v + p x R x_w; R x_w]: a body-frame twist in the world frame."""
+    rot(R, x[3:], out[3:])
+    rot(R, x[:3], out[:3])
+    cross_add(p, out[3:], out[:3], 1.0)
+
+
+@njit(cache=True)
+def to_body(R, p, x, out):
+    """out = Ad_{0,k}^-1 x = [R^T (x_v - p x x_w); R^T x_w]: a world twist in the body frame."""
+    d0 = x[0] - (p[1] * x[5] - p[2] * x[4])
+    d1 = x[1] - (p[2] * x[3] - p[0] * x[5])
+    d2 = x[2] - (p[0] * x[4] - p[1] * x[3])
+    for i in range(3):
+        out[i] = R[0, i] * d0 + R[1, i] * d1 + R[2, i] * d2
+        out[3 + i] = R[0, i] * x[3] + R[1, i] * x[4] + R[2, i] * x[5]
+
+
+@njit(cache=True)
+def wrench_to_world(R, p, f, out):
+    """out = Ad_{0,k}^-T f = [R f_v; R f_w + p x R f_v]: a body-frame wrench in the world frame."""
+    rot(R, f[:3], out[:3])
+    rot(R, f[3:], out[3:])
+    cross_add(p, out[:3], out[3:], 1.0)
+
+
+@njit(cache=True)
+def inertia_apply(pi, x, out):
+    """out = Lambda(pi) x = [m x_v - h x x_w; h x x_v + I x_w] with h = m c (paper 002, appendix)."""
+    m = pi[0]
+    h = pi[1:4]
+    for i in range(3):
+        out[i] = m * x[i]
+    cross_add(h, x[3:], out[:3], -1.0)
     w = x[3:]
-    d = x[:3] - np.cross(p, w)
-    y[:3] = R.T @ d
-    y[3:] = R.T @ w
-    return y
+    out[3] = pi[4] * w[0] + pi[7] * w[1] + pi[8] * w[2]
+    out[4] = pi[7] * w[0] + pi[5] * w[1] + pi[9] * w[2]
+    out[5] = pi[8] * w[0] + pi[9] * w[1] + pi[6] * w[2]
+    cross_add(h, x[:3], out[3:], 1.0)
+
+
+# ---- joints -----------------------------------------------------------------------------------------------
+@njit(cache=True)
+def joint_transform(b, q, R, p):
+    """R, p <- the motion T_J(q) of body b's joint (child frame in joint frame).  Returns ERR_QUAT for a zero
+    quaternion; a non-unit one is used normalized (the caller's q is not modified)."""
+    i, t = b.iq, b.jtype
+    for r in range(3):
+        p[r] = 0.0
+    if t == REVOLUTE or t == PLANAR:
+        angle = q[i + 2] if t == PLANAR else b.mult * q[i] + b.offset
+        a = b.axis
+        s, c = np.sin(angle), np.cos(angle)
+        c1 = 1.0 - c
+        R[0, 0], R[0, 1], R[0, 2] = c + a[0] * a[0] * c1, a[0] * a[1] * c1 - a[2] * s, a[0] * a[2] * c1 + a[1] * s
+        R[1, 0], R[1, 1], R[1, 2] = a[1] * a[0] * c1 + a[2] * s, c + a[1] * a[1] * c1, a[1] * a[2] * c1 - a[0] * s
+        R[2, 0], R[2, 1], R[2, 2] = a[2] * a[0] * c1 - a[1] * s, a[2] * a[1] * c1 + a[0] * s, c + a[2] * a[2] * c1
+        if t == PLANAR:                                  # translate along the plane's e1, e2 (Xi's columns)
+            for r in range(3):
+                p[r] = q[i] * b.Xi[r, 0] + q[i + 1] * b.Xi[r, 1]
+        return 0
+    if t == PRISMATIC:
+        d = b.mult * q[i] + b.offset
+        for r in range(3):
+            for c in range(3):
+                R[r, c] = 1.0 if r == c else 0.0
+            p[r] = b.axis[r] * d
+        return 0
+    x, y, z, w = q[i + 3], q[i + 4], q[i + 5], q[i + 6]          # FREE: [x, y, z, qx, qy, qz, qw]
+    n2 = x * x + y * y + z * z + w * w
+    if n2 < 1e-24:
+        return ERR_QUAT
+    s = 2.0 / n2
+    R[0, 0], R[0, 1], R[0, 2] = 1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)
+    R[1, 0], R[1, 1], R[1, 2] = s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w)
+    R[2, 0], R[2, 1], R[2, 2] = s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y)
+    for r in range(3):
+        p[r] = q[i + r]
+    return 0
 
 
 @njit(cache=True)
-def ad_inv_transpose_apply(R, p, f):
-    """Ad^-T_{p,k} f: a wrench in the child frame k expressed in the parent frame p."""
-    y = np.empty(6)
-    fv = R @ f[:3]
-    y[:3] = fv
-    y[3:] = R @ f[3:] + np.cross(p, fv)
-    return y
+def all_finite(x):
+    for i in range(x.shape[0]):
+        if not np.isfinite(x[i]):
+            return False
+    return True
 
 
 @njit(cache=True)
-def adj_apply(s, x):
-    """adj(s) x = [s_w x x_v + s_v x x_w; s_w x x_w], the Lie bracket [s, x] (paper 002, appendix)."""
-    y = np.empty(6)
-    y[:3] = np.cross(s[3:], x[:3]) + np.cross(s[:3], x[3:])
-    y[3:] = np.cross(s[3:], x[3:])
-    return y
-
-
-@njit(cache=True)
-def adj_transpose_apply(s, f):
-    """adj(s)^T f = [-s_w x f_v; -s_v x f_v - s_w x f_w] (the dual of the Lie bracket, -ad*)."""
-    y = np.empty(6)
-    y[:3] = -np.cross(s[3:], f[:3])
-    y[3:] = -np.cross(s[:3], f[:3]) - np.cross(s[3:], f[3:])
-    return y
-
-
-@njit(cache=True)
-def outward_pass(kin, q, v, with_jdot, R_pk, p_pk, R0, p0, vb, J, Jdot):
-    """Fill, for every body k (parent before child), paper 002 section VI:
-
-    R_pk, p_pk (nb, 3, 3), (nb, 3)  T_{p,k}
-    R0, p0     (nb, 3, 3), (nb, 3)  T_{0,k} = T_{0,p} T_{p,k}           (remark 6: only R_{0,k} is needed for g)
-    vb         (nb, 6)              v_k = Ad^-1_{p,k} v_p + xi_k         eq. (26)
-    J          (nb, 6, nv)          J_k = Ad^-1_{p,k} J_p + Xi_k          eq. (27)
-    Jdot       (nb, 6, nv)          Jdot_k = Ad^-1 Jdot_p - adj(xi_k) Ad^-1 J_p   eq. (28), if with_jdot
-    J and Jdot must be zero outside each body's support columns on entry; inside them they are overwritten.
-    """
-    kin_parent, support, nsup = kin.parent, kin.support, kin.nsup
-    for k in range(kin_parent.shape[0]):
-        R, p = placement(kin, k, q)
-        R_pk[k], p_pk[k] = R, p
-        xi = joint_twist(kin, k, v)
-        for s in range(nsup[k]):
-            J[k, :, support[k, s]] = 0.0
-            Jdot[k, :, support[k, s]] = 0.0
-        par = kin_parent[k]
-        if par < 0:
-            R0[k], p0[k] = R, p
-            vb[k] = xi
+def outward_pass(bodies, work, q, v, with_rates):
+    """Poses T_{p,k}, T_{0,k} and world axes S of every body; with_rates: also V_k and Sdot.  Paper 002,
+    section VI: Ad_{0,k}^-1 = Ad_{p,k}^-1 Ad_{0,p}^-1 and eqs. (26)-(28) in world coordinates.
+    Returns 0, or ERR_QUAT for a zero quaternion in q."""
+    RJ = np.empty((3, 3))
+    pJ = np.empty(3)
+    col = np.empty(6)
+    for k in range(bodies.shape[0]):
+        b, w = bodies[k], work[k]
+        if joint_transform(b, q, RJ, pJ) != 0:
+            return ERR_QUAT
+        matmul3(b.R_tree, RJ, w.R_pk)                              # T_{p,k} = T_tree T_J(q)
+        rot(b.R_tree, pJ, w.p_pk)
+        for r in range(3):
+            w.p_pk[r] += b.p_tree[r]
+        if b.parent < 0:
+            w.R0[:, :] = w.R_pk
+            w.p0[:] = w.p_pk
         else:
-            R0[k] = R0[par] @ R
-            p0[k] = p0[par] + R0[par] @ p
-            vb[k] = ad_inv_apply(R, p, vb[par]) + xi
-            for s in range(nsup[par]):
-                c = support[par, s]
-                J[k, :, c] = ad_inv_apply(R, p, J[par, :, c])                       # eq. (27)
-                if with_jdot:
-                    Jdot[k, :, c] = ad_inv_apply(R, p, Jdot[par, :, c]) - adj_apply(xi, J[k, :, c])  # eq. (28)
-        for c in range(kin.nvj[k]):                                              # + Xi_k, constant
-            J[k, :, kin.iv[k] + c] += kin.mult[k] * kin.Xi[k, :, c]
+            wp = work[b.parent]
+            matmul3(wp.R0, w.R_pk, w.R0)                           # T_{0,k} = T_{0,p} T_{p,k}
+            rot(wp.R0, w.p_pk, w.p0)
+            for r in range(3):
+                w.p0[r] += wp.p0[r]
+        for c in range(b.nvj):                                     # S = Ad_{0,k} (mult Xi_k), eq. (27)
+            for r in range(6):
+                col[r] = b.mult * b.Xi[r, c]
+            to_world(w.R0, w.p0, col, w.S[:, c])
+        if with_rates:
+            for r in range(6):                                     # V_k = V_p + S qdot, eq. (26)
+                w.V[r] = 0.0 if b.parent < 0 else work[b.parent].V[r]
+            for c in range(b.nvj):
+                for r in range(6):
+                    w.V[r] += w.S[r, c] * v[b.iv + c]
+            for c in range(b.nvj):                                 # d/dt S = ad(V_k) S, eq. (28)
+                ad_apply(w.V, w.S[:, c], w.Sd[:, c])
+    return 0

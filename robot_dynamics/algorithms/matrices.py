@@ -1,97 +1,156 @@
-"""M, C, g, the CoM and its Jacobian, and the Slotine-Li regressor from one outward pass (paper 002, II-III).
+"""M, C, g, the CoM and its Jacobian (paper 002, eqs. (6a)-(6c), (7)), summed per subtree.
 
-    M = sum_k J_k^T Lambda_k J_k                                                  eq. (6a)
-    C = sum_k J_k^T [(Lambda_k adj_k - adj_k^T Lambda_k) J_k + Lambda_k Jdot_k]   eq. (6b)
-    g = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0                                  eq. (6c)
-    J_com = (1/m) P^T Lambda J                                                   eq. (7)
-    Y = J^T blkdiag(A(alpha_k) - adj_k^T A(J_k qdot_r))                           eq. (16)
-with adj_k = adj(v_k), gamma_0 = [-gravity; 0] and alpha_k = J_k qddot_r + adj_k J_k qdot_r + Jdot_k qdot_r
-+ gamma_k (remark 4).  Each body adds its terms only in the rows and columns of its support.
+With the world-frame axes S of kinematics.py, J_k = Ad_{0,k}^-1 [S_i]_{i in anc(k)} and eq. (6) becomes
+    M = sum_k J_k^T Lambda_k J_k                              -> M_ij = S_i^T Ic_d S_j
+    C = sum_k J_k^T [Psi_k J_k + Lambda_k Jdot_k]            -> C_ij = S_i^T (-Bc_d S_j + Ic_d Sdot_j)
+    g = sum_k J_k^T Lambda_k Ad_{0,k}^-1 gamma_0             -> g_i  = S_i^T Ic_i gamma_0
+    J_com = (1/m) P^T Lambda J                               -> J_com[:, i] = (Ic_i S_i)_linear / m
+for every pair of coordinates i, j of which one (owned by body d) lies in the subtree of the other, where
+Ic_d = sum of Lambda_k^w = Ad^-T Lambda_k Ad^-1 over the subtree of d (the composite inertia), and
+Bc_d = sum of ad(V_k)^T Lambda_k^w over the same subtree.  The C form follows from Psi_k J_k + Lambda_k Jdot_k =
+Ad^-1 (-ad(V_k)^T Lambda^w_k S + Lambda^w_k Sdot) in world coordinates: the Lambda adj terms of eq. (6b) cancel
+against those of eq. (28).  C is exactly eq. (6b), so Mdot = C + C^T holds (remark 5).  Each coordinate pair
+costs one 6-vector product: the cost grows with the depth of the tree, not with the square of the DoFs.
 """
 import numpy as np
 from numba import njit
 
-from ..spatial import adj, momentum_matrix, skew
-from .kinematics import adj_apply, outward_pass
-
-WANT_C, WANT_Y = 1, 2
+from .kinematics import dot6, inertia_apply
 
 
 @njit(cache=True)
-def _support_block(J, k, cols, n):
-    """J_k restricted to its support columns: (6, n)."""
-    out = np.empty((6, n))
-    for s in range(n):
-        out[:, s] = J[k, :, cols[s]]
-    return out
+def world_parameters(pi, R, p, out):
+    """out <- pi of a body posed at (R, p), in world coordinates (spatial.transform_parameters, no allocation):
+    h' = R h + m p,  I' = R I R^T + m (|p|^2 E - p p^T) + 2 (p.h) E - p h^T - h p^T  with h = R h_body."""
+    m = pi[0]
+    a00, a11, a22, a01, a02, a12 = pi[4], pi[5], pi[6], pi[7], pi[8], pi[9]
+    # T = R I (rows of R times the symmetric I)
+    t00 = R[0, 0] * a00 + R[0, 1] * a01 + R[0, 2] * a02
+    t01 = R[0, 0] * a01 + R[0, 1] * a11 + R[0, 2] * a12
+    t02 = R[0, 0] * a02 + R[0, 1] * a12 + R[0, 2] * a22
+    t10 = R[1, 0] * a00 + R[1, 1] * a01 + R[1, 2] * a02
+    t11 = R[1, 0] * a01 + R[1, 1] * a11 + R[1, 2] * a12
+    t12 = R[1, 0] * a02 + R[1, 1] * a12 + R[1, 2] * a22
+    t20 = R[2, 0] * a00 + R[2, 1] * a01 + R[2, 2] * a02
+    t21 = R[2, 0] * a01 + R[2, 1] * a11 + R[2, 2] * a12
+    t22 = R[2, 0] * a02 + R[2, 1] * a12 + R[2, 2] * a22
+    h0 = R[0, 0] * pi[1] + R[0, 1] * pi[2] + R[0, 2] * pi[3]
+    h1 = R[1, 0] * pi[1] + R[1, 1] * pi[2] + R[1, 2] * pi[3]
+    h2 = R[2, 0] * pi[1] + R[2, 1] * pi[2] + R[2, 2] * pi[3]
+    p0, p1, p2 = p[0], p[1], p[2]
+    diag = m * (p0 * p0 + p1 * p1 + p2 * p2) + 2.0 * (p0 * h0 + p1 * h1 + p2 * h2)
+    out[0] = m
+    out[1], out[2], out[3] = h0 + m * p0, h1 + m * p1, h2 + m * p2
+    out[4] = t00 * R[0, 0] + t01 * R[0, 1] + t02 * R[0, 2] + diag - m * p0 * p0 - 2.0 * p0 * h0
+    out[5] = t10 * R[1, 0] + t11 * R[1, 1] + t12 * R[1, 2] + diag - m * p1 * p1 - 2.0 * p1 * h1
+    out[6] = t20 * R[2, 0] + t21 * R[2, 1] + t22 * R[2, 2] + diag - m * p2 * p2 - 2.0 * p2 * h2
+    out[7] = t00 * R[1, 0] + t01 * R[1, 1] + t02 * R[1, 2] - m * p0 * p1 - p0 * h1 - h0 * p1
+    out[8] = t00 * R[2, 0] + t01 * R[2, 1] + t02 * R[2, 2] - m * p0 * p2 - p0 * h2 - h0 * p2
+    out[9] = t10 * R[2, 0] + t11 * R[2, 1] + t12 * R[2, 2] - m * p1 * p2 - p1 * h2 - h1 * p2
 
 
 @njit(cache=True)
-def dynamics_pass(kin, Lam, pi, gravity, q, v, v_ref, a_ref, want, M, C, g, com, J_com, Y, work):
-    """One outward pass, then each body's terms of eqs. (6), (7), (16) added in place.
+def add_velocity_product(pic, V, B):
+    """B += ad(V)^T Lambda(pic) = [[-m w~, w~ h~], [-m v~ - w~ h~, v~ h~ - w~ I]] for the twist V = [v; w]."""
+    m = pic[0]
+    v0, v1, v2, w0, w1, w2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    h0, h1, h2 = pic[1], pic[2], pic[3]
+    # skew matrices as nested tuples: W = w~, Vx = v~, H = h~
+    W = ((0.0, -w2, w1), (w2, 0.0, -w0), (-w1, w0, 0.0))
+    Vx = ((0.0, -v2, v1), (v2, 0.0, -v0), (-v1, v0, 0.0))
+    H = ((0.0, -h2, h1), (h2, 0.0, -h0), (-h1, h0, 0.0))
+    I = ((pic[4], pic[7], pic[8]), (pic[7], pic[5], pic[9]), (pic[8], pic[9], pic[6]))
+    for i in range(3):
+        for j in range(3):
+            WH = W[i][0] * H[0][j] + W[i][1] * H[1][j] + W[i][2] * H[2][j]
+            VH = Vx[i][0] * H[0][j] + Vx[i][1] * H[1][j] + Vx[i][2] * H[2][j]
+            WI = W[i][0] * I[0][j] + W[i][1] * I[1][j] + W[i][2] * I[2][j]
+            B[i, j] -= m * W[i][j]
+            B[i, 3 + j] += WH
+            B[3 + i, j] -= m * Vx[i][j] + WH
+            B[3 + i, 3 + j] += VH - WI
 
-    q (nq,), v, v_ref, a_ref (nv,); want: bit set of WANT_C, WANT_Y.  Outputs (zeroed here):
-    M, C (nv, nv), g (nv,), com (3,), J_com (3, nv), Y (nv, 10 nb).  work: the tuple made by `workspace`.
-    """
-    R_pk, p_pk, R0, p0, vb, J, Jdot = work
-    with_jdot = want != 0
-    M[:] = 0.0
-    C[:] = 0.0
-    g[:] = 0.0
-    com[:] = 0.0
-    J_com[:] = 0.0
-    Y[:] = 0.0
-    outward_pass(kin, q, v, with_jdot, R_pk, p_pk, R0, p0, vb, J, Jdot)
-    gamma0 = -gravity
+
+@njit(cache=True)
+def composites(bodies, work, with_c):
+    """pic_k (and with_c, Bc_k) summed over the subtree of k: each body's own world terms, then a backward pass."""
+    nb = bodies.shape[0]
+    for k in range(nb):
+        w = work[k]
+        world_parameters(bodies[k].pi, w.R0, w.p0, w.pic)
+        if with_c:
+            w.Bc[:, :] = 0.0
+            add_velocity_product(w.pic, w.V, w.Bc)
+    for k in range(nb - 1, -1, -1):
+        par = bodies[k].parent
+        if par >= 0:
+            for r in range(10):
+                work[par].pic[r] += work[k].pic[r]
+            if with_c:
+                for r in range(6):
+                    for c in range(6):
+                        work[par].Bc[r, c] += work[k].Bc[r, c]
+
+
+@njit(cache=True)
+def accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_com):
+    """Add the pair terms of eqs. (6a), (6b), (6c), (7) into the zeroed outputs (see the module docstring);
+    want_g covers g, com and J_com.  Outputs not wanted are not touched.  Needs outward_pass (with rates for C)
+    and composites (with Bc for C).  Returns the total mass."""
+    nb = bodies.shape[0]
+    F = np.empty(6)          # Ic_j S_s
+    w1 = np.empty(6)         # -Bc_j S_s + Ic_j Sdot_s
+    w2 = np.empty(6)         # -Bc_j^T S_s
+    gamma = np.zeros(6)
+    Ig = np.empty(6)
+    for r in range(3):
+        gamma[r] = -gravity[r]                           # gamma_0 = [-gravity; 0] (paper 002, footnote 1)
     mass = 0.0
-    for k in range(kin.parent.shape[0]):
-        n = kin.nsup[k]
-        cols = kin.support[k, :n]
-        Jk = _support_block(J, k, cols, n)
-        L = Lam[k]
-        LJ = L @ Jk
-        gamma = np.zeros(6)
-        gamma[:3] = R0[k].T @ gamma0                                 # gamma_k = Ad^-1_{0,k} gamma_0
-        Mk = Jk.T @ LJ                                               # eq. (6a)
-        gk = Jk.T @ (L @ gamma)                                      # eq. (6c)
-        m, h = pi[k, 0], pi[k, 1:4]
-        mass += m
-        com += m * p0[k] + R0[k] @ h
-        Jc = R0[k] @ (m * Jk[:3] - skew(h) @ Jk[3:])                 # eq. (7): R_0k [m E, -(m c)~] J_k
-        if want & WANT_C:
-            A = adj(vb[k])
-            Psi = L @ A - A.T @ L                                    # eq. (3), skew-symmetric
-            Ck = Jk.T @ (Psi @ Jk + L @ _support_block(Jdot, k, cols, n))   # eq. (6b)
-        if want & WANT_Y:
-            Jdk = _support_block(Jdot, k, cols, n)
-            u = np.zeros(6)                                          # J_k qdot_r
-            alpha = gamma.copy()                                     # alpha_k, remark 4
-            for s in range(n):
-                u += Jk[:, s] * v_ref[cols[s]]
-                alpha += Jk[:, s] * a_ref[cols[s]] + Jdk[:, s] * v_ref[cols[s]]
-            alpha += adj_apply(vb[k], u)
-            B = momentum_matrix(alpha) - adj(vb[k]).T @ momentum_matrix(u)   # eq. (16), one block
-            Yk = Jk.T @ B
-        for a in range(n):
-            ca = cols[a]
-            g[ca] += gk[a]
-            for d in range(3):
-                J_com[d, ca] += Jc[d, a]
-            for b in range(n):
-                M[ca, cols[b]] += Mk[a, b]
-            if want & WANT_C:
-                for b in range(n):
-                    C[ca, cols[b]] += Ck[a, b]
-            if want & WANT_Y:
-                for j in range(10):
-                    Y[ca, 10 * k + j] += Yk[a, j]
-    if mass > 0.0:
-        com /= mass
-        J_com /= mass
+    for k in range(nb):
+        if bodies[k].parent < 0:
+            mass += work[k].pic[0]
+            if want_g:
+                for r in range(3):
+                    com[r] += work[k].pic[1 + r]
+    for j in range(nb):
+        bj, wj = bodies[j], work[j]
+        if want_g:
+            inertia_apply(wj.pic, gamma, Ig)
+        for s in range(bj.nvj):
+            cs = bj.iv + s
+            S = wj.S[:, s]
+            inertia_apply(wj.pic, S, F)
+            if want_g:
+                g[cs] += dot6(S, Ig)                                  # eq. (6c)
+                if mass > 0.0:
+                    for r in range(3):
+                        J_com[r, cs] += F[r] / mass                   # eq. (7)
+            if want_c:
+                inertia_apply(wj.pic, wj.Sd[:, s], w1)
+                for r in range(6):
+                    acc, acc_t = 0.0, 0.0
+                    for c in range(6):
+                        acc += wj.Bc[r, c] * S[c]
+                        acc_t += wj.Bc[c, r] * S[c]
+                    w1[r] -= acc
+                    w2[r] = -acc_t
+            a = j                                                     # j itself, then its ancestors
+            while a >= 0:
+                ba, wa = bodies[a], work[a]
+                for t in range(ba.nvj):
+                    ct = ba.iv + t
+                    St = wa.S[:, t]
+                    if want_m:
+                        x = dot6(St, F)                               # eq. (6a)
+                        M[ct, cs] += x
+                        if a != j:
+                            M[cs, ct] += x
+                    if want_c:
+                        C[ct, cs] += dot6(St, w1)                     # eq. (6b)
+                        if a != j:
+                            C[cs, ct] += dot6(w2, St) + dot6(F, wa.Sd[:, t])
+                a = ba.parent
+    if want_g and mass > 0.0:
+        for r in range(3):
+            com[r] /= mass
     return mass
-
-
-def workspace(nb, nv):
-    """Scratch arrays of the outward pass: R_pk, p_pk, R0, p0, v_k, J_k, Jdot_k (J's zero off-support)."""
-    return (np.zeros((nb, 3, 3)), np.zeros((nb, 3)), np.zeros((nb, 3, 3)), np.zeros((nb, 3)), np.zeros((nb, 6)),
-            np.zeros((nb, 6, nv)), np.zeros((nb, 6, nv)))

@@ -1,44 +1,248 @@
-"""Recursive Newton-Euler inverse dynamics in body coordinates, O(n) (paper 001, eqs. (22)-(27); paper 004,
-eqs. (9.53)-(9.57)), written in paper 002's [linear; angular] order.
+"""O(n) inverse and forward dynamics in body coordinates, [linear; angular] as paper 002.
 
+Inverse dynamics, the recursive Newton-Euler algorithm (paper 001, eqs. (22)-(27); paper 004, (9.53)-(9.57)):
     outward:  v_k = Ad^-1_{p,k} v_p + xi_k
-              a_k = Ad^-1_{p,k} a_p + Xi_k qddot + adj(v_k) xi_k         (a_world = gamma_0 = [-gravity; 0])
-              f_k = Lambda_k a_k - adj(v_k)^T Lambda_k v_k               paper 002, eq. (2)
+              a_k = Ad^-1_{p,k} a_p + Xi_k qddot + adj(v_k) xi_k          (a_world = gamma_0 = [-gravity; 0])
+              f_k = Lambda_k a_k - adj(v_k)^T Lambda_k v_k                paper 002, eq. (2)
     inward:   tau_k = Xi_k^T f_k,   f_p += Ad^-T_{p,k} f_k
-It shares nothing with the closed-form matrices but the joint kinematics, so tau = M a + C v + g is a real check.
+It shares only the joint kinematics with the closed-form matrices, so tau = M a + C v + g is a real check.
+
+Forward dynamics, the articulated-body algorithm (paper 003, Algorithm 8.1; Featherstone's ABA) with the same
+operators: articulated inertias IA_k and bias forces pA_k inward, accelerations outward.
 """
 import numpy as np
 from numba import njit
 
-from .kinematics import ad_inv_apply, ad_inv_transpose_apply, adj_apply, adj_transpose_apply, joint_twist, placement
+from .kinematics import (ERR_QUAT, ERR_SINGULAR, ad_apply, ad_transpose_apply, joint_transform, matmul3, rot,
+                         to_body, wrench_to_world)
 
 
 @njit(cache=True)
-def rnea(kin, Lam, gravity, q, v, a, tau, work):
-    """tau = M(q) a + C(q, v) v + g(q), written into tau (nv,).  work: (R_pk, p_pk, v_k, a_k, f_k) scratch."""
-    R_pk, p_pk, vb, ab, f = work
-    nb = kin.parent.shape[0]
+def placements_and_twists(bodies, work, q, v):
+    """T_{p,k} and the body twists v_k, xi-products c_k = adj(v_k) xi_k.  Returns 0 or ERR_QUAT."""
+    RJ = np.empty((3, 3))
+    pJ = np.empty(3)
+    xi = np.empty(6)
+    for k in range(bodies.shape[0]):
+        b, w = bodies[k], work[k]
+        if joint_transform(b, q, RJ, pJ) != 0:
+            return ERR_QUAT
+        matmul3(b.R_tree, RJ, w.R_pk)
+        rot(b.R_tree, pJ, w.p_pk)
+        for r in range(3):
+            w.p_pk[r] += b.p_tree[r]
+        for r in range(6):
+            xi[r] = 0.0
+            for c in range(b.nvj):
+                xi[r] += b.Xi[r, c] * b.mult * v[b.iv + c]
+        if b.parent < 0:
+            for r in range(6):
+                w.v[r] = xi[r]
+        else:
+            to_body(w.R_pk, w.p_pk, work[b.parent].v, w.v)         # v_k = Ad^-1 v_p + xi_k, eq. (26)
+            for r in range(6):
+                w.v[r] += xi[r]
+        ad_apply(w.v, xi, w.c)                                     # adj(v_k) xi_k
+    return 0
+
+
+@njit(cache=True)
+def rnea(bodies, work, gravity, q, v, a, tau):
+    """tau <- M(q) a + C(q, v) v + g(q).  Returns 0 or ERR_QUAT."""
+    status = placements_and_twists(bodies, work, q, v)
+    if status != 0:
+        return status
     gamma0 = np.zeros(6)
-    gamma0[:3] = -gravity
-    for k in range(nb):
-        R, p = placement(kin, k, q)
-        R_pk[k], p_pk[k] = R, p
-        xi = joint_twist(kin, k, v)
-        acc = joint_twist(kin, k, a)
-        par = kin.parent[k]
-        v_par = np.zeros(6) if par < 0 else vb[par]
-        a_par = gamma0 if par < 0 else ab[par]
-        vb[k] = ad_inv_apply(R, p, v_par) + xi
-        ab[k] = ad_inv_apply(R, p, a_par) + acc + adj_apply(vb[k], xi)
-        f[k] = Lam[k] @ ab[k] - adj_transpose_apply(vb[k], Lam[k] @ vb[k])
-    tau[:] = 0.0
+    for r in range(3):
+        gamma0[r] = -gravity[r]
+    Lv = np.empty(6)
+    tmp = np.empty(6)
+    for k in range(bodies.shape[0]):
+        b, w = bodies[k], work[k]
+        if b.parent < 0:
+            to_body(w.R_pk, w.p_pk, gamma0, w.a)
+        else:
+            to_body(w.R_pk, w.p_pk, work[b.parent].a, w.a)
+        for r in range(6):
+            w.a[r] += w.c[r]
+            for c in range(b.nvj):
+                w.a[r] += b.Xi[r, c] * b.mult * a[b.iv + c]
+        for r in range(6):
+            x, y = 0.0, 0.0
+            for c in range(6):
+                x += b.Lam[r, c] * w.a[c]
+                y += b.Lam[r, c] * w.v[c]
+            w.f[r] = x
+            Lv[r] = y
+        ad_transpose_apply(w.v, Lv, tmp)                           # f = Lambda a - adj(v)^T Lambda v
+        for r in range(6):
+            w.f[r] -= tmp[r]
+    for i in range(tau.shape[0]):
+        tau[i] = 0.0
+    for k in range(bodies.shape[0] - 1, -1, -1):
+        b, w = bodies[k], work[k]
+        for c in range(b.nvj):
+            x = 0.0
+            for r in range(6):
+                x += b.Xi[r, c] * w.f[r]
+            tau[b.iv + c] += b.mult * x
+        if b.parent >= 0:
+            wrench_to_world(w.R_pk, w.p_pk, w.f, tmp)               # f_p += Ad^-T_{p,k} f_k
+            for r in range(6):
+                work[b.parent].f[r] += tmp[r]
+    return 0
+
+
+@njit(cache=True)
+def invert_spd(D, n, Dinv):
+    """Dinv[:n, :n] <- D[:n, :n]^-1 by Gauss-Jordan; False if D is singular (a massless subtree on a joint)."""
+    A = np.empty((6, 12))
+    scale = 0.0
+    for i in range(n):
+        scale = max(scale, abs(D[i, i]))
+    for i in range(n):
+        for j in range(n):
+            A[i, j] = D[i, j]
+            A[i, n + j] = 1.0 if i == j else 0.0
+    for i in range(n):
+        piv = i
+        for r in range(i + 1, n):
+            if abs(A[r, i]) > abs(A[piv, i]):
+                piv = r
+        if not abs(A[piv, i]) > 1e-12 * max(scale, 1e-300):
+            return False
+        if piv != i:
+            for j in range(2 * n):
+                A[i, j], A[piv, j] = A[piv, j], A[i, j]
+        d = A[i, i]
+        for j in range(2 * n):
+            A[i, j] /= d
+        for r in range(n):
+            if r != i:
+                f = A[r, i]
+                for j in range(2 * n):
+                    A[r, j] -= f * A[i, j]
+    for i in range(n):
+        for j in range(n):
+            Dinv[i, j] = A[i, n + j]
+    return True
+
+
+@njit(cache=True)
+def congruence_to_parent(R, p, Ia, IAp):
+    """IAp += Ad^-T_{p,k} Ia Ad^-1_{p,k}: an articulated inertia of body k added in its parent's frame."""
+    e = np.empty(6)
+    x = np.empty(6)
+    y = np.empty(6)
+    z = np.empty(6)
+    for c in range(6):
+        for r in range(6):
+            e[r] = 0.0
+        e[c] = 1.0
+        to_body(R, p, e, x)                                        # Ad^-1 e_c
+        for r in range(6):
+            s = 0.0
+            for j in range(6):
+                s += Ia[r, j] * x[j]
+            y[r] = s
+        wrench_to_world(R, p, y, z)                                # Ad^-T (Ia Ad^-1 e_c)
+        for r in range(6):
+            IAp[r, c] += z[r]
+
+
+@njit(cache=True)
+def aba(bodies, work, gravity, q, v, tau, qdd):
+    """qdd <- M^-1 (tau - C v - g) by the articulated-body algorithm (no mimic joints).
+    Returns 0, ERR_QUAT, or ERR_SINGULAR when a joint carries a subtree without inertia."""
+    status = placements_and_twists(bodies, work, q, v)
+    if status != 0:
+        return status
+    nb = bodies.shape[0]
+    Lv = np.empty(6)
+    tmp = np.empty(6)
+    Ia = np.empty((6, 6))
+    pa = np.empty(6)
+    uD = np.empty(6)
+    for k in range(nb):                                            # IA = Lambda, pA = -adj(v)^T Lambda v
+        b, w = bodies[k], work[k]
+        w.IA[:, :] = b.Lam
+        for r in range(6):
+            s = 0.0
+            for c in range(6):
+                s += b.Lam[r, c] * w.v[c]
+            Lv[r] = s
+        ad_transpose_apply(w.v, Lv, tmp)
+        for r in range(6):
+            w.pA[r] = -tmp[r]
     for k in range(nb - 1, -1, -1):
-        for c in range(kin.nvj[k]):
-            tau[kin.iv[k] + c] += kin.mult[k] * (kin.Xi[k, :, c] @ f[k])
-        par = kin.parent[k]
-        if par >= 0:
-            f[par] += ad_inv_transpose_apply(R_pk[k], p_pk[k], f[k])
-
-
-def rnea_workspace(nb):
-    return np.zeros((nb, 3, 3)), np.zeros((nb, 3)), np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nb, 6))
+        b, w = bodies[k], work[k]
+        n = b.nvj
+        for c in range(n):                                         # U = IA Xi, D = Xi^T U, u = tau - Xi^T pA
+            for r in range(6):
+                s = 0.0
+                for j in range(6):
+                    s += w.IA[r, j] * b.Xi[j, c]
+                w.UD[r, c] = s
+        for i in range(n):
+            for c in range(n):
+                s = 0.0
+                for r in range(6):
+                    s += b.Xi[r, i] * w.UD[r, c]
+                Ia[i, c] = s                                       # D, kept in Ia's corner for a moment
+            s = 0.0
+            for r in range(6):
+                s += b.Xi[r, i] * w.pA[r]
+            w.u[i] = tau[b.iv + i] - s
+        if not invert_spd(Ia, n, w.Dinv):
+            return ERR_SINGULAR
+        if b.parent < 0:
+            continue
+        for i in range(n):                                         # uD = Dinv u
+            s = 0.0
+            for j in range(n):
+                s += w.Dinv[i, j] * w.u[j]
+            uD[i] = s
+        for r in range(6):                                         # Ia = IA - U Dinv U^T
+            for c in range(6):
+                s = 0.0
+                for i in range(n):
+                    for j in range(n):
+                        s += w.UD[r, i] * w.Dinv[i, j] * w.UD[c, j]
+                Ia[r, c] = w.IA[r, c] - s
+        for r in range(6):                                         # pa = pA + Ia c + U Dinv u
+            s = w.pA[r]
+            for c in range(6):
+                s += Ia[r, c] * w.c[c]
+            for i in range(n):
+                s += w.UD[r, i] * uD[i]
+            pa[r] = s
+        wp = work[b.parent]
+        congruence_to_parent(w.R_pk, w.p_pk, Ia, wp.IA)
+        wrench_to_world(w.R_pk, w.p_pk, pa, tmp)
+        for r in range(6):
+            wp.pA[r] += tmp[r]
+    gamma0 = np.zeros(6)
+    for r in range(3):
+        gamma0[r] = -gravity[r]
+    for k in range(nb):                                            # a' = Ad^-1 a_p + c; qdd = Dinv (u - U^T a')
+        b, w = bodies[k], work[k]
+        if b.parent < 0:
+            to_body(w.R_pk, w.p_pk, gamma0, w.a)
+        else:
+            to_body(w.R_pk, w.p_pk, work[b.parent].a, w.a)
+        for r in range(6):
+            w.a[r] += w.c[r]
+        n = b.nvj
+        for i in range(n):
+            s = w.u[i]
+            for r in range(6):
+                s -= w.UD[r, i] * w.a[r]
+            uD[i] = s
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += w.Dinv[i, j] * uD[j]
+            qdd[b.iv + i] = s
+            for r in range(6):
+                w.a[r] += b.Xi[r, i] * s
+    return 0

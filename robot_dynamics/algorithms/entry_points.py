@@ -1,0 +1,146 @@
+"""The compiled entry points behind Robot's methods: each validates its inputs (finite, unit-able quaternions),
+runs only the passes its result needs, and returns 0 or an error code (kinematics.ERR_*).
+
+    dynamics     outward pass with rates -> composites -> M, C, g, com, J_com -> (references) -> Y
+    mass_matrix  outward pass (poses only) -> composite inertias -> M
+    ...
+Outputs are written in place into arrays the caller allocated (zeroed here).  `dynamics_batch` runs many states
+in parallel, one workspace per thread.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .kinematics import ERR_AREF, ERR_Q, ERR_V, ERR_VREF, all_finite, outward_pass, workspace
+from .matrices import accumulate, composites
+from .newton_euler import aba, rnea
+from .regressor import reference_recursion, regressor_blocks
+
+
+@njit(cache=True)
+def _zero(x):
+    x.ravel()[:] = 0.0
+
+
+@njit(cache=True)
+def _check(q, v, v_ref, a_ref):
+    if not all_finite(q):
+        return ERR_Q
+    if not all_finite(v):
+        return ERR_V
+    if not all_finite(v_ref):
+        return ERR_VREF
+    if not all_finite(a_ref):
+        return ERR_AREF
+    return 0
+
+
+@njit(cache=True)
+def dynamics(bodies, work, gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_com, Y):
+    """M, C, g, com, J_com and (want_y) Y at one state, from one outward pass (paper 002, section VI)."""
+    status = _check(q, v, v_ref, a_ref)
+    if status != 0:
+        return status
+    status = outward_pass(bodies, work, q, v, True)
+    if status != 0:
+        return status
+    composites(bodies, work, True)
+    _zero(M)
+    _zero(C)
+    _zero(g)
+    _zero(com)
+    _zero(J_com)
+    accumulate(bodies, work, gravity, True, True, True, M, C, g, com, J_com)
+    if want_y:
+        _zero(Y)
+        reference_recursion(bodies, work, gravity, v_ref, a_ref)
+        regressor_blocks(bodies, work, Y)
+    return 0
+
+
+@njit(cache=True)
+def _matrices(bodies, work, gravity, q, v, want_m, want_c, want_g, M, C, g, com, J_com):
+    """Any of M (want_m), C (want_c), g with com and J_com (want_g) at one state."""
+    status = _check(q, v, v, v)
+    if status != 0:
+        return status
+    status = outward_pass(bodies, work, q, v, want_c)
+    if status != 0:
+        return status
+    composites(bodies, work, want_c)
+    if want_m:
+        _zero(M)
+    if want_c:
+        _zero(C)
+    if want_g:
+        _zero(g)
+        _zero(com)
+        _zero(J_com)
+    accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_com)
+    return 0
+
+
+# One entry point per method, with as few arguments as it needs (each costs ~0.1 us to pass from Python).
+@njit(cache=True)
+def mass_matrix(bodies, work, q, M):
+    none1, none2 = np.empty(0), np.empty((0, 0))
+    return _matrices(bodies, work, none1, q, q, True, False, False, M, none2, none1, none1, none2)
+
+
+@njit(cache=True)
+def coriolis_matrix(bodies, work, q, v, C):
+    none1, none2 = np.empty(0), np.empty((0, 0))
+    return _matrices(bodies, work, none1, q, v, False, True, False, none2, C, none1, none1, none2)
+
+
+@njit(cache=True)
+def gravity_terms(bodies, work, gravity, q, g, com, J_com):
+    """g, com and J_com: they share the composite masses (eqs. (6c), (7))."""
+    none2 = np.empty((0, 0))
+    return _matrices(bodies, work, gravity, q, q, False, False, True, none2, none2, g, com, J_com)
+
+
+@njit(cache=True)
+def regressor(bodies, work, gravity, q, v, v_ref, a_ref, Y):
+    """The Slotine-Li Y(q, v, v_ref, a_ref) alone (paper 002, eq. (16))."""
+    status = _check(q, v, v_ref, a_ref)
+    if status != 0:
+        return status
+    status = outward_pass(bodies, work, q, v, True)
+    if status != 0:
+        return status
+    _zero(Y)
+    reference_recursion(bodies, work, gravity, v_ref, a_ref)
+    regressor_blocks(bodies, work, Y)
+    return 0
+
+
+@njit(cache=True)
+def inverse_dynamics(bodies, work, gravity, q, v, a, tau):
+    status = _check(q, v, a, a)
+    if status == ERR_VREF:
+        status = ERR_AREF
+    if status != 0:
+        return status
+    return rnea(bodies, work, gravity, q, v, a, tau)
+
+
+@njit(cache=True)
+def forward_dynamics(bodies, work, gravity, q, v, tau, qdd):
+    status = _check(q, v, tau, tau)
+    if status == ERR_VREF:
+        status = ERR_AREF
+    if status != 0:
+        return status
+    return aba(bodies, work, gravity, q, v, tau, qdd)
+
+
+@njit(cache=True, parallel=True)
+def dynamics_batch(bodies, gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_com, Y, status):
+    """dynamics() for states q[i], v[i], ... in parallel; status[i] receives each state's code."""
+    n = q.shape[0]
+    chunks = min(n, 64)
+    for c in prange(chunks):
+        work = workspace(bodies.shape[0])
+        for i in range(c * n // chunks, (c + 1) * n // chunks):
+            status[i] = dynamics(bodies, work, gravity, q[i], v[i], v_ref[i], a_ref[i], want_y, M[i], C[i], g[i],
+                                 com[i], J_com[i], Y[i if want_y else 0])
