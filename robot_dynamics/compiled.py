@@ -22,14 +22,35 @@ def _cache_missing(dispatcher):
     return not index.exists()
 
 
-def compiled(dispatcher, *example_args):
-    """The entry point of `dispatcher` compiled for the types of example_args (called once with them)."""
+def announce_if_cold(dispatcher):
+    """Say once per process, on stderr, that kernels are being compiled when `dispatcher` has no disk cache yet."""
     global _announced
     if not _announced and _cache_missing(dispatcher):
         print("robot_dynamics: compiling the dynamics kernels for this machine (once; later runs load them from "
               "numba's cache)...", file=sys.stderr, flush=True)
         _announced = True
+
+
+def compiled(dispatcher, *example_args):
+    """The entry point of `dispatcher` compiled for the types of example_args (called once with them)."""
+    announce_if_cold(dispatcher)
     dispatcher(*example_args)
     for signature, result in dispatcher.overloads.items():
         return result.entry_point
     raise RuntimeError(f"{dispatcher} compiled no signature")
+
+
+def resolve(owner, attribute, dispatcher, *example_args):
+    """Set owner.<attribute> to the entry point of `dispatcher`: at once when it is already compiled in this
+    process, else on its first call -- so that a run loads (or, the first time, compiles) only the kernels it
+    uses."""
+    if dispatcher.overloads:
+        setattr(owner, attribute, compiled(dispatcher, *example_args))
+        return
+
+    def first_call(*args):
+        kernel = compiled(dispatcher, *example_args)
+        setattr(owner, attribute, kernel)
+        return kernel(*args)
+
+    setattr(owner, attribute, first_call)

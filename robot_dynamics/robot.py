@@ -11,7 +11,7 @@ from .algorithms import entry_points as kernels
 from .algorithms.entry_points import dynamics_batch
 from .algorithms.kinematics import (ERR_AREF, ERR_Q, ERR_QUAT, ERR_SINGULAR, ERR_V, ERR_VREF, outward_pass,
                                     workspace)
-from .compiled import compiled
+from .compiled import announce_if_cold, resolve
 from .configuration import ConfigurationSpace
 from .model import build_model
 from .urdf import parse_urdf
@@ -68,17 +68,18 @@ class Robot:
         self._work = workspace(model.nbodies)
         nv, self._coupled = model.nv, any(j.mimic is not None for j in model.joints)
         self._no_y = np.empty((nv, 10 * model.nbodies))
-        # Resolve (compile or load) each kernel for these argument types, once, with a state that is valid.
+        self._none = (np.empty(0), np.empty(0), np.empty((0, 0)))      # "not wanted" outputs of _k_gravity
+        # Resolve (load, or compile on first use) each kernel for these argument types, with a valid state.
         q, v, g = self._space.neutral(), np.zeros(nv), self.gravity
         M, C, gv, com, J_com = np.empty((nv, nv)), np.empty((nv, nv)), np.empty(nv), np.empty(3), np.empty((3, nv))
-        args = self._bodies, self._work, g
-        self._k_dynamics = compiled(kernels.dynamics, *args, q, v, v, v, True, M, C, gv, com, J_com, self._no_y)
-        self._k_mass = compiled(kernels.mass_matrix, self._bodies, self._work, q, M)
-        self._k_coriolis = compiled(kernels.coriolis_matrix, self._bodies, self._work, q, v, C)
-        self._k_gravity = compiled(kernels.gravity_terms, *args, q, gv, com, J_com)
-        self._k_regressor = compiled(kernels.regressor, *args, q, v, v, v, self._no_y)
-        self._k_rnea = compiled(kernels.inverse_dynamics, *args, q, v, v, gv)
-        self._k_aba = compiled(kernels.forward_dynamics, *args, q, v, v, gv)
+        b, w = self._bodies, self._work
+        resolve(self, "_k_dynamics", kernels.dynamics, b, w, g, q, v, v, v, True, M, C, gv, com, J_com, self._no_y)
+        resolve(self, "_k_mass", kernels.mass_matrix, b, w, q, M)
+        resolve(self, "_k_coriolis", kernels.coriolis_matrix, b, w, q, v, C)
+        resolve(self, "_k_gravity", kernels.gravity_terms, b, w, g, q, gv, com, J_com)
+        resolve(self, "_k_regressor", kernels.regressor, b, w, g, q, v, v, v, self._no_y)
+        resolve(self, "_k_rnea", kernels.inverse_dynamics, b, w, g, q, v, v, gv)
+        resolve(self, "_k_aba", kernels.forward_dynamics, b, w, g, q, v, v, gv)
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -157,6 +158,7 @@ class Robot:
                                np.empty((B, 3, nv)))
         Y = np.empty((B, nv, ny)) if want_y else np.empty((1, nv, ny))
         status = np.zeros(B, dtype=np.int64)
+        announce_if_cold(dynamics_batch)
         dynamics_batch(self._bodies, self.gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_com, Y, status)
         if status.any():
             self._raise(status[np.flatnonzero(status)[0]])
@@ -196,31 +198,32 @@ class Robot:
 
     def gravity_vector(self, q):
         """g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"""
-        return self._gravity_terms(q)[0]
+        return self._gravity_terms(q, 0, (self.nv,))
 
     def com_position(self, q):
         """Centre of mass of the moving bodies in the world frame.  q: (..., nq) -> (..., 3)"""
-        return self._gravity_terms(q)[1]
+        return self._gravity_terms(q, 1, (3,))
 
     def com_jacobian(self, q):
         """J_com = (1/m) P^T Lambda J (paper 002, eq. (7)): CoM velocity = J_com v.  q: (..., nq) -> (..., 3, nv)"""
-        return self._gravity_terms(q)[2]
+        return self._gravity_terms(q, 2, (3, self.nv))
 
-    def _gravity_terms(self, q):
-        """(g, com, J_com): one pass gives all three (they share the composite masses)."""
-        nv = self.nv
+    def _gravity_terms(self, q, which, shape):
+        """g (0), com (1) or J_com (2): the kernel fills the one of non-zero size."""
+        none = self._none
         if self._single(q):
-            g, com, J_com = np.empty(nv), np.empty(3), np.empty((3, nv))
-            status = self._k_gravity(self._bodies, self._work, self.gravity, q, g, com, J_com)
+            outs = list(none)
+            outs[which] = out = np.empty(shape)
+            status = self._k_gravity(self._bodies, self._work, self.gravity, q, *outs)
             if status:
                 self._raise(status)
-            return g, com, J_com
+            return out
         q, batch = self._batch(q=q)
-        B = q.shape[0]
-        g, com, J_com = np.empty((B, nv)), np.empty((B, 3)), np.empty((B, 3, nv))
-        for i in range(B):
-            self._raise(self._k_gravity(self._bodies, self._work, self.gravity, q[i], g[i], com[i], J_com[i]))
-        return g.reshape(batch + (nv,)), com.reshape(batch + (3,)), J_com.reshape(batch + (3, nv))
+        out = np.empty((q.shape[0],) + shape)
+        for i in range(q.shape[0]):
+            self._raise(self._k_gravity(self._bodies, self._work, self.gravity, q[i],
+                                        *(out[i] if k == which else none[k] for k in range(3))))
+        return out.reshape(batch + shape)
 
     def regressor(self, q, v, v_ref, a_ref):
         """Slotine-Li Y(q, v, v_r, a_r) with Y pi = M a_r + C(q, v) v_r + g (paper 002, eq. (16)).

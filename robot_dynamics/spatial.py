@@ -1,7 +1,7 @@
 """Layer 1: the spatial algebra of paper 002 (appendix), twists and wrenches ordered [linear; angular].
 
-Every function is a numba kernel that also runs from plain Python, so the model builder and the compiled
-algorithms share one definition of each operator.
+Plain numpy, for building models and for tests; the compiled kernels (algorithms/) write the same operators
+out element by element.
 
 Notation (paper 002, appendix), for a homogeneous transform T = (R, p) from frame k to frame p:
     Ad      = [[R, p~ R], [0, R]]                 maps twists in k to twists in p
@@ -10,13 +10,11 @@ Notation (paper 002, appendix), for a homogeneous transform T = (R, p) from fram
     Lambda  = [[m E, -(m c)~], [(m c)~, I_o]]     body inertia at the body origin (I_o about the origin)
 """
 import numpy as np
-from numba import njit
 
 # Order of the ten inertial parameters of one body (paper 002, eq. (9)), inertia about the body origin.
 PARAMETER_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz")
 
 
-@njit(cache=True)
 def skew(a):
     """a~ with a~ b = a x b.  a: (3,) -> (3, 3)"""
     S = np.zeros((3, 3))
@@ -29,7 +27,6 @@ def skew(a):
     return S
 
 
-@njit(cache=True)
 def cross(a, b):
     """a x b for (3,) vectors, written out for the kernels."""
     out = np.empty(3)
@@ -39,7 +36,6 @@ def cross(a, b):
     return out
 
 
-@njit(cache=True)
 def axis_angle_rotation(axis, angle):
     """Rodrigues: R = E + sin(t) a~ + (1 - cos(t)) a~^2 for a unit axis a.  (3,), float -> (3, 3)"""
     s = np.sin(angle)
@@ -48,7 +44,6 @@ def axis_angle_rotation(axis, angle):
     return np.eye(3) + s * A + c1 * (A @ A)
 
 
-@njit(cache=True)
 def quaternion_rotation(quat):
     """Rotation matrix of a unit quaternion [qx, qy, qz, qw] (Pinocchio's and ROS's storage order)."""
     x, y, z, w = quat[0], quat[1], quat[2], quat[3]
@@ -90,7 +85,6 @@ def rpy_rotation(rpy):
     return axis_angle_rotation(e[2], y) @ axis_angle_rotation(e[1], p) @ axis_angle_rotation(e[0], r)
 
 
-@njit(cache=True)
 def ad_inv(R, p):
     """Ad^-1 of T = (R, p) as a 6x6 matrix: maps twists in the parent frame to the child frame."""
     X = np.zeros((6, 6))
@@ -101,7 +95,6 @@ def ad_inv(R, p):
     return X
 
 
-@njit(cache=True)
 def adj(v):
     """adj(v) = [[w~, v~], [0, w~]] for the twist v = [v; w] (paper 002, appendix).  (6,) -> (6, 6)"""
     X = np.zeros((6, 6))
@@ -112,7 +105,6 @@ def adj(v):
     return X
 
 
-@njit(cache=True)
 def spatial_inertia(pi):
     """Lambda_k of the ten parameters pi_k (paper 002, eq. (9) and appendix).  (10,) -> (6, 6)"""
     L = np.zeros((6, 6))
@@ -157,7 +149,6 @@ def transform_parameters(pi, R, p):
     return np.array([m, *(h + m * np.asarray(p)), I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]])
 
 
-@njit(cache=True)
 def momentum_matrix(v):
     """A(v) with Lambda v = A(v) pi (paper 002, Prop. 1, eqs. (10)-(12)).  (6,) -> (6, 10)"""
     A = np.zeros((6, 10))

@@ -5,13 +5,13 @@
 - trajectories: PiecewiseTrajectory (JointTrajectory contents), quintic_waypoints, SumOfSines
 - simulator: Simulator (RK4 / semi-implicit Euler on the configuration manifold), with_payload
 """
-from .adaptive import InertiaMetric, SlotineLi, parameters_from_pseudo_inertia, pseudo_inertia
+from .adaptive import InertiaMetric, SlotineLi, excitation_gain, parameters_from_pseudo_inertia, pseudo_inertia
 from .computed_torque import ComputedTorque, gain_matrix, tracking_error
 from .simulator import Rollout, Simulator, payload_parameters, with_payload
 from .trajectories import PiecewiseTrajectory, Reference, SumOfSines, quintic_waypoints
 
 __all__ = [
     "ComputedTorque", "InertiaMetric", "PiecewiseTrajectory", "Reference", "Rollout", "Simulator", "SlotineLi",
-    "SumOfSines", "gain_matrix", "parameters_from_pseudo_inertia", "payload_parameters", "pseudo_inertia",
+    "SumOfSines", "excitation_gain", "gain_matrix", "parameters_from_pseudo_inertia", "payload_parameters", "pseudo_inertia",
     "quintic_waypoints", "tracking_error", "with_payload",
 ]

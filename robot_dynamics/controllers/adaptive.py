@@ -32,8 +32,9 @@ J -> S^-1 clip(S J S) S^-1 (eigenvalues of the whitened 4x4 matrix clipped at ``
 
 - the projection is exact and cheap (one 4x4 eigendecomposition per body) because J -> S J S is an isometry onto
   the Frobenius norm that maps the cone J >= 0 onto itself;
-- it is the Gamma^-1-metric projection onto a convex set that contains the true pi, so it never increases
-  pi_tilde^T Gamma^-1 pi_tilde and V keeps its Lyapunov property;
+- it is the Gamma^-1-metric projection onto a convex set that contains the true pi (floor = 0, or any floor
+  with J(pi_k) >= floor J0_k), so it never increases pi_tilde^T Gamma^-1 pi_tilde and V keeps its Lyapunov
+  property;
 - the gain is relative: each parameter adapts in proportion to its body's own size (kg, kg m, kg m^2 all
   whitened by J0), so a light wrist does not make the adaptation stiff next to a heavy shoulder.
 
@@ -42,9 +43,9 @@ Gamma^-1 metric and can increase V; the log-det ("natural") adaptation law keeps
 replaces V's quadratic term, which this controller exposes for inspection. ``projection`` accepts any callable
 pi -> pi: with another Gamma the estimate stays physical but V's guarantee is lost.
 
-Use: ``update(q, v, q_d, v_d, a_d, dt)`` once per control tick (torque with the current estimate, then one
-explicit Euler step of the adaptation law, then the projection); ``torque`` and ``adapt`` split the two; ``law``
-is the pure continuous-time map (tau, pi_hat_dot) for integrating pi_hat together with the robot's state.
+Use: ``update(q, v, q_d, v_d, a_d, dt)`` once per control tick (one Euler step of the adaptation law, the
+projection, then the torque with the new estimate); ``adapt`` and ``torque`` split the two; ``law`` is the pure
+continuous-time map (tau, pi_hat_dot) for integrating pi_hat together with the robot's state.
 """
 from typing import NamedTuple
 
@@ -80,12 +81,14 @@ class InertiaMetric:
     """The affine-invariant metric of the pseudo-inertias at reference parameters, its gain and its projection.
 
     pi_ref: (10 nbodies,) reference parameters (the nominal model); regularization: J0_k + regularization
-    (tr J0_k + 1e-9) 1 keeps a massless or point-mass reference invertible (module docstring).
+    tr(J0_k) 1 keeps a point-mass reference invertible (1e-9 1 for a massless one); in effect a body adapts little
+    in the directions its reference lacks.
     """
 
     def __init__(self, pi_ref, regularization=1e-3):
         J0 = pseudo_inertia(np.reshape(pi_ref, (-1, 10)))
-        J0 = J0 + (regularization * np.trace(J0, axis1=-2, axis2=-1) + 1e-9)[:, None, None] * np.eye(4)
+        trace = np.trace(J0, axis1=-2, axis2=-1)
+        J0 = J0 + np.where(trace > 0, regularization * trace, 1e-9)[:, None, None] * np.eye(4)
         w, U = np.linalg.eigh(J0)
         self.S = (U * w[:, None, :] ** -0.5) @ np.swapaxes(U, -1, -2)                # J0^-1/2, (nb, 4, 4)
         self.S_inv = (U * w[:, None, :] ** 0.5) @ np.swapaxes(U, -1, -2)
@@ -181,21 +184,32 @@ class SlotineLi:
         return self.pi_hat
 
     def update(self, q, v, q_d, v_d, a_d, dt):
-        """One control tick: tau (nv,) with the current estimate, then the estimate advanced by dt (one regressor)."""
+        """One control tick: the estimate advanced by dt, then tau (nv,) with the new estimate (one regressor).
+
+        Adapting before computing tau makes the sampled loop a symplectic-Euler step of the oscillation between s
+        and pi_tilde (stable for omega dt < 2); the other order is explicit Euler, which amplifies it every tick.
+        Keep Gamma small enough that this oscillation (omega^2 ~ |M^-1/2 Y Gamma Y^T M^-1/2|) is well below the
+        tick rate: the held torque lags by dt / 2.
+        """
         dt = _check_dt(dt)
-        tau, pi_hat_dot = self.law(q, v, q_d, v_d, a_d)
-        self.pi_hat = self._projected(self.pi_hat + dt * pi_hat_dot)
-        return tau
+        sl = self.sliding(q, v, q_d, v_d, a_d)
+        Y = self.robot.regressor(np.asarray(q, float), np.asarray(v, float), sl.v_r, sl.a_r)
+        self.pi_hat = self._projected(self.pi_hat - dt * self.Gamma @ (Y.T @ sl.s))
+        return Y @ self.pi_hat - self.K_D @ sl.s
 
     def lyapunov(self, q, v, q_d, v_d, pi, pi_hat=None):
-        """V = 1/2 s^T M(q) s + 1/2 (pi_hat - pi)^T Gamma^-1 (pi_hat - pi) for the true parameters pi (10 nb,).
+        """V = 1/2 s^T M(q; pi) s + 1/2 (pi_hat - pi)^T Gamma^-1 (pi_hat - pi) for the true parameters pi (10 nb,).
 
+        M(q; pi) is the true robot's, from the regressor at rest: Y(q, 0, 0, s) pi = M s + g and Y(q, 0, 0, 0) pi = g.
         s does not depend on the reference acceleration. pi_hat: self.pi_hat if None.
         """
+        pi = check_vector("pi", pi, 10 * self.robot.nbodies)
         pi_hat = self.pi_hat if pi_hat is None else pi_hat
         s = self.sliding(q, v, q_d, v_d, np.zeros(self.robot.nv)).s
-        pi_tilde = pi_hat - check_vector("pi", pi, 10 * self.robot.nbodies)
-        return 0.5 * s @ self.robot.mass_matrix(np.asarray(q, float)) @ s + 0.5 * pi_tilde @ self.Gamma_inv @ pi_tilde
+        q, zero = np.asarray(q, dtype=float), np.zeros(self.robot.nv)
+        M_s = (self.robot.regressor(q, zero, zero, s) - self.robot.regressor(q, zero, zero, zero)) @ pi
+        pi_tilde = pi_hat - pi
+        return 0.5 * s @ M_s + 0.5 * pi_tilde @ self.Gamma_inv @ pi_tilde
 
 
 def _check_dt(dt):
@@ -203,3 +217,22 @@ def _check_dt(dt):
     if not (np.isfinite(dt) and dt >= 0):
         raise ValueError(f"dt must be finite and non-negative, got {dt}")
     return dt
+
+
+def excitation_gain(model, trajectory, K_D, period, c, eps=1e-3, samples=50):
+    """Gamma = c (Phi + eps tr(Phi G^-1) / p G)^-1, Phi = mean over one period of Y^T K_D^-1 Y along the reference.
+
+    model: the controller's Robot (nominal parameters); trajectory: t -> Reference (q, v, a) for an array of
+    times; K_D: (nv, nv) damping; period: seconds of reference to average over; c: the adaptation rate [1/s].
+
+    With s ~ K_D^-1 Y pi_tilde the estimate moves as pi_tilde' ~ -Gamma Phi pi_tilde, so every well-excited
+    combination of parameters adapts at about the rate c, however unevenly the trajectory excites them; the
+    pullback metric G of the nominal model (InertiaMetric) regularizes the combinations it does not excite.
+    Designed from the nominal model and the reference only, as one would on a real robot.
+    """
+    ref = trajectory(np.linspace(0.0, period, samples, endpoint=False))
+    Y = model.regressor(ref.q, ref.v, ref.v, ref.a)                           # (samples, nv, p)
+    Phi = np.einsum("tij,ik,tkl->jl", Y, np.linalg.inv(K_D), Y) / samples
+    G = InertiaMetric(model.parameters).matrix()
+    Gamma = c * np.linalg.inv(Phi + eps * np.trace(Phi @ np.linalg.inv(G)) / len(G) * G)
+    return 0.5 * (Gamma + Gamma.T)

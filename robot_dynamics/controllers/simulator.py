@@ -104,61 +104,68 @@ class Simulator:
 
         Returns (q, v) at t + h (h defaults to dt).
         """
-        hold = None if callable(torque) else check_vector("torque", torque, self.robot.nv)
-
-        def closed_loop(t, q, v, z):
-            return (hold if hold is not None else torque(t, q, v)), z
-
-        q, v, _, _ = self.step_with_state(t, q, v, np.zeros(0), closed_loop, h)
+        q, v, _, _ = self.step_with_state(t, q, v, np.zeros(0), _without_state(self._torque(torque)), h)
         return q, v
 
     def run(self, q0, v0, torque, duration, control_period=None, t0=0.0):
         """Simulate for duration from (q0 (nq,), v0 (nv,)) at t0  ->  Rollout sampled every dt.
 
-        torque: (nv,) held, or a function (t, q, v) -> (nv,); with control_period (a multiple of dt) the function
-        is called once per period, at the period's start, and its value held for the whole period.
+        torque: (nv,) held, or a function (t, q, v) -> (nv,) called at every stage of every step; with
+        control_period (a multiple of dt) the function is called once per period, at its start, and held.
         """
+        torque = self._torque(torque)
         if control_period is None:
-            def closed_loop(t, q, v, z):
-                return (torque(t, q, v) if callable(torque) else torque), z
-            return self._run(q0, v0, np.zeros(0), closed_loop, duration, t0, None)
+            closed_loop = _without_state(torque)
+            return self._run(q0, v0, np.zeros(0), lambda i, t, q, v: closed_loop, duration, t0)
         ratio = control_period / self.dt
         if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
             raise ValueError(f"control_period {control_period} is not a positive multiple of dt {self.dt}")
-        return self._run(q0, v0, np.zeros(0), None, duration, t0, (torque, int(round(ratio))))
+        every, held = int(round(ratio)), None
+
+        def zero_order_hold(i, t, q, v):
+            nonlocal held
+            if i % every == 0:
+                tau = torque(t, q, v)
+                held = _without_state(lambda t, q, v: tau)
+            return held
+
+        return self._run(q0, v0, np.zeros(0), zero_order_hold, duration, t0)
 
     def run_with_state(self, q0, v0, z0, closed_loop, duration, t0=0.0):
         """Simulate (q, v, z) under closed_loop(t, q, v, z) -> (tau, zdot), z integrated with the same scheme.
 
         q0 (nq,), v0 (nv,), z0 (nz,)  ->  Rollout sampled every dt, with z.
         """
-        return self._run(q0, v0, np.asarray(z0, dtype=float), closed_loop, duration, t0, None)
+        return self._run(q0, v0, np.array(z0, dtype=float), lambda i, t, q, v: closed_loop, duration, t0)
 
-    def _run(self, q0, v0, z0, closed_loop, duration, t0, held):
+    def _torque(self, torque):
+        """A held array or a function of (t, q, v) as a function checked to return (nv,) finite values."""
+        nv = self.robot.nv
+        if not callable(torque):
+            held = check_vector("torque", torque, nv)
+            return lambda t, q, v: held
+        return lambda t, q, v: check_vector("torque", torque(t, q, v), nv)
+
+    def _run(self, q0, v0, z0, loop_for_step, duration, t0):
+        """Integrate from (q0, v0, z0); step i uses the closed loop loop_for_step(i, t_i, q_i, v_i)."""
         q = check_vector("q0", q0, self.robot.nq)
         v = check_vector("v0", v0, self.robot.nv)
-        z = z0.copy()
+        z = z0
         steps = int(round(duration / self.dt))
         t = t0 + self.dt * np.arange(steps + 1)
         Q, V, Z = [q], [v], [z]
-        tau_log = np.zeros((steps + 1, self.robot.nv))
+        tau = np.zeros((steps + 1, self.robot.nv))
         for i in range(steps):
-            if held is not None:
-                torque, every = held
-                if i % every == 0:
-                    tau_held = check_vector("torque", torque(t[i], q, v) if callable(torque) else torque,
-                                            self.robot.nv)
-                closed_loop = _constant(tau_held)
-            q, v, z, tau_log[i] = self.step_with_state(t[i], q, v, z, closed_loop)
+            q, v, z, tau[i] = self.step_with_state(t[i], q, v, z, loop_for_step(i, t[i], q, v))
             Q.append(q), V.append(v), Z.append(z)
-        tau_log[-1] = tau_log[-2] if steps else tau_log[-1]
-        return Rollout(t, np.array(Q), np.array(V), tau_log, np.array(Z) if z0.size else None)
+        if steps:
+            tau[-1] = tau[-2]
+        return Rollout(t, np.array(Q), np.array(V), tau, np.array(Z) if z0.size else None)
 
 
-def _constant(tau):
-    def closed_loop(t, q, v, z):
-        return tau, z * 0.0
-    return closed_loop
+def _without_state(torque):
+    """closed_loop(t, q, v, z) -> (torque(t, q, v), 0) for a simulation without controller state."""
+    return lambda t, q, v, z: (torque(t, q, v), np.zeros_like(z))
 
 
 def payload_parameters(mass, com=(0.0, 0.0, 0.0), inertia=None):
