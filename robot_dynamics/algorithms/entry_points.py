@@ -43,7 +43,7 @@ def dynamics(bodies, work, gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_
     status = outward_pass(bodies, work, q, v, True)
     if status != 0:
         return status
-    composites(bodies, work, True)
+    composites(bodies, work, True, True)
     _zero(M)
     _zero(C)
     _zero(g)
@@ -66,7 +66,7 @@ def _matrices(bodies, work, gravity, q, v, want_m, want_c, want_g, M, C, g, com,
     status = outward_pass(bodies, work, q, v, want_c)
     if status != 0:
         return status
-    composites(bodies, work, want_c)
+    composites(bodies, work, want_m or want_c, want_c)
     if want_m:
         _zero(M)
     if want_c:
@@ -94,7 +94,7 @@ def coriolis_matrix(bodies, work, q, v, C):
 
 @njit(cache=True)
 def gravity_terms(bodies, work, gravity, q, g, com, J_com):
-    """g, com and J_com: they share the composite masses (eqs. (6c), (7))."""
+    """Any of g, com and J_com (an empty array is skipped): they share the composite masses (eqs. (6c), (7))."""
     none2 = np.empty((0, 0))
     return _matrices(bodies, work, gravity, q, q, False, False, True, none2, none2, g, com, J_com)
 

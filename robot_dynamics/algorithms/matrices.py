@@ -72,19 +72,27 @@ def add_velocity_product(pic, V, B):
 
 
 @njit(cache=True)
-def composites(bodies, work, with_c):
-    """pic_k (and with_c, Bc_k) summed over the subtree of k: each body's own world terms, then a backward pass."""
+def composites(bodies, work, with_inertia, with_c):
+    """pic_k (and with_c, Bc_k) summed over the subtree of k: each body's own world terms, then a backward pass.
+    Without inertia only the mass and first moment (pic[:4]) are formed: all that g, the CoM and J_com need."""
     nb = bodies.shape[0]
+    n = 10 if with_inertia else 4
     for k in range(nb):
         w = work[k]
-        world_parameters(bodies[k].pi, w.R0, w.p0, w.pic)
+        if with_inertia:
+            world_parameters(bodies[k].pi, w.R0, w.p0, w.pic)
+        else:
+            pi, R, p = bodies[k].pi, w.R0, w.p0
+            w.pic[0] = pi[0]
+            for r in range(3):
+                w.pic[1 + r] = R[r, 0] * pi[1] + R[r, 1] * pi[2] + R[r, 2] * pi[3] + pi[0] * p[r]
         if with_c:
             w.Bc[:, :] = 0.0
             add_velocity_product(w.pic, w.V, w.Bc)
     for k in range(nb - 1, -1, -1):
         par = bodies[k].parent
         if par >= 0:
-            for r in range(10):
+            for r in range(n):
                 work[par].pic[r] += work[k].pic[r]
             if with_c:
                 for r in range(6):
@@ -95,8 +103,10 @@ def composites(bodies, work, with_c):
 @njit(cache=True)
 def accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_com):
     """Add the pair terms of eqs. (6a), (6b), (6c), (7) into the zeroed outputs (see the module docstring);
-    want_g covers g, com and J_com.  Outputs not wanted are not touched.  Needs outward_pass (with rates for C)
-    and composites (with Bc for C).  Returns the total mass."""
+    want_g covers g, com and J_com: an output of size 0 is skipped.  Needs outward_pass (with rates for C)
+    and composites (with the inertias for M or C, with Bc for C).  Returns the total mass."""
+    want_com, want_jcom = want_g and com.size > 0, want_g and J_com.size > 0
+    want_g = want_g and g.size > 0
     nb = bodies.shape[0]
     F = np.empty(6)          # Ic_j S_s
     w1 = np.empty(6)         # -Bc_j S_s + Ic_j Sdot_s
@@ -109,7 +119,7 @@ def accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_co
     for k in range(nb):
         if bodies[k].parent < 0:
             mass += work[k].pic[0]
-            if want_g:
+            if want_com:
                 for r in range(3):
                     com[r] += work[k].pic[1 + r]
     for j in range(nb):
@@ -119,12 +129,13 @@ def accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_co
         for s in range(bj.nvj):
             cs = bj.iv + s
             S = wj.S[:, s]
-            inertia_apply(wj.pic, S, F)
+            if want_m or want_c or want_jcom:
+                inertia_apply(wj.pic, S, F)
             if want_g:
                 g[cs] += dot6(S, Ig)                                  # eq. (6c)
-                if mass > 0.0:
-                    for r in range(3):
-                        J_com[r, cs] += F[r] / mass                   # eq. (7)
+            if want_jcom and mass > 0.0:
+                for r in range(3):
+                    J_com[r, cs] += F[r] / mass                       # eq. (7)
             if want_c:
                 inertia_apply(wj.pic, wj.Sd[:, s], w1)
                 for r in range(6):
@@ -134,7 +145,7 @@ def accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_co
                         acc_t += wj.Bc[c, r] * S[c]
                     w1[r] -= acc
                     w2[r] = -acc_t
-            a = j                                                     # j itself, then its ancestors
+            a = j if want_m or want_c else -1                         # j itself, then its ancestors
             while a >= 0:
                 ba, wa = bodies[a], work[a]
                 for t in range(ba.nvj):
@@ -150,7 +161,7 @@ def accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_co
                         if a != j:
                             C[cs, ct] += dot6(w2, St) + dot6(F, wa.Sd[:, t])
                 a = ba.parent
-    if want_g and mass > 0.0:
+    if want_com and mass > 0.0:
         for r in range(3):
             com[r] /= mass
     return mass

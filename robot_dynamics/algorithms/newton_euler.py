@@ -94,12 +94,17 @@ def rnea(bodies, work, gravity, q, v, a, tau):
 
 
 @njit(cache=True)
-def invert_spd(D, n, Dinv):
-    """Dinv[:n, :n] <- D[:n, :n]^-1 by Gauss-Jordan; False if D is singular (a massless subtree on a joint)."""
-    A = np.empty((6, 12))
+def invert_spd(D, n, Dinv, A):
+    """Dinv[:n, :n] <- D[:n, :n]^-1 by Gauss-Jordan in the scratch A (6, 12); False if D is singular (a joint
+    that carries a subtree without mass or inertia)."""
     scale = 0.0
     for i in range(n):
         scale = max(scale, abs(D[i, i]))
+    if n == 1:
+        if not abs(D[0, 0]) > 1e-12 * max(scale, 1e-300):
+            return False
+        Dinv[0, 0] = 1.0 / D[0, 0]
+        return True
     for i in range(n):
         for j in range(n):
             A[i, j] = D[i, j]
@@ -129,12 +134,10 @@ def invert_spd(D, n, Dinv):
 
 
 @njit(cache=True)
-def congruence_to_parent(R, p, Ia, IAp):
-    """IAp += Ad^-T_{p,k} Ia Ad^-1_{p,k}: an articulated inertia of body k added in its parent's frame."""
-    e = np.empty(6)
-    x = np.empty(6)
-    y = np.empty(6)
-    z = np.empty(6)
+def congruence_to_parent(R, p, Ia, IAp, scratch):
+    """IAp += Ad^-T_{p,k} Ia Ad^-1_{p,k}: an articulated inertia of body k added in its parent's frame.
+    scratch: (4, 6)."""
+    e, x, y, z = scratch[0], scratch[1], scratch[2], scratch[3]
     for c in range(6):
         for r in range(6):
             e[r] = 0.0
@@ -163,6 +166,8 @@ def aba(bodies, work, gravity, q, v, tau, qdd):
     Ia = np.empty((6, 6))
     pa = np.empty(6)
     uD = np.empty(6)
+    gj = np.empty((6, 12))                                         # scratch of invert_spd
+    vectors = np.empty((4, 6))                                     # scratch of congruence_to_parent
     for k in range(nb):                                            # IA = Lambda, pA = -adj(v)^T Lambda v
         b, w = bodies[k], work[k]
         w.IA[:, :] = b.Lam
@@ -193,7 +198,7 @@ def aba(bodies, work, gravity, q, v, tau, qdd):
             for r in range(6):
                 s += b.Xi[r, i] * w.pA[r]
             w.u[i] = tau[b.iv + i] - s
-        if not invert_spd(Ia, n, w.Dinv):
+        if not invert_spd(Ia, n, w.Dinv, gj):
             return ERR_SINGULAR
         if b.parent < 0:
             continue
@@ -217,7 +222,7 @@ def aba(bodies, work, gravity, q, v, tau, qdd):
                 s += w.UD[r, i] * uD[i]
             pa[r] = s
         wp = work[b.parent]
-        congruence_to_parent(w.R_pk, w.p_pk, Ia, wp.IA)
+        congruence_to_parent(w.R_pk, w.p_pk, Ia, wp.IA, vectors)
         wrench_to_world(w.R_pk, w.p_pk, pa, tmp)
         for r in range(6):
             wp.pA[r] += tmp[r]
