@@ -1,0 +1,54 @@
+"""Compiled kernels from a read-only installation: they are cached in the user's cache directory, the first run
+says on stderr that it compiles, and a second run loads them silently.  (Timing goals are in
+benchmarks/startup.py, not here.)
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = """
+import sys, numpy as np, robot_dynamics as rd
+assert rd.__file__.startswith(sys.argv[1]), rd.__file__
+robot = rd.load_urdf(sys.argv[2])
+q, v = robot.random_state(0)
+d = robot.dynamics(q, v, v, v)
+print(repr(float(np.abs(d.Y @ robot.parameters - d.M @ v - d.C @ v - d.g).max())))
+"""
+
+
+def run(site, home):
+    env = {k: x for k, x in os.environ.items() if not k.startswith(("NUMBA_CACHE_DIR", "XDG_CACHE_HOME"))}
+    env.update(PYTHONPATH=str(site), HOME=str(home))
+    # As root, permissions are not enforced; in a new user namespace root keeps ownership but loses the
+    # capability to override them, so the read-only folder really is read-only for the run.
+    prefix = ["unshare", "--user"] if os.geteuid() == 0 else []
+    return subprocess.run(prefix + [sys.executable, "-c", SCRIPT, str(site), str(ROOT / "urdf" / "arm7.urdf")],
+                          env=env, cwd=home, capture_output=True, text=True, timeout=240)
+
+
+def test_read_only_install_caches_in_user_directory(tmp_path):
+    site, home = tmp_path / "site", tmp_path / "home"
+    shutil.copytree(ROOT / "robot_dynamics", site / "robot_dynamics",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    home.mkdir()
+    for path in [site, *site.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        cold, warm = run(site, home), run(site, home)
+    finally:
+        for path in [site, *site.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    assert cold.returncode == 0, cold.stderr
+    assert cold.stderr.count("compiling the dynamics kernels") == 1, cold.stderr
+    assert float(cold.stdout) < 1e-10
+    assert warm.returncode == 0 and "compiling" not in warm.stderr, warm.stderr
+    assert float(warm.stdout) < 1e-10
+    cached = list((home / ".cache" / "numba").rglob("*.nbi"))
+    assert cached, "numba's index files are in the user cache directory"
+    assert not list(site.rglob("*.nbi")) and not list(site.rglob("*.nbc")), "nothing written beside the package"
+    assert np.isfinite(float(warm.stdout))
