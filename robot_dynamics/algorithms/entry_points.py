@@ -116,22 +116,16 @@ def regressor(bodies, work, gravity, q, v, v_ref, a_ref, Y):
 
 @njit(cache=True)
 def inverse_dynamics(bodies, work, gravity, q, v, a, tau):
-    status = _check(q, v, a, a)
-    if status == ERR_VREF:
-        status = ERR_AREF
-    if status != 0:
-        return status
-    return rnea(bodies, work, gravity, q, v, a, tau)
+    """tau = M a + C v + g by Newton-Euler; a non-finite a is reported as ERR_AREF."""
+    status = _check(q, v, v, a)
+    return status if status != 0 else rnea(bodies, work, gravity, q, v, a, tau)
 
 
 @njit(cache=True)
 def forward_dynamics(bodies, work, gravity, q, v, tau, qdd):
-    status = _check(q, v, tau, tau)
-    if status == ERR_VREF:
-        status = ERR_AREF
-    if status != 0:
-        return status
-    return aba(bodies, work, gravity, q, v, tau, qdd)
+    """qdd = M^-1 (tau - C v - g) by the articulated-body algorithm; a non-finite tau is reported as ERR_AREF."""
+    status = _check(q, v, v, tau)
+    return status if status != 0 else aba(bodies, work, gravity, q, v, tau, qdd)
 
 
 @njit(cache=True, parallel=True)

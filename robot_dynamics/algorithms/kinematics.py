@@ -174,6 +174,18 @@ def joint_transform(b, q, R, p):
 
 
 @njit(cache=True)
+def placement(b, q, RJ, pJ, R_pk, p_pk):
+    """R_pk, p_pk <- T_{p,k} = T_tree T_J(q), body b in its parent's frame (RJ, pJ: scratch).  0 or ERR_QUAT."""
+    if joint_transform(b, q, RJ, pJ) != 0:
+        return ERR_QUAT
+    matmul3(b.R_tree, RJ, R_pk)
+    rot(b.R_tree, pJ, p_pk)
+    for r in range(3):
+        p_pk[r] += b.p_tree[r]
+    return 0
+
+
+@njit(cache=True)
 def all_finite(x):
     for i in range(x.shape[0]):
         if not np.isfinite(x[i]):
@@ -191,12 +203,8 @@ def outward_pass(bodies, work, q, v, with_rates):
     col = np.empty(6)
     for k in range(bodies.shape[0]):
         b, w = bodies[k], work[k]
-        if joint_transform(b, q, RJ, pJ) != 0:
+        if placement(b, q, RJ, pJ, w.R_pk, w.p_pk) != 0:
             return ERR_QUAT
-        matmul3(b.R_tree, RJ, w.R_pk)                              # T_{p,k} = T_tree T_J(q)
-        rot(b.R_tree, pJ, w.p_pk)
-        for r in range(3):
-            w.p_pk[r] += b.p_tree[r]
         if b.parent < 0:
             w.R0[:, :] = w.R_pk
             w.p0[:] = w.p_pk

@@ -13,8 +13,8 @@ operators: articulated inertias IA_k and bias forces pA_k inward, accelerations 
 import numpy as np
 from numba import njit
 
-from .kinematics import (ERR_QUAT, ERR_SINGULAR, ad_apply, ad_transpose_apply, joint_transform, matmul3, rot,
-                         to_body, wrench_to_world)
+from .kinematics import (ERR_QUAT, ERR_SINGULAR, ad_apply, ad_transpose_apply, placement, to_body,
+                         wrench_to_world)
 
 
 @njit(cache=True)
@@ -25,12 +25,8 @@ def placements_and_twists(bodies, work, q, v):
     xi = np.empty(6)
     for k in range(bodies.shape[0]):
         b, w = bodies[k], work[k]
-        if joint_transform(b, q, RJ, pJ) != 0:
+        if placement(b, q, RJ, pJ, w.R_pk, w.p_pk) != 0:
             return ERR_QUAT
-        matmul3(b.R_tree, RJ, w.R_pk)
-        rot(b.R_tree, pJ, w.p_pk)
-        for r in range(3):
-            w.p_pk[r] += b.p_tree[r]
         for r in range(6):
             xi[r] = 0.0
             for c in range(b.nvj):
@@ -47,6 +43,19 @@ def placements_and_twists(bodies, work, q, v):
 
 
 @njit(cache=True)
+def carried_acceleration(bodies, work, k, gamma0):
+    """a_k <- Ad^-1_{p,k} a_p + adj(v_k) xi_k: the parent's acceleration carried into body k (a_world = gamma_0),
+    before the joint's own acceleration is added."""
+    b, w = bodies[k], work[k]
+    if b.parent < 0:
+        to_body(w.R_pk, w.p_pk, gamma0, w.a)
+    else:
+        to_body(w.R_pk, w.p_pk, work[b.parent].a, w.a)
+    for r in range(6):
+        w.a[r] += w.c[r]
+
+
+@njit(cache=True)
 def rnea(bodies, work, gravity, q, v, a, tau):
     """tau <- M(q) a + C(q, v) v + g(q).  Returns 0 or ERR_QUAT."""
     status = placements_and_twists(bodies, work, q, v)
@@ -59,12 +68,8 @@ def rnea(bodies, work, gravity, q, v, a, tau):
     tmp = np.empty(6)
     for k in range(bodies.shape[0]):
         b, w = bodies[k], work[k]
-        if b.parent < 0:
-            to_body(w.R_pk, w.p_pk, gamma0, w.a)
-        else:
-            to_body(w.R_pk, w.p_pk, work[b.parent].a, w.a)
+        carried_acceleration(bodies, work, k, gamma0)
         for r in range(6):
-            w.a[r] += w.c[r]
             for c in range(b.nvj):
                 w.a[r] += b.Xi[r, c] * b.mult * a[b.iv + c]
         for r in range(6):
@@ -231,12 +236,7 @@ def aba(bodies, work, gravity, q, v, tau, qdd):
         gamma0[r] = -gravity[r]
     for k in range(nb):                                            # a' = Ad^-1 a_p + c; qdd = Dinv (u - U^T a')
         b, w = bodies[k], work[k]
-        if b.parent < 0:
-            to_body(w.R_pk, w.p_pk, gamma0, w.a)
-        else:
-            to_body(w.R_pk, w.p_pk, work[b.parent].a, w.a)
-        for r in range(6):
-            w.a[r] += w.c[r]
+        carried_acceleration(bodies, work, k, gamma0)
         n = b.nvj
         for i in range(n):
             s = w.u[i]
