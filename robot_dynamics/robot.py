@@ -173,11 +173,7 @@ class Robot:
             if status:
                 self._raise(status)
             return M
-        q, batch = self._batch(q=q)
-        M = np.empty((q.shape[0], self.nv, self.nv))
-        for i in range(q.shape[0]):
-            self._raise(self._k_mass(self._bodies, self._work, q[i], M[i]))
-        return M.reshape(batch + (self.nv, self.nv))
+        return self._each(self._k_mass, (self._bodies, self._work), dict(q=q), (self.nv, self.nv))
 
     def coriolis_matrix(self, q, v):
         """C(q, v) of paper 002, eq. (6b): C v holds the Coriolis and centrifugal torques, Mdot = C + C^T.
@@ -190,11 +186,7 @@ class Robot:
             if status:
                 self._raise(status)
             return C
-        q, v, batch = self._batch(q=q, v=v)
-        C = np.empty((q.shape[0], self.nv, self.nv))
-        for i in range(q.shape[0]):
-            self._raise(self._k_coriolis(self._bodies, self._work, q[i], v[i], C[i]))
-        return C.reshape(batch + (self.nv, self.nv))
+        return self._each(self._k_coriolis, (self._bodies, self._work), dict(q=q, v=v), (self.nv, self.nv))
 
     def gravity_vector(self, q):
         """g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"""
@@ -218,12 +210,10 @@ class Robot:
             if status:
                 self._raise(status)
             return out
-        q, batch = self._batch(q=q)
-        out = np.empty((q.shape[0],) + shape)
-        for i in range(q.shape[0]):
-            self._raise(self._k_gravity(self._bodies, self._work, self.gravity, q[i],
-                                        *(out[i] if k == which else none[k] for k in range(3))))
-        return out.reshape(batch + shape)
+        def one(bodies, work, gravity, q, out):
+            return self._k_gravity(bodies, work, gravity, q, *(out if k == which else none[k] for k in range(3)))
+
+        return self._each(one, (self._bodies, self._work, self.gravity), dict(q=q), shape)
 
     def regressor(self, q, v, v_ref, a_ref):
         """Slotine-Li Y(q, v, v_r, a_r) with Y pi = M a_r + C(q, v) v_r + g (paper 002, eq. (16)).
@@ -235,12 +225,8 @@ class Robot:
             Y = np.empty(shape)
             self._raise(self._k_regressor(self._bodies, self._work, self.gravity, q, v, v_ref, a_ref, Y))
             return Y
-        q, v, v_ref, a_ref, batch = self._batch(q=q, v=v, v_ref=v_ref, a_ref=a_ref)
-        Y = np.empty((q.shape[0],) + shape)
-        for i in range(q.shape[0]):
-            self._raise(self._k_regressor(self._bodies, self._work, self.gravity, q[i], v[i], v_ref[i], a_ref[i],
-                                          Y[i]))
-        return Y.reshape(batch + shape)
+        return self._each(self._k_regressor, (self._bodies, self._work, self.gravity),
+                          dict(q=q, v=v, v_ref=v_ref, a_ref=a_ref), shape)
 
     def inverse_dynamics(self, q, v, a):
         """tau = M a + C v + g by the recursive Newton-Euler algorithm, O(n).  (..., nq), (..., nv) x2 -> (..., nv)"""
@@ -303,11 +289,16 @@ class Robot:
             out = np.empty(self.nv)
             self._raise(kernel(self._bodies, self._work, self.gravity, q, v, x, out), name)
             return out
-        q, v, x, shape = self._batch(q=q, v=v, **{name: x})
-        out = np.empty((q.shape[0], self.nv))
-        for i in range(q.shape[0]):
-            self._raise(kernel(self._bodies, self._work, self.gravity, q[i], v[i], x[i], out[i]), name)
-        return out.reshape(shape + (self.nv,))
+        return self._each(kernel, (self._bodies, self._work, self.gravity), {"q": q, "v": v, name: x}, (self.nv,),
+                          name)
+
+    def _each(self, kernel, prefix, inputs, shape, accel_name="a_ref"):
+        """kernel(*prefix, *state_i, out_i) for every state of a batch of validated inputs -> (..., *shape)."""
+        *flat, batch = self._batch(**inputs)
+        out = np.empty((flat[0].shape[0],) + shape)
+        for i in range(out.shape[0]):
+            self._raise(kernel(*prefix, *(x[i] for x in flat), out[i]), accel_name)
+        return out.reshape(batch + shape)
 
     def _vector(self, x, name, n):
         x = np.array(x, dtype=float)
