@@ -1,0 +1,62 @@
+"""Worst relative error against Pinocchio per quantity, over real robots, fixed and floating base.
+
+    python benchmarks/accuracy.py [--states 20]
+
+The same comparisons as test/test_pinocchio.py (which asserts 1e-9), reported as figures; relative error is
+max |ours - Pinocchio| / max |Pinocchio| per evaluation.  Also counts the example-robot-data URDFs that load.
+"""
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
+import robot_dynamics as rd  # noqa: E402
+from oracle import PinocchioTwin, erd_path, erd_urdfs, relative_error  # noqa: E402
+from test_pinocchio import ROBOTS  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--states", type=int, default=20)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore", rd.URDFWarning)
+    worst = {}
+    for name in ROBOTS:
+        for floating_base in (False, True):
+            robot = rd.load_urdf(erd_path(name), floating_base=floating_base)
+            twin = PinocchioTwin(robot, erd_path(name), floating_base=floating_base)
+            rng = np.random.default_rng(0)
+            for _ in range(args.states):
+                q, v = robot.random_state(rng)
+                a = rng.normal(size=robot.nv)
+                d = robot.dynamics(q, v, v, a)
+                C_pin = twin.coriolis_matrix(q, v)
+                for what, ours, theirs in (
+                        ("M", d.M, twin.mass_matrix(q)), ("g", d.g, twin.gravity_vector(q)),
+                        ("com", d.com, twin.com(q)), ("J_com", d.J_com, twin.com_jacobian(q)),
+                        ("C v + g vs rnea(q, v, 0)", d.C @ v + d.g, twin.rnea(q, v, np.zeros(robot.nv))),
+                        ("C + C^T", d.C + d.C.T, C_pin + C_pin.T), ("Y(q, v, v, a)", d.Y, twin.regressor(q, v, a)),
+                        ("inverse dynamics", robot.inverse_dynamics(q, v, a), twin.rnea(q, v, a)),
+                        ("forward dynamics", robot.forward_dynamics(q, v, a), twin.aba(q, v, a))):
+                    err = relative_error(ours, theirs)
+                    if err >= worst.get(what, (-1.0,))[0]:
+                        worst[what] = (err, f"{name}{' floating' if floating_base else ''}")
+    print(f"worst relative error against Pinocchio over {len(ROBOTS)} robots x fixed/floating x {args.states} "
+          "random states:")
+    for what, (err, where) in worst.items():
+        print(f"  {what:<26}{err:10.2e}   ({where})")
+    loaded = 0
+    for path in erd_urdfs():
+        try:
+            rd.load_urdf(path)
+            loaded += 1
+        except ValueError as exc:
+            print(f"  does not load: {path.name}: {exc}")
+    print(f"example-robot-data URDFs that load: {loaded} of {len(erd_urdfs())}")
+
+
+if __name__ == "__main__":
+    main()
