@@ -155,3 +155,13 @@ def test_dangling_mimic_matters_only_when_mimics_are_coupled():
     assert rd.load_urdf(path).nv > 0
     with pytest.raises(rd.URDFError, match="joint 'Left_index_q2' mimics unknown joint 'index_q1'"):
         rd.load_urdf(path, mimic=True)
+
+
+def test_library_does_not_import_ros():
+    """Only robot_dynamics.ros imports rclpy: the library and its controllers work without ROS."""
+    import subprocess
+    import sys
+    code = ("import sys, robot_dynamics, robot_dynamics.controllers, robot_dynamics.cli; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rclpy', 'std_msgs', 'sensor_msgs')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -10,7 +10,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayou
 
 
 class BadMessage(ValueError):
-    """A message that cannot be used; ``kind`` names the fault (``"joint_state_lengths"``, ``"odom_zero_quaternion"``, ...)."""
+    """A message that cannot be used; ``kind`` names the fault (``"joint_state_lengths"``, ``"odom_frame"``, ...)."""
 
     def __init__(self, kind, message):
         super().__init__(message)
@@ -114,14 +114,14 @@ class JointStateMerger:
         names = msg.name
         position, velocity = as_float_array(msg.position), as_float_array(msg.velocity)
         if len(position) != len(names) or len(velocity) not in (0, len(names)):
-            raise BadMessage("joint_state_lengths", f"joint_states has {len(names)} names, {len(position)} positions and "
-                                        f"{len(velocity)} velocities")
+            raise BadMessage("joint_state_lengths", f"joint_states has {len(names)} names, {len(position)} "
+                                                    f"positions and {len(velocity)} velocities")
         rows, cols = self._match(names)
         p = position[rows]
         v = velocity[rows] if len(velocity) else None
         if not np.isfinite(p).all() or (v is not None and not np.isfinite(v).all()):
-            raise BadMessage("joint_state_non_finite", "joint_states has NaN or infinite positions or velocities for "
-                                           f"{[names[r] for r in rows]}")
+            raise BadMessage("joint_state_non_finite", "joint_states has NaN or infinite positions or velocities "
+                                                       f"among {[names[r] for r in rows]}")
         self.q[cols] = p
         self.q_known[cols] = True
         self.v[cols] = 0.0 if v is None else v

@@ -20,22 +20,33 @@ Topics (``~`` is the node's name)::
     out  ~/gravity               std_msgs/Float64MultiArray       g (nv,)
     out  ~/com_jacobian          std_msgs/Float64MultiArray       J_com (3, nv)
     out  ~/regressor             std_msgs/Float64MultiArray       Y (nv, 10 nb): Y pi = M a_r + C v_r + g
-    out  ~/com                   geometry_msgs/PointStamped       the CoM in the world (odom) frame
+    out  ~/com                   geometry_msgs/PointStamped       the CoM in the world frame: odom's frame_id
+                                                                  (floating base), the root link (fixed base);
+                                                                  stamped with the joint state's stamp
 
 Every output is computed on the arrival of a joint state, in one ``robot.dynamics()`` pass; the mass matrix is
 published first. Vectors and matrices are ordered as the read-only parameter ``joint_names`` says (floating
 base: the six base velocities, linear then angular in the base frame, come first). A message that cannot be
 used is skipped with a warning throttled per kind of fault, and counted in ``DynamicsNode.skipped``.
+
+Joint states are matched by name in any order (unknown names ignored) and merged into the last known state;
+nothing is published until every joint has had a position (and, for a floating base, an odometry has arrived).
+A joint state without velocities counts them as zero for M and g, but C, C v and the regressor wait for
+velocities. The regressor needs ``publish_regressor:=true`` and a ``~/reference``. ``joint_names`` is read-only,
+so a new description must keep the joints (masses, inertias and frames may change); one with other joints is
+refused and the node must be restarted to serve another robot.
 """
 import collections
 import math
 import sys
+import warnings
 
 import numpy as np
 import rclpy
 from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -86,12 +97,13 @@ class DynamicsNode(Node):
         self.base_state = None
         self.reference = None
         self._topic_description = None            # the last XML received on the robot_description topic
-        self._msgs = {}                           # topic -> Float64MultiArray with its layout, reused
+        self._msgs = {}                           # topic -> Float64MultiArray with its layout, reused per state
         self._declare_parameters()
         self._publish_regressor = self.get_parameter("publish_regressor").value
         self._pubs = {topic: self.create_publisher(Float64MultiArray, "~/" + topic, OUTPUT_QOS)
                       for topic in MATRIX_TOPICS}
         self._com_pub = self.create_publisher(PointStamped, "~/com", OUTPUT_QOS)
+        self._com_msg = PointStamped()
         self.create_subscription(JointState, "joint_states", self._on_joint_state, STATE_QOS)
         self.create_subscription(JointTrajectoryPoint, "~/reference", self._on_reference, STATE_QOS)
         self._odom_sub = None
@@ -179,16 +191,22 @@ class DynamicsNode(Node):
         try:
             self._install(*self._build(msg.data, config), "topic robot_description")
         except ValueError as err:
-            self.get_logger().error(f"robot_description from the topic rejected, keeping the last model: {err}")
+            kept = "; keeping the last good model" if self.robot is not None else ""
+            self.get_logger().error(f"robot_description from the topic rejected: {err}{kept}")
             return
         self._topic_description = msg.data
 
     def _build(self, xml, config):
         """Parse ``xml`` into a model; run ``dynamics()`` once, so the first joint state finds it compiled.
 
-        Returns the model and that first result, whose arrays give the shapes of the outputs.
+        Returns the model and that first result, whose arrays give the shapes of the outputs. URDFWarnings
+        (a description the library loads as given, such as an impossible inertia) go to the node's log.
         """
-        robot = rd.load_urdf(xml, floating_base=config["floating_base"], gravity=tuple(config["gravity"]))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", rd.URDFWarning)
+            robot = rd.load_urdf(xml, floating_base=config["floating_base"], gravity=tuple(config["gravity"]))
+        for warning in caught:
+            self.get_logger().warning(f"robot description: {warning.category.__name__}: {warning.message}")
         q, z = robot.neutral(), np.zeros(robot.nv)
         return robot, robot.dynamics(q, z, z, z)
 
@@ -305,7 +323,7 @@ class DynamicsNode(Node):
         self._publish_array("com_jacobian", result.J_com)
         if regressor:
             self._publish_array("regressor", result.Y)
-        com = PointStamped()
+        com = self._com_msg
         com.header.stamp = stamp
         com.header.frame_id = frame_id
         com.point.x, com.point.y, com.point.z = (float(c) for c in result.com)
@@ -326,7 +344,7 @@ def main(args=None):
     rclpy.init(args=args)
     try:
         node = DynamicsNode()
-    except ValueError as err:
+    except (ValueError, InvalidParameterTypeException, InvalidParameterValueException) as err:
         print(f"dynamics_node: {err}", file=sys.stderr)
         rclpy.try_shutdown()
         return 2

@@ -1,0 +1,246 @@
+"""Latency and throughput of dynamics_node over real rclpy, next to a bare rclpy relay measured in the same run.
+
+For each robot (the bundled 7-DoF arm, the ~30-DoF floating-base humanoid) and each rate (250, 500, 1000 Hz),
+this script publishes random joint states for a few seconds to
+
+- ``relay_node`` (receive, publish: the cost of rclpy and DDS alone) and
+- ``dynamics_node`` (the same, plus merging the state, one ``robot.dynamics()`` pass and seven publications),
+
+each running as its own process as a user would start it, and reports the fraction of joint states answered
+and the median and p99 latency from publishing a joint state to receiving its mass matrix. The two nodes take
+turns in short segments, so a change in the machine's load falls on both alike. An answer is matched to its
+joint state by content (the relay echoes the positions; the node's M is compared with the library's M of every
+recently sent state), so no timestamp needs to travel.
+
+Run from the repository (ROS 2 wheels installed)::
+
+    python benchmarks/bench_ros_node.py                  # both robots, 250/500/1000 Hz, 3 s per rate and node
+    python benchmarks/bench_ros_node.py --robots arm7 --rates 500 --duration 5
+
+Goal: at 500 Hz on the arm, >= 99 % answered and a median added latency <= 0.3 ms over the relay.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 101))
+
+import rclpy  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+import robot_dynamics as rd  # noqa: E402
+from robot_dynamics.ros.qos import STATE_QOS  # noqa: E402
+
+ROBOTS = {"arm7": False, "humanoid": True}      # name -> floating base
+SEGMENTS = 4                                    # turns each node takes per rate
+DRAIN = 0.2                                     # s to wait for the last answers of a segment
+MATCH_WINDOW = 200                              # an answer is looked for among this many latest joint states
+
+
+class Target:
+    """A node process under test, the driver's link to it, and how to recognise its answers.
+
+    Parameters
+    ----------
+    kind : str
+        ``"relay"`` or ``"dynamics"``.
+    robot : robot_dynamics model
+    urdf : pathlib.Path
+    driver : rclpy node that publishes the joint states and receives the answers
+    """
+
+    def __init__(self, kind, robot, urdf, driver):
+        self.kind, self.robot = kind, robot
+        self.namespace = f"/bench_{os.getpid()}_{urdf.stem}_{kind}"
+        node = "relay_node" if kind == "relay" else "dynamics_node"
+        if kind == "relay":
+            params = ["-p", f"rows:={robot.nv}"]
+        else:
+            params = ["-p", f"urdf_path:={urdf}", "-p", f"floating_base:={str(robot.floating_base).lower()}"]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", f"robot_dynamics.ros.{node}", "--ros-args", "-r", f"__ns:={self.namespace}",
+             "--log-level", "warn", *params], env=env, start_new_session=True)
+        self.joints = driver.create_publisher(JointState, f"{self.namespace}/joint_states", STATE_QOS)
+        self.odom = driver.create_publisher(Odometry, f"{self.namespace}/odom", STATE_QOS)
+        self.received = []                      # (t_received, data, joint states sent by then)
+        self.sent = 0
+        driver.create_subscription(Float64MultiArray, f"{self.namespace}/{node}/mass_matrix", self._on_answer,
+                                   QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+
+    def _on_answer(self, msg):
+        self.received.append((time.perf_counter(), np.frombuffer(msg.data, dtype=np.float64).copy(), self.sent))
+
+    def expected(self, q):
+        """What the answer to the joint positions of ``q`` holds, flattened: M, or the echoed positions."""
+        if self.kind == "relay":
+            return q[self.robot.nq - len(self.robot.joint_names):]
+        return self.robot.dynamics(q, np.zeros(self.robot.nv)).M.ravel()
+
+    def matches(self, data, expected):
+        if self.kind == "relay":
+            return np.array_equal(data[:expected.size], expected)
+        return np.allclose(data, expected, rtol=1e-9, atol=1e-12)
+
+    def warm_up(self, q, timeout=120.0):
+        """Publish ``q`` until the node answers: discovery done, model built, kernels compiled."""
+        nj = len(self.robot.joint_names)
+        msg = JointState(name=list(self.robot.joint_names), position=q[self.robot.nq - nj:].tolist())
+        self.received = []
+        deadline = time.monotonic() + timeout
+        while not self.received:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError(f"the {self.kind} node in {self.namespace} never answered")
+            if self.robot.floating_base:
+                self.odom.publish(_odometry(q, self.robot.root_link))
+            self.joints.publish(msg)
+            time.sleep(0.05)
+
+    def run(self, states, rate):
+        """Publish ``states`` at ``rate`` Hz; returns (number sent, [latency of each answered state] in s)."""
+        nj = len(self.robot.joint_names)
+        msgs = [JointState(name=list(self.robot.joint_names), position=q[self.robot.nq - nj:].tolist()) for q in states]
+        expected = [self.expected(q) for q in states]
+        self.received, self.sent = [], 0
+        t_pub = np.zeros(len(msgs))
+        period, t_next = 1.0 / rate, time.perf_counter()
+        for i, msg in enumerate(msgs):
+            t_next += period
+            delay = t_next - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            self.sent = i + 1
+            t_pub[i] = time.perf_counter()
+            self.joints.publish(msg)
+        time.sleep(DRAIN)
+        return len(msgs), self._latencies(expected, t_pub)
+
+    def _latencies(self, expected, t_pub):
+        """Latency of each answered joint state: the answer is matched among the states sent before it."""
+        latency = {}
+        for t_recv, data, sent in self.received:
+            for i in range(sent - 1, max(sent - 1 - MATCH_WINDOW, -1), -1):
+                if i not in latency and self.matches(data, expected[i]):
+                    latency[i] = t_recv - t_pub[i]
+                    break
+        return list(latency.values())
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def _odometry(q, root_link):
+    msg = Odometry(child_frame_id=root_link)
+    msg.header.frame_id = "odom"
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(x) for x in q[:7])
+    return msg
+
+
+def random_states(robot, count, rng):
+    """``count`` configurations with random joints in [-1, 1] rad (the base, if any, at its neutral pose)."""
+    nj = len(robot.joint_names)
+    states = np.tile(robot.neutral(), (count, 1))
+    states[:, robot.nq - nj:] = rng.uniform(-1.0, 1.0, (count, nj))
+    return states
+
+
+def measure(targets, robot, rate, duration, rng):
+    """Both targets in alternating segments at ``rate``; returns {kind: {answered, median, p99}}."""
+    sent = dict.fromkeys((t.kind for t in targets), 0)
+    latencies = {t.kind: [] for t in targets}
+    count = max(1, int(rate * duration / SEGMENTS))
+    for segment in range(SEGMENTS):
+        for target in targets if segment % 2 == 0 else targets[::-1]:
+            n, lat = target.run(random_states(robot, count, rng), rate)
+            sent[target.kind] += n
+            latencies[target.kind] += lat
+    return {kind: summary(sent[kind], latencies[kind]) for kind in sent}
+
+
+def summary(sent, latencies):
+    ms = np.array(latencies) * 1e3
+    return {"answered": len(ms) / sent, "median": float(np.median(ms)) if len(ms) else float("nan"),
+            "p99": float(np.percentile(ms, 99)) if len(ms) else float("nan")}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=list(ROBOTS))
+    parser.add_argument("--rates", nargs="+", type=float, default=[250.0, 500.0, 1000.0], help="Hz")
+    parser.add_argument("--duration", type=float, default=3.0, help="seconds of joint states per rate and node")
+    args = parser.parse_args(argv)
+
+    rclpy.init(args=[])
+    driver = rclpy.create_node(f"bench_driver_{os.getpid()}")
+    executor = SingleThreadedExecutor()
+    executor.add_node(driver)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    rng = np.random.default_rng(0)
+    rows = []
+    try:
+        for name in args.robots:
+            urdf = REPO / "urdf" / f"{name}.urdf"
+            robot = rd.load_urdf(str(urdf), floating_base=ROBOTS[name])
+            targets = []
+            try:
+                targets += [Target(kind, robot, urdf, driver) for kind in ("relay", "dynamics")]
+                for target in targets:
+                    target.warm_up(robot.neutral())
+                for rate in args.rates:
+                    rows.append((name, robot.nv, rate, measure(targets, robot, rate, args.duration, rng)))
+                    print_row(*rows[-1])
+            finally:
+                for target in targets:
+                    target.stop()
+    finally:
+        executor.shutdown()
+        spinner.join(timeout=5)
+        driver.destroy_node()
+        rclpy.try_shutdown()
+    print_table(rows, args.duration)
+    return 0
+
+
+def print_row(name, nv, rate, result):
+    r, d = result["relay"], result["dynamics"]
+    print(f"{name} (nv={nv}) {rate:g} Hz: relay {100 * r['answered']:.1f} % {r['median']:.3f}/{r['p99']:.3f} ms, "
+          f"dynamics {100 * d['answered']:.1f} % {d['median']:.3f}/{d['p99']:.3f} ms", file=sys.stderr, flush=True)
+
+
+def print_table(rows, duration):
+    print(f"\nLatency from publishing a joint state to receiving its mass matrix, median / p99 in ms "
+          f"({duration:g} s per rate and node, in {SEGMENTS} alternating segments)\n")
+    print("| robot | rate | relay answered | relay median | relay p99 | dynamics answered | dynamics median | "
+          "dynamics p99 | added median |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, nv, rate, result in rows:
+        r, d = result["relay"], result["dynamics"]
+        print(f"| {name} (nv={nv}) | {rate:g} Hz | {100 * r['answered']:.1f} % | {r['median']:.3f} | {r['p99']:.3f} "
+              f"| {100 * d['answered']:.1f} % | {d['median']:.3f} | {d['p99']:.3f} | "
+              f"{d['median'] - r['median']:+.3f} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Start dynamics_node with parameters; optionally publish a URDF on robot_description first.
+
+A plain Python launch script for pip-installed ROS 2 (no ``launch`` package needed)::
+
+    python launch_scripts/dynamics.py --urdf arm7
+    python launch_scripts/dynamics.py --urdf quadruped --floating-base --publish-description
+    python launch_scripts/dynamics.py --urdf my_robot.urdf --publish-regressor -- -r joint_states:=/my/joints
+
+``--urdf`` takes a path or the name of a bundled URDF (``arm7``, ``quadruped``, ``humanoid``, ...). Without
+``--publish-description`` the node reads the file itself (``urdf_path``). With it, this script publishes the
+file on ``robot_description`` (RELIABLE + TRANSIENT_LOCAL, as robot_state_publisher does) before starting the
+node, which then takes its description from the topic: the stack runs without robot_state_publisher.
+Arguments after ``--`` are appended to the node's ``--ros-args``. Ctrl-C stops both.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# share/robot_dynamics/launch_scripts -> share/robot_dynamics/urdf, and launch_scripts -> urdf in the repo.
+BUNDLED_URDF = HERE.parent / "urdf"
+SOURCE_TREE = HERE.parent if (HERE.parent / "robot_dynamics" / "__init__.py").is_file() else None
+
+
+def resolve_urdf(name):
+    """A path to the URDF ``name``: an existing file, else ``<bundled urdf dir>/<name>[.urdf]``."""
+    path = Path(name)
+    if path.is_file():
+        return path.resolve()
+    bundled = BUNDLED_URDF / (name if name.endswith(".urdf") else name + ".urdf")
+    if bundled.is_file():
+        return bundled
+    known = sorted(p.stem for p in BUNDLED_URDF.glob("*.urdf"))
+    raise SystemExit(f"dynamics.py: no URDF file '{name}' and no bundled URDF of that name (bundled: {known})")
+
+
+def node_command(args, urdf_path):
+    """The command line that starts dynamics_node with the parameters in ``args``."""
+    gravity = ",".join(repr(float(g)) for g in args.gravity)
+    ros_args = ["-r", f"__ns:={args.namespace}",
+                "-p", f"floating_base:={str(args.floating_base).lower()}",
+                "-p", f"gravity:=[{gravity}]",
+                "-p", f"publish_regressor:={str(args.publish_regressor).lower()}",
+                "-p", f"odom_topic:={args.odom_topic}"]
+    if not args.publish_description:
+        ros_args += ["-p", f"urdf_path:={urdf_path}"]
+    return [sys.executable, "-m", "robot_dynamics.ros.dynamics_node", "--ros-args", *ros_args, *args.ros_args]
+
+
+def node_environment():
+    """The environment of the node: this one, plus the source tree on PYTHONPATH when run from a checkout."""
+    env = dict(os.environ)
+    if SOURCE_TREE is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SOURCE_TREE), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def publish_description(xml, namespace):
+    """Publish ``xml`` once on ``<namespace>/robot_description``, transient local; returns the node that holds it.
+
+    The DDS layer keeps the message and hands it to every subscriber that joins later, so the node need not
+    be spun; it must only stay alive.
+    """
+    if SOURCE_TREE is not None:
+        sys.path.insert(0, str(SOURCE_TREE))
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+    from std_msgs.msg import String
+
+    from robot_dynamics.ros.qos import DESCRIPTION_QOS
+
+    rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("robot_description_publisher", namespace=namespace)
+    node.create_publisher(String, "robot_description", DESCRIPTION_QOS).publish(String(data=xml))
+    node.get_logger().info(f"published robot_description ({len(xml)} characters, transient local)")
+    return node
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--urdf", default="arm7", help="URDF path or bundled name (default: arm7)")
+    parser.add_argument("--publish-description", action="store_true",
+                        help="publish the URDF on robot_description (transient local) instead of passing urdf_path")
+    parser.add_argument("--floating-base", action="store_true", help="the root link is a free body (odom)")
+    parser.add_argument("--gravity", type=float, nargs=3, default=(0.0, 0.0, -9.81), metavar=("X", "Y", "Z"))
+    parser.add_argument("--publish-regressor", action="store_true", help="publish ~/regressor")
+    parser.add_argument("--odom-topic", default="odom")
+    parser.add_argument("--namespace", default="/")
+    ros_args = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, ros_args = argv[:split], argv[split + 1:]
+    args = parser.parse_args(argv)
+    args.ros_args = ros_args
+    return args
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, _interrupt)
+    urdf_path = resolve_urdf(args.urdf)
+    publisher = publish_description(urdf_path.read_text(), args.namespace) if args.publish_description else None
+    node = subprocess.Popen(node_command(args, urdf_path), env=node_environment())
+    try:
+        return node.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if node.poll() is None:
+            node.send_signal(signal.SIGINT)
+            try:
+                node.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                node.kill()
+                node.wait()
+        if publisher is not None:
+            import rclpy
+            publisher.destroy_node()
+            rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

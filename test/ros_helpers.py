@@ -1,0 +1,308 @@
+"""Helpers for tests that run real rclpy over loopback DDS: a private ROS domain, a probe node, a node process.
+
+Import this module before ``rclpy.init()``: :func:`claim_ros_domain` must run before the first context exists.
+"""
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PointStamped
+from nav_msgs.msg import Odometry
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+import robot_dynamics
+from robot_dynamics.ros.conversions import from_multiarray
+from robot_dynamics.ros.qos import DESCRIPTION_QOS
+
+REPO = Path(__file__).resolve().parents[1]
+URDF_DIR = REPO / "urdf"
+RTOL = ATOL = 1e-12        # the node must publish the library's result for the same state
+MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian", "regressor")
+_held_locks = []
+
+
+def claim_ros_domain():
+    """Give this process a ROS_DOMAIN_ID (1..101) that no other process on the machine has claimed.
+
+    The claim is an exclusive ``flock`` on a file in the temp directory, held until the process exits, so
+    concurrent test sessions (and pytest-xdist workers) never share a domain. Discovery stays on loopback.
+    """
+    if not _held_locks:
+        start = os.getpid() % 101
+        for k in range(101):
+            domain = 1 + (start + k) % 101
+            lock = open(Path(tempfile.gettempdir()) / f"robot_dynamics_ros_domain_{domain}.lock", "w")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lock.close()
+                continue
+            _held_locks.append(lock)
+            os.environ["ROS_DOMAIN_ID"] = str(domain)
+            break
+        else:
+            raise RuntimeError("every ROS domain 1..101 is claimed by another process")
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    return int(os.environ["ROS_DOMAIN_ID"])
+
+
+def stamp(k):
+    """A distinct header stamp for the k-th message a test sends."""
+    return Time(sec=1000 + k, nanosec=123)
+
+
+def joint_state(names, q, v=None, k=0):
+    msg = JointState(name=list(names), position=[float(x) for x in q])
+    if v is not None:
+        msg.velocity = [float(x) for x in v]
+    msg.header.stamp = stamp(k)
+    return msg
+
+
+def odometry(q_base, v_base, child_frame_id, frame_id="odom"):
+    """Odometry of pose ``q_base = [x, y, z, qx, qy, qz, qw]`` and base-frame twist ``v_base`` (6,)."""
+    msg = Odometry(child_frame_id=child_frame_id)
+    msg.header.frame_id = frame_id
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(x) for x in q_base)
+    t = msg.twist.twist
+    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (float(x) for x in v_base)
+    return msg
+
+
+def reference(v_ref, a_ref):
+    return JointTrajectoryPoint(velocities=[float(x) for x in v_ref], accelerations=[float(x) for x in a_ref])
+
+
+def random_state(robot, rng):
+    """A random ``(q, v)``: joints in [-1, 1] rad, a random unit base quaternion for a floating base."""
+    q = robot.neutral().copy()
+    nj = len(robot.joint_names)
+    q[robot.nq - nj:] = rng.uniform(-1.0, 1.0, nj)
+    if robot.floating_base:
+        quat = rng.normal(size=4)
+        q[:7] = np.concatenate([rng.uniform(-1.0, 1.0, 3), quat / np.linalg.norm(quat)])
+    return q, rng.normal(size=robot.nv)
+
+
+class Probe:
+    """A test-side node that feeds the node under test and records everything it publishes.
+
+    Parameters
+    ----------
+    executor : rclpy.executors.Executor
+        A spinning executor to which the probe adds itself.
+    namespace : str
+        Namespace of the node under test (each test uses its own, so no test sees another's messages).
+    node_name : str
+        Name of the node under test; its outputs are ``<namespace>/<node_name>/<topic>``.
+    """
+
+    def __init__(self, executor, namespace, node_name="dynamics_node"):
+        self.executor = executor
+        self.node = rclpy.create_node("probe", namespace=namespace, context=executor.context)
+        self._cond = threading.Condition()
+        self.latest = {}                         # topic -> last message
+        self.counts = dict.fromkeys(MATRIX_TOPICS + ("com",), 0)
+        self.com_stamps = []                     # (sec, nanosec) of every ~/com received, in order
+        out = f"{namespace}/{node_name}/"
+        for topic in MATRIX_TOPICS:
+            self.node.create_subscription(Float64MultiArray, out + topic, self._recorder(topic), 10)
+        self.node.create_subscription(PointStamped, out + "com", self._recorder("com"), 10)
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.joint_states = self.node.create_publisher(JointState, f"{namespace}/joint_states", reliable)
+        self.odom = self.node.create_publisher(Odometry, f"{namespace}/odom", reliable)
+        self.reference = self.node.create_publisher(JointTrajectoryPoint, out + "reference", reliable)
+        self.description = self.node.create_publisher(String, f"{namespace}/robot_description", DESCRIPTION_QOS)
+        executor.add_node(self.node)
+
+    def _recorder(self, topic):
+        def record(msg):
+            with self._cond:
+                self.latest[topic] = msg
+                self.counts[topic] += 1
+                if topic == "com":
+                    self.com_stamps.append((msg.header.stamp.sec, msg.header.stamp.nanosec))
+                self._cond.notify_all()
+        return record
+
+    def close(self):
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+
+    def wait_until(self, predicate, timeout=10.0):
+        """Wait until ``predicate()`` (called under the probe's lock) is true; False when ``timeout`` passes."""
+        with self._cond:
+            return self._cond.wait_for(predicate, timeout)
+
+    def result(self, future, timeout=10.0):
+        """The result of an rclpy future (a service call of the probe's node) once the executor completed it."""
+        def notify(_):
+            with self._cond:
+                self._cond.notify_all()
+        future.add_done_callback(notify)
+        assert self.wait_until(future.done, timeout), "no answer from the service"
+        return future.result()
+
+    def wait_matched(self, publisher, timeout=10.0):
+        """Wait until ``publisher`` has a subscriber (so a best-effort message is not sent into the void)."""
+        deadline = time.monotonic() + timeout
+        while publisher.get_subscription_count() == 0:
+            assert time.monotonic() < deadline, f"nobody subscribed to {publisher.topic_name}"
+            time.sleep(0.01)
+
+    def array(self, topic):
+        with self._cond:
+            return from_multiarray(self.latest[topic])
+
+    def exchange(self, msg, until=None, also=(), timeout=15.0):
+        """Publish the JointState ``msg`` (again every 0.5 s, each time after the ``(publisher, message)``
+        pairs in ``also``) until ``until()`` holds; by default until ``msg`` is answered (a new mass matrix and
+        a ``~/com`` carrying the message's stamp). Returns whether that happened before ``timeout``.
+        """
+        key = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+        with self._cond:
+            before = self.counts["mass_matrix"]
+        if until is None:
+            def until():
+                return key in self.com_stamps and self.counts["mass_matrix"] > before
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for publisher, other in also:
+                publisher.publish(other)
+            self.joint_states.publish(msg)
+            if self.wait_until(until, timeout=min(0.5, max(0.0, deadline - time.monotonic()))):
+                return True
+        return False
+
+    def published(self, publisher, msg, until, timeout=10.0):
+        """Publish ``msg`` (again every 0.5 s) until ``until()`` holds; returns whether it did within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            publisher.publish(msg)
+            t_end = min(time.monotonic() + 0.5, deadline)
+            while time.monotonic() < t_end:
+                if until():
+                    return True
+                time.sleep(0.005)
+        return until()
+
+    def matches(self, expected):
+        """A predicate: the last message of every topic in ``expected`` (see :func:`expected_outputs`) holds it."""
+        def holds():
+            for topic, value in expected.items():
+                msg = self.latest.get(topic)
+                if msg is None:
+                    return False
+                if topic == "com":
+                    point, key, frame_id = value
+                    got = np.array([msg.point.x, msg.point.y, msg.point.z])
+                    if ((msg.header.stamp.sec, msg.header.stamp.nanosec) != key or msg.header.frame_id != frame_id
+                            or not np.allclose(got, point, rtol=RTOL, atol=ATOL)):
+                        return False
+                elif len(msg.data) != value.size or not np.allclose(
+                        np.asarray(msg.data).reshape(value.shape), value, rtol=RTOL, atol=ATOL):
+                    return False
+            return True
+        return holds
+
+    def assert_outputs(self, expected):
+        """Assert that the last message of every topic in ``expected`` holds it, with the canonical layout."""
+        with self._cond:
+            latest = {topic: self.latest.get(topic) for topic in expected}
+        for topic, value in expected.items():
+            msg = latest[topic]
+            assert msg is not None, f"nothing received on ~/{topic}"
+            if topic == "com":
+                point, key, frame_id = value
+                assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == key
+                assert msg.header.frame_id == frame_id
+                np.testing.assert_allclose([msg.point.x, msg.point.y, msg.point.z], point, rtol=RTOL, atol=ATOL)
+                continue
+            dims = [(d.label, d.size, d.stride) for d in msg.layout.dim]
+            if value.ndim == 2:
+                rows, cols = value.shape
+                assert dims == [("rows", rows, rows * cols), ("cols", cols, cols)], f"~/{topic} layout {dims}"
+            else:
+                assert dims == [("rows", value.size, value.size)], f"~/{topic} layout {dims}"
+            assert msg.layout.data_offset == 0
+            np.testing.assert_allclose(from_multiarray(msg), value, rtol=RTOL, atol=ATOL, err_msg=f"~/{topic}")
+
+
+def expected_outputs(robot, q, v, k, frame_id, ref=None, velocities=True):
+    """What the node must publish for the state ``(q, v)`` sent with stamp ``stamp(k)``: the library's result.
+
+    ``ref`` is ``(v_ref, a_ref)`` when a regressor is expected; ``velocities=False`` when the joint state had
+    none (then C, C v and Y are not published and v is zero).
+    """
+    if not velocities:
+        v = np.zeros_like(v)
+    d = robot.dynamics(q, v, *ref) if ref is not None else robot.dynamics(q, v)
+    out = {"mass_matrix": d.M, "gravity": d.g, "com_jacobian": d.J_com,
+           "com": (d.com, (stamp(k).sec, stamp(k).nanosec), frame_id)}
+    if velocities:
+        out.update(coriolis_matrix=d.C, coriolis_vector=d.C @ v)
+        if ref is not None:
+            out["regressor"] = d.Y
+    return out
+
+
+class NodeProcess:
+    """``python -m robot_dynamics.ros.dynamics_node --ros-args ...`` as a user starts it, its output in a file.
+
+    Parameters
+    ----------
+    ros_args : list of str
+        What follows ``--ros-args``.
+    log_path : pathlib.Path
+        Where stdout and stderr go.
+    """
+
+    def __init__(self, ros_args, log_path):
+        env = dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_LOGGING_BUFFERED_STREAM="0",
+                   RCUTILS_COLORIZED_OUTPUT="0")
+        package_root = str(Path(robot_dynamics.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        self.log_path = log_path
+        self._log = open(log_path, "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "robot_dynamics.ros.dynamics_node", "--ros-args", *ros_args],
+            stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+    def log(self):
+        return self.log_path.read_text()
+
+    def wait_log(self, text, timeout=30.0):
+        """Wait until ``text`` appears in the node's output; False when ``timeout`` passes or the node died."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return True
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.02)
+        return text in self.log()
+
+    def stop(self):
+        """SIGINT as Ctrl-C would; SIGKILL the process group if it has not exited within 10 s."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        self._log.close()
+        return self.process.returncode

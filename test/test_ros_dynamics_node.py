@@ -1,0 +1,391 @@
+"""dynamics_node on real rclpy over loopback DDS, in a ROS domain of its own.
+
+The node runs in this process (spun by a MultiThreadedExecutor) or, as a user starts it, as
+``python -m robot_dynamics.ros.dynamics_node --ros-args -p ...``. Every published array must equal the
+library's result for the same state to 1e-12, with the canonical Float64MultiArray layout.
+"""
+import itertools
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rclpy  # noqa: E402  (without the ros extra these tests fail rather than skip: the test command installs it)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # ros_helpers, whatever pytest's import mode
+
+from ros_helpers import (URDF_DIR, NodeProcess, Probe, claim_ros_domain, expected_outputs,  # noqa: E402
+                         joint_state, odometry, random_state, reference, stamp)
+
+claim_ros_domain()                                          # before the first rclpy context
+
+from rcl_interfaces.msg import ParameterType  # noqa: E402
+from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+from rclpy.signals import SignalHandlerOptions  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+import robot_dynamics as rd  # noqa: E402
+from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
+
+ARM = URDF_DIR / "arm7.urdf"
+QUADRUPED = URDF_DIR / "quadruped.urdf"
+_namespaces = itertools.count()
+
+
+@lru_cache
+def library_robot(xml, floating_base=False, gravity=(0.0, 0.0, -9.81)):
+    return rd.load_urdf(xml, floating_base=floating_base, gravity=gravity)
+
+
+def heavier(xml):
+    """The same robot with every link mass doubled: same joints, another mass matrix."""
+    return re.sub(r'<mass\s+value="([^"]+)"', lambda m: f'<mass value="{2 * float(m.group(1))!r}"', xml)
+
+
+def stderr_says(capfd, text):
+    """A predicate: ``text`` has appeared on this process's stderr (where rcutils logs) since the test began."""
+    seen = []
+
+    def says():
+        seen.append(capfd.readouterr().err)
+        return text in "".join(seen)
+    return says
+
+
+@pytest.fixture(scope="module")
+def executor():
+    context = rclpy.Context()
+    rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
+    spinner = MultiThreadedExecutor(num_threads=4, context=context)
+    thread = threading.Thread(target=spinner.spin, daemon=True)
+    thread.start()
+    yield spinner
+    spinner.shutdown(timeout_sec=10)
+    thread.join(timeout=10)
+    rclpy.shutdown(context=context)
+
+
+@pytest.fixture
+def namespace():
+    return f"/t{os.getpid()}_{next(_namespaces)}"
+
+
+@pytest.fixture
+def probe(executor, namespace):
+    p = Probe(executor, namespace)
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def start_node(executor, namespace):
+    """Start a DynamicsNode in this process with the given parameters; every one is destroyed afterwards."""
+    nodes = []
+
+    def start(**params):
+        node = DynamicsNode(namespace=namespace, context=executor.context,
+                            parameter_overrides=[Parameter(name, value=value) for name, value in params.items()])
+        executor.add_node(node)
+        nodes.append(node)
+        return node
+
+    yield start
+    for node in nodes:
+        executor.remove_node(node)
+        node.destroy_node()
+
+
+@pytest.fixture
+def processes():
+    """Node processes started by a test; each is stopped (SIGINT, then SIGKILL) afterwards."""
+    started = []
+    yield started
+    for process in started:
+        process.stop()
+
+
+def test_arm7_outputs_equal_the_library(probe, start_node):
+    xml = ARM.read_text()
+    node = start_node(robot_description=xml, publish_regressor=True)
+    robot = library_robot(xml)
+    names = list(robot.joint_names)
+    assert node.get_parameter("joint_names").value == names
+    assert node.describe_parameter("joint_names").read_only
+    rng = np.random.default_rng(0)
+    probe.wait_matched(probe.joint_states)
+    for k in range(3):
+        q, v = random_state(robot, rng)
+        ref = (rng.normal(size=robot.nv), rng.normal(size=robot.nv))
+        assert probe.published(probe.reference, reference(*ref),
+                               until=lambda: node.reference is not None and np.array_equal(node.reference[0], ref[0]))
+        order = rng.permutation(len(names))                   # any order, plus a joint the model lacks
+        msg = joint_state([names[i] for i in order] + ["gripper_finger"], np.append(q[order], 0.04),
+                          np.append(v[order], 0.1), k=k)
+        expected = expected_outputs(robot, q, v, k, frame_id=robot.root_link, ref=ref)
+        assert probe.exchange(msg, until=probe.matches(expected))
+        probe.assert_outputs(expected)
+    assert set(expected) == {"mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian",
+                             "regressor", "com"}
+
+
+def test_floating_quadruped_outputs_equal_the_library(probe, start_node):
+    node = start_node(urdf_path=str(QUADRUPED), floating_base=True, publish_regressor=True)
+    robot = library_robot(QUADRUPED.read_text(), floating_base=True)
+    assert robot.nq == robot.nv + 1 == len(robot.joint_names) + 7
+    rng = np.random.default_rng(1)
+    probe.wait_matched(probe.joint_states)
+    for k in range(3):
+        q, v = random_state(robot, rng)
+        ref = (rng.normal(size=robot.nv), rng.normal(size=robot.nv))
+        assert probe.published(probe.odom, odometry(q[:7], v[:6], robot.root_link, frame_id="world"),
+                               until=lambda: node.base_state is not None and np.allclose(node.base_state[0], q[:7]))
+        assert probe.published(probe.reference, reference(*ref),
+                               until=lambda: node.reference is not None and np.array_equal(node.reference[1], ref[1]))
+        expected = expected_outputs(robot, q, v, k, frame_id="world", ref=ref)
+        assert probe.exchange(joint_state(robot.joint_names, q[7:], v[6:], k=k), until=probe.matches(expected))
+        probe.assert_outputs(expected)
+
+
+def test_partial_joint_states_merge_and_missing_velocities_hold_back_c(probe, start_node):
+    node = start_node(urdf_path=str(ARM), publish_regressor=True)
+    robot = library_robot(ARM.read_text())
+    names = list(robot.joint_names)
+    rng = np.random.default_rng(2)
+    q, v = random_state(robot, rng)
+    ref = (rng.normal(size=robot.nv), rng.normal(size=robot.nv))
+    probe.wait_matched(probe.joint_states)
+    assert probe.published(probe.reference, reference(*ref), until=lambda: node.reference is not None)
+
+    expected = expected_outputs(robot, q, v, 0, robot.root_link, ref=ref)
+    assert probe.exchange(joint_state(names, q, v, k=0), until=probe.matches(expected))
+
+    q[2:4] += 0.3                                             # a partial message, without velocities
+    expected = expected_outputs(robot, q, v, 1, robot.root_link, velocities=False)
+    assert probe.exchange(joint_state(names[2:4], q[2:4], k=1), until=probe.matches(expected))
+    probe.assert_outputs(expected)
+
+    v[2:4] = 0.5                                              # their velocities arrive: C and Y come back
+    expected = expected_outputs(robot, q, v, 2, robot.root_link, ref=ref)
+    assert probe.exchange(joint_state(names[2:4], q[2:4], v[2:4], k=2), until=probe.matches(expected))
+    probe.assert_outputs(expected)
+
+    def with_velocities():                                    # answers to stamps 0 and 2, not to 1
+        return sum(s != (stamp(1).sec, stamp(1).nanosec) for s in probe.com_stamps)
+    for topic in ("coriolis_matrix", "coriolis_vector", "regressor"):
+        assert probe.wait_until(lambda: probe.counts[topic] == with_velocities(), timeout=2.0), topic
+    assert (stamp(1).sec, stamp(1).nanosec) in probe.com_stamps
+    assert not node.skipped
+
+
+def test_bad_joint_states_and_references_are_skipped_one_by_one(probe, start_node):
+    node = start_node(urdf_path=str(ARM), publish_regressor=True)
+    robot = library_robot(ARM.read_text())
+    names = list(robot.joint_names)
+    rng = np.random.default_rng(8)
+    q, v = random_state(robot, rng)
+    ref = (rng.normal(size=robot.nv), rng.normal(size=robot.nv))
+    probe.wait_matched(probe.joint_states)
+    bad = [                                                   # the first lacks joints: nothing is known yet
+        ("joint_state_missing_joints", probe.joint_states, joint_state(names[:3], q[:3], v[:3], k=100)),
+        ("joint_state_lengths", probe.joint_states, joint_state(names, q[:-1], k=101)),
+        ("joint_state_lengths", probe.joint_states, joint_state(names, q, v[:-2], k=102)),
+        ("joint_state_lengths", probe.joint_states, joint_state(names + ["extra"], q, v, k=103)),
+        ("joint_state_non_finite", probe.joint_states, joint_state(names, np.r_[q[:-1], np.nan], k=104)),
+        ("joint_state_non_finite", probe.joint_states, joint_state(names, q, np.r_[np.inf, v[1:]], k=105)),
+        ("reference_length", probe.reference, reference(ref[0][:-1], ref[1])),
+        ("reference_length", probe.reference, reference(ref[0], [])),
+        ("reference_non_finite", probe.reference, reference(np.r_[np.nan, ref[0][1:]], ref[1])),
+    ]
+    for k, (kind, publisher, msg) in enumerate(bad):
+        before = node.skipped[kind]
+        assert probe.published(publisher, msg, until=lambda: node.skipped[kind] > before), kind
+        assert probe.published(probe.reference, reference(*ref),
+                               until=lambda: node.reference is not None and np.array_equal(node.reference[0], ref[0]))
+        expected = expected_outputs(robot, q, v, k, robot.root_link, ref=ref)
+        assert probe.exchange(joint_state(names, q, v, k=k), until=probe.matches(expected)), kind
+        probe.assert_outputs(expected)
+    assert not set(probe.com_stamps) & {(m.header.stamp.sec, m.header.stamp.nanosec) for _, _, m in bad[:6]}
+    assert set(node.skipped) == {kind for kind, _, _ in bad}
+
+
+def test_bad_odometry_is_skipped_and_the_node_keeps_serving(probe, start_node, capfd):
+    node = start_node(urdf_path=str(QUADRUPED), floating_base=True)
+    robot = library_robot(QUADRUPED.read_text(), floating_base=True)
+    rng = np.random.default_rng(3)
+    q, v = random_state(robot, rng)
+    probe.wait_matched(probe.joint_states)
+    good = odometry(q[:7], v[:6], robot.root_link)
+    bad = {
+        "odom_zero_quaternion": odometry(np.r_[q[:3], 0.0, 0.0, 0.0, 0.0], v[:6], robot.root_link),
+        "odom_frame": odometry(q[:7], v[:6], "base_footprint"),
+        "odom_non_finite": odometry(np.r_[np.nan, q[1:7]], v[:6], robot.root_link),
+    }
+    k = 0
+    for kind, msg in bad.items():
+        assert probe.published(probe.odom, msg, until=lambda: node.skipped[kind] > 0), kind
+        assert probe.published(probe.odom, good, until=lambda: node.base_state is not None)
+        expected = expected_outputs(robot, q, v, k, "odom")
+        assert probe.exchange(joint_state(robot.joint_names, q[7:], v[6:], k=k), until=probe.matches(expected))
+        probe.assert_outputs(expected)
+        k += 1
+    log = capfd.readouterr().err                             # each warned when skipped, before the next answer
+    for kind in bad:
+        assert f"dynamics_node.{kind}]: skipped" in log, kind
+
+
+def test_nothing_is_published_until_a_description_arrives(probe, start_node, capfd):
+    node = start_node()                                       # no parameter: the robot_description topic
+    xml = ARM.read_text()
+    robot = library_robot(xml)
+    q, v = random_state(robot, np.random.default_rng(9))
+    assert probe.published(probe.joint_states, joint_state(robot.joint_names, q, v, k=0),
+                           until=stderr_says(capfd, "waiting for robot_description"))
+    assert node.robot is None and node.answered == 0
+    probe.description.publish(String(data=xml))
+    expected = expected_outputs(robot, q, v, 1, robot.root_link)
+    assert probe.exchange(joint_state(robot.joint_names, q, v, k=1), until=probe.matches(expected))
+    probe.assert_outputs(expected)
+    assert (stamp(0).sec, stamp(0).nanosec) not in probe.com_stamps
+
+
+def test_parameters_rebuild_the_model_and_joint_names_is_read_only(probe, start_node):
+    xml = ARM.read_text()
+    node = start_node(robot_description=xml)
+    names = list(library_robot(xml).joint_names)
+    q, v = random_state(library_robot(xml), np.random.default_rng(4))
+    probe.wait_matched(probe.joint_states)
+
+    assert node.set_parameters([Parameter("gravity", value=[0.0, -9.81, 0.0])])[0].successful
+    robot = library_robot(xml, gravity=(0.0, -9.81, 0.0))
+    expected = expected_outputs(robot, q, v, 0, robot.root_link)
+    assert probe.exchange(joint_state(names, q, v, k=0), until=probe.matches(expected))
+
+    result = node.set_parameters([Parameter("robot_description", value="<robot name='broken'><link/></robot>")])[0]
+    assert not result.successful and result.reason
+    assert node.get_parameter("robot_description").value == xml
+    assert not node.set_parameters([Parameter("gravity", value=[0.0, 0.0])])[0].successful
+    assert not node.set_parameters([Parameter("joint_names", value=["a"] * len(names))])[0].successful
+    assert node.get_parameter("joint_names").value == names
+
+    assert node.set_parameters([Parameter("robot_description", value=heavier(xml))])[0].successful
+    robot = library_robot(heavier(xml), gravity=(0.0, -9.81, 0.0))
+    expected = expected_outputs(robot, q, v, 1, robot.root_link)
+    assert probe.exchange(joint_state(names, q, v, k=1), until=probe.matches(expected))
+    probe.assert_outputs(expected)
+
+
+def test_node_process_started_as_a_user_does_logs_bad_messages(probe, namespace, processes, tmp_path):
+    node = NodeProcess(["-r", f"__ns:={namespace}", "-p", f"urdf_path:={ARM}", "-p", "publish_regressor:=true"],
+                       tmp_path / "node.log")
+    processes.append(node)
+    robot = library_robot(ARM.read_text())
+    names = list(robot.joint_names)
+    rng = np.random.default_rng(5)
+    q, v = random_state(robot, rng)
+    ref = (rng.normal(size=robot.nv), rng.normal(size=robot.nv))
+    assert node.wait_log("model from urdf_path", timeout=120), node.log()
+
+    client = AsyncParameterClient(probe.node, f"{namespace}/dynamics_node")
+    assert client.wait_for_services(timeout_sec=10)
+    values = probe.result(client.get_parameters(["joint_names"])).values
+    assert values[0].type == ParameterType.PARAMETER_STRING_ARRAY and list(values[0].string_array_value) == names
+    assert probe.result(client.describe_parameters(["joint_names"])).descriptors[0].read_only
+
+    probe.wait_matched(probe.joint_states)
+    bad = [                                                   # the first lacks joints: nothing is known yet
+        ("joint_state_missing_joints", probe.joint_states, joint_state(names[:3], q[:3], v[:3], k=100)),
+        ("joint_state_lengths", probe.joint_states, joint_state(names, q[:-1], k=101)),
+        ("joint_state_non_finite", probe.joint_states, joint_state(names, np.r_[q[:-1], np.nan], k=102)),
+        ("reference_length", probe.reference, reference(ref[0][:-1], ref[1])),
+        ("reference_non_finite", probe.reference, reference(np.r_[np.nan, ref[0][1:]], ref[1])),
+    ]
+    for k, (kind, publisher, msg) in enumerate(bad):
+        assert probe.published(publisher, msg, until=lambda: f"dynamics_node.{kind}]: skipped" in node.log()), \
+            node.log()
+        expected = expected_outputs(robot, q, v, k, robot.root_link, ref=ref)
+        assert probe.exchange(joint_state(names, q, v, k=k), until=probe.matches(expected),
+                              also=[(probe.reference, reference(*ref))])
+        probe.assert_outputs(expected)
+    assert not set(probe.com_stamps) & {(m.header.stamp.sec, m.header.stamp.nanosec) for _, _, m in bad[:3]}
+    assert node.process.poll() is None
+    assert node.stop() == 0, node.log()                       # Ctrl-C ends it cleanly
+
+
+def test_description_topic_before_start_rebuilds_and_keeps_the_last_good_model(
+        probe, namespace, processes, tmp_path):
+    xml = QUADRUPED.read_text()
+    probe.description.publish(String(data=xml))               # transient local, before the node exists
+    node = NodeProcess(["-r", f"__ns:={namespace}", "-p", "floating_base:=true"], tmp_path / "node.log")
+    processes.append(node)
+    robot = library_robot(xml, floating_base=True)
+    q, v = random_state(robot, np.random.default_rng(6))
+    odom = (probe.odom, odometry(q[:7], v[:6], robot.root_link))
+    expected = expected_outputs(robot, q, v, 0, "odom")
+    assert probe.exchange(joint_state(robot.joint_names, q[7:], v[6:], k=0), until=probe.matches(expected),
+                          also=[odom], timeout=120), node.log()
+    probe.assert_outputs(expected)
+    assert "model from topic robot_description" in node.log()
+
+    probe.description.publish(String(data=heavier(xml)))     # a changed description rebuilds the model
+    robot = library_robot(heavier(xml), floating_base=True)
+    expected = expected_outputs(robot, q, v, 1, "odom")
+    assert probe.exchange(joint_state(robot.joint_names, q[7:], v[6:], k=1), until=probe.matches(expected),
+                          also=[odom]), node.log()
+    probe.assert_outputs(expected)
+
+    broken = "<robot name='broken'><joint name='j' type='revolute'/></robot>"
+    with pytest.raises(rd.URDFError) as parse_error:
+        rd.load_urdf(broken)
+    for k, (bad_xml, says) in enumerate([(broken, str(parse_error.value)),
+                                         (ARM.read_text(), "read-only joint_names")], start=2):
+        probe.description.publish(String(data=bad_xml))
+        assert node.wait_log(says), node.log()
+        expected = expected_outputs(robot, q, v, k, "odom")   # still the last good model
+        assert probe.exchange(joint_state(robot.joint_names, q[7:], v[6:], k=k), until=probe.matches(expected),
+                              also=[odom]), node.log()
+        probe.assert_outputs(expected)
+    assert node.process.poll() is None
+
+
+def test_launch_script_publishes_the_description_and_starts_the_node(probe, namespace, tmp_path):
+    log = open(tmp_path / "launch.log", "w")
+    launcher = subprocess.Popen(
+        [sys.executable, str(URDF_DIR.parent / "launch_scripts" / "dynamics.py"), "--urdf", "arm7",
+         "--publish-description", "--namespace", namespace],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_LOGGING_BUFFERED_STREAM="0"))
+    try:
+        robot = library_robot(ARM.read_text())
+        q, v = random_state(robot, np.random.default_rng(7))
+        expected = expected_outputs(robot, q, v, 0, robot.root_link)
+        assert probe.exchange(joint_state(robot.joint_names, q, v, k=0), until=probe.matches(expected),
+                              timeout=120), (tmp_path / "launch.log").read_text()
+        probe.assert_outputs(expected)
+        launcher.send_signal(signal.SIGINT)
+        assert launcher.wait(timeout=20) == 0
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+        _kill_group(launcher.pid)
+        log.close()
+    assert "model from topic robot_description" in (tmp_path / "launch.log").read_text()
+
+
+def _kill_group(pgid):
+    """Fail if a process of the group ``pgid`` outlived its launcher (and kill it, so none is left)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return
+    os.killpg(pgid, signal.SIGKILL)
+    pytest.fail("the launcher left the node running")
