@@ -70,6 +70,16 @@ def test_against_pinocchio(name, floating_base):
                            ("com", robot.com_position(q)), ("J_com", robot.com_jacobian(q)),
                            ("Y", robot.regressor(q, v, v, a))):
             check(what + " (single method)", ours, getattr(d, what))
+    # The batched path (a parallel kernel) on the same states, against Pinocchio too.
+    Q, V, A = (np.array(x) for x in zip(*states(robot, seed=len(name))))
+    batch = robot.dynamics(Q, V, v_ref=V, a_ref=A)
+    tau = robot.inverse_dynamics(Q, V, A)
+    for i, (q, v, a) in enumerate(zip(Q, V, A)):
+        check("M (batch)", batch.M[i], twin.mass_matrix(q))
+        check("C v + g (batch)", batch.C[i] @ v + batch.g[i], twin.rnea(q, v, np.zeros(robot.nv)))
+        check("J_com (batch)", batch.J_com[i], twin.com_jacobian(q))
+        check("Y (batch)", batch.Y[i], twin.regressor(q, v, a))
+        check("inverse dynamics (batch)", tau[i], twin.rnea(q, v, a))
     bad = {k: e for k, e in worst.items() if not e <= TOL}
     assert not bad, f"relative errors above {TOL}: {bad}"
 
