@@ -223,7 +223,8 @@ def _check_inertia(I: np.ndarray, mass: float, where: str, strict: bool) -> None
     if problem and strict:
         raise URDFError(problem)
     if problem:
-        warnings.warn(problem + "; loaded as given (strict_inertia=True refuses it)", URDFWarning, stacklevel=6)   # the caller of load_urdf
+        warnings.warn(problem + "; loaded as given (strict_inertia=True refuses it)", URDFWarning,
+                      stacklevel=6)                                # points at the caller of load_urdf
 
 
 def _parse_joint(element) -> Joint:
