@@ -20,7 +20,8 @@ q, v = robot.random_state(0)
 robot.dynamics(q, v, v, v)
 t1 = time.perf_counter()
 robot.dynamics(np.stack([q, q]), np.stack([v, v]), np.stack([v, v]), np.stack([v, v]))
-print(f"in-process: import + load_urdf + first dynamics() {{t1 - t0:.3f}} s; + first batch {{time.perf_counter() - t0:.3f}} s")
+t2 = time.perf_counter()
+print(f"in-process: import + load_urdf + first dynamics() {{t1 - t0:.3f}} s; + first batch {{t2 - t0:.3f}} s")
 """
 
 

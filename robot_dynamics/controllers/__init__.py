@@ -12,6 +12,7 @@ from .trajectories import PiecewiseTrajectory, Reference, SumOfSines, quintic_wa
 
 __all__ = [
     "ComputedTorque", "InertiaMetric", "PiecewiseTrajectory", "Reference", "Rollout", "Simulator", "SlotineLi",
-    "SumOfSines", "excitation_gain", "gain_matrix", "parameters_from_pseudo_inertia", "payload_parameters", "pseudo_inertia",
+    "SumOfSines", "excitation_gain", "gain_matrix", "parameters_from_pseudo_inertia", "payload_parameters",
+    "pseudo_inertia",
     "quintic_waypoints", "tracking_error", "with_payload",
 ]
