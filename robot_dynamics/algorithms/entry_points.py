@@ -10,7 +10,7 @@ in parallel, one workspace per thread.
 import numpy as np
 from numba import njit, prange
 
-from .kinematics import ERR_AREF, ERR_Q, ERR_V, ERR_VREF, all_finite, outward_pass, workspace
+from .kinematics import ERR_AREF, ERR_Q, ERR_V, ERR_VREF, all_finite, outward_pass, scratch, workspace
 from .matrices import accumulate, composites
 from .newton_euler import aba, rnea
 from .regressor import reference_recursion, regressor_blocks
@@ -18,7 +18,7 @@ from .regressor import reference_recursion, regressor_blocks
 
 @njit(cache=True)
 def _zero(x):
-    x.ravel()[:] = 0.0
+    x[:] = 0.0
 
 
 @njit(cache=True)
@@ -81,21 +81,28 @@ def _matrices(bodies, work, gravity, q, v, want_m, want_c, want_g, M, C, g, com,
 
 # One entry point per method, with as few arguments as it needs (each costs ~0.1 us to pass from Python).
 @njit(cache=True)
+def _nothing(work):
+    """Empty views standing for outputs that are not wanted (no allocation)."""
+    sc = scratch(work)
+    return sc.s3[:0], sc.s33[:0, :0]
+
+
+@njit(cache=True)
 def mass_matrix(bodies, work, q, M):
-    none1, none2 = np.empty(0), np.empty((0, 0))
+    none1, none2 = _nothing(work)
     return _matrices(bodies, work, none1, q, q, True, False, False, M, none2, none1, none1, none2)
 
 
 @njit(cache=True)
 def coriolis_matrix(bodies, work, q, v, C):
-    none1, none2 = np.empty(0), np.empty((0, 0))
+    none1, none2 = _nothing(work)
     return _matrices(bodies, work, none1, q, v, False, True, False, none2, C, none1, none1, none2)
 
 
 @njit(cache=True)
 def gravity_terms(bodies, work, gravity, q, g, com, J_com):
     """Any of g, com and J_com (an empty array is skipped): they share the composite masses (eqs. (6c), (7))."""
-    none2 = np.empty((0, 0))
+    none2 = _nothing(work)[1]
     return _matrices(bodies, work, gravity, q, q, False, False, True, none2, none2, g, com, J_com)
 
 

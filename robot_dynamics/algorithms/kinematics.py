@@ -26,6 +26,9 @@ WORK = np.dtype([
     ("v", np.float64, (6,)), ("a", np.float64, (6,)), ("f", np.float64, (6,)),   # Newton-Euler / ABA
     ("IA", np.float64, (6, 6)), ("pA", np.float64, (6,)), ("c", np.float64, (6,)),
     ("UD", np.float64, (6, 6)), ("Dinv", np.float64, (6, 6)), ("u", np.float64, (6,)),
+    # pass-wide scratch, used in the extra last record only (see `scratch`): nothing is allocated per call
+    ("s33", np.float64, (3, 3)), ("s3", np.float64, (3,)), ("s6", np.float64, (10, 6)),
+    ("s66", np.float64, (6, 6)), ("s612", np.float64, (6, 12)), ("s610", np.float64, (2, 6, 10)),
 ], align=True)
 
 ERR_Q, ERR_V, ERR_VREF, ERR_AREF, ERR_QUAT, ERR_SINGULAR = 1, 2, 3, 4, 5, 6
@@ -33,7 +36,15 @@ ERR_Q, ERR_V, ERR_VREF, ERR_AREF, ERR_QUAT, ERR_SINGULAR = 1, 2, 3, 4, 5, 6
 
 @njit(cache=True)
 def workspace(nbodies):
-    return np.zeros(max(nbodies, 1), dtype=WORK)
+    """One WORK record per body, and one more whose s* fields are the scratch of every pass."""
+    return np.zeros(nbodies + 1, dtype=WORK)
+
+
+@njit(cache=True)
+def scratch(work):
+    """The pass-wide scratch record (the last).  Rows of s6 by user: 0 outward_pass / placements_and_twists;
+    1-5 accumulate, regressor_blocks, rnea, aba; 6-9 aba's congruence_to_parent."""
+    return work[work.shape[0] - 1]
 
 
 # ---- small fixed-size algebra, written out so that nothing allocates ----------------------------------------
@@ -198,9 +209,8 @@ def outward_pass(bodies, work, q, v, with_rates):
     """Poses T_{p,k}, T_{0,k} and world axes S of every body; with_rates: also V_k and Sdot.  Paper 002,
     section VI: Ad_{0,k}^-1 = Ad_{p,k}^-1 Ad_{0,p}^-1 and eqs. (26)-(28) in world coordinates.
     Returns 0, or ERR_QUAT for a zero quaternion in q."""
-    RJ = np.empty((3, 3))
-    pJ = np.empty(3)
-    col = np.empty(6)
+    sc = scratch(work)
+    RJ, pJ, col = sc.s33, sc.s3, sc.s6[0]
     for k in range(bodies.shape[0]):
         b, w = bodies[k], work[k]
         if placement(b, q, RJ, pJ, w.R_pk, w.p_pk) != 0:

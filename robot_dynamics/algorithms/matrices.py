@@ -15,7 +15,7 @@ costs one 6-vector product: the cost grows with the depth of the tree, not with 
 import numpy as np
 from numba import njit
 
-from .kinematics import dot6, inertia_apply
+from .kinematics import dot6, inertia_apply, scratch
 
 
 @njit(cache=True)
@@ -108,13 +108,15 @@ def accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_co
     want_com, want_jcom = want_g and com.size > 0, want_g and J_com.size > 0
     want_g = want_g and g.size > 0
     nb = bodies.shape[0]
-    F = np.empty(6)          # Ic_j S_s
-    w1 = np.empty(6)         # -Bc_j S_s + Ic_j Sdot_s
-    w2 = np.empty(6)         # -Bc_j^T S_s
-    gamma = np.zeros(6)
-    Ig = np.empty(6)
+    sc = scratch(work)
+    F = sc.s6[1]             # Ic_j S_s
+    w1 = sc.s6[2]            # -Bc_j S_s + Ic_j Sdot_s
+    w2 = sc.s6[3]            # -Bc_j^T S_s
+    gamma = sc.s6[4]
+    Ig = sc.s6[5]
     for r in range(3):
-        gamma[r] = -gravity[r]                           # gamma_0 = [-gravity; 0] (paper 002, footnote 1)
+        gamma[r] = -gravity[r] if want_g else 0.0        # gamma_0 = [-gravity; 0] (paper 002, footnote 1)
+        gamma[3 + r] = 0.0
     mass = 0.0
     for k in range(nb):
         if bodies[k].parent < 0:

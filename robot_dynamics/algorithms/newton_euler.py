@@ -13,16 +13,15 @@ operators: articulated inertias IA_k and bias forces pA_k inward, accelerations 
 import numpy as np
 from numba import njit
 
-from .kinematics import (ERR_QUAT, ERR_SINGULAR, ad_apply, ad_transpose_apply, placement, to_body,
+from .kinematics import (ERR_QUAT, ERR_SINGULAR, ad_apply, ad_transpose_apply, placement, scratch, to_body,
                          wrench_to_world)
 
 
 @njit(cache=True)
 def placements_and_twists(bodies, work, q, v):
     """T_{p,k} and the body twists v_k, xi-products c_k = adj(v_k) xi_k.  Returns 0 or ERR_QUAT."""
-    RJ = np.empty((3, 3))
-    pJ = np.empty(3)
-    xi = np.empty(6)
+    sc = scratch(work)
+    RJ, pJ, xi = sc.s33, sc.s3, sc.s6[0]
     for k in range(bodies.shape[0]):
         b, w = bodies[k], work[k]
         if placement(b, q, RJ, pJ, w.R_pk, w.p_pk) != 0:
@@ -40,6 +39,14 @@ def placements_and_twists(bodies, work, q, v):
                 w.v[r] += xi[r]
         ad_apply(w.v, xi, w.c)                                     # adj(v_k) xi_k
     return 0
+
+
+@njit(cache=True)
+def gravity_acceleration(gravity, gamma0):
+    """gamma0 <- [-gravity; 0]: the world's fictitious acceleration that brings in the weights."""
+    for r in range(3):
+        gamma0[r] = -gravity[r]
+        gamma0[3 + r] = 0.0
 
 
 @njit(cache=True)
@@ -61,11 +68,9 @@ def rnea(bodies, work, gravity, q, v, a, tau):
     status = placements_and_twists(bodies, work, q, v)
     if status != 0:
         return status
-    gamma0 = np.zeros(6)
-    for r in range(3):
-        gamma0[r] = -gravity[r]
-    Lv = np.empty(6)
-    tmp = np.empty(6)
+    sc = scratch(work)
+    gamma0, Lv, tmp = sc.s6[1], sc.s6[2], sc.s6[3]
+    gravity_acceleration(gravity, gamma0)
     for k in range(bodies.shape[0]):
         b, w = bodies[k], work[k]
         carried_acceleration(bodies, work, k, gamma0)
@@ -166,13 +171,9 @@ def aba(bodies, work, gravity, q, v, tau, qdd):
     if status != 0:
         return status
     nb = bodies.shape[0]
-    Lv = np.empty(6)
-    tmp = np.empty(6)
-    Ia = np.empty((6, 6))
-    pa = np.empty(6)
-    uD = np.empty(6)
-    gj = np.empty((6, 12))                                         # scratch of invert_spd
-    vectors = np.empty((4, 6))                                     # scratch of congruence_to_parent
+    sc = scratch(work)
+    Lv, tmp, pa, uD, gamma0 = sc.s6[1], sc.s6[2], sc.s6[3], sc.s6[4], sc.s6[5]
+    Ia, gj, vectors = sc.s66, sc.s612, sc.s6[6:10]                 # gj: invert_spd's, vectors: congruence's
     for k in range(nb):                                            # IA = Lambda, pA = -adj(v)^T Lambda v
         b, w = bodies[k], work[k]
         w.IA[:, :] = b.Lam
@@ -231,9 +232,7 @@ def aba(bodies, work, gravity, q, v, tau, qdd):
         wrench_to_world(w.R_pk, w.p_pk, pa, tmp)
         for r in range(6):
             wp.pA[r] += tmp[r]
-    gamma0 = np.zeros(6)
-    for r in range(3):
-        gamma0[r] = -gravity[r]
+    gravity_acceleration(gravity, gamma0)
     for k in range(nb):                                            # a' = Ad^-1 a_p + c; qdd = Dinv (u - U^T a')
         b, w = bodies[k], work[k]
         carried_acceleration(bodies, work, k, gamma0)

@@ -13,7 +13,7 @@ coordinate i of k and its ancestors.
 import numpy as np
 from numba import njit
 
-from .kinematics import ad_transpose_apply, to_body, wrench_to_world
+from .kinematics import ad_transpose_apply, scratch, to_body, wrench_to_world
 
 
 @njit(cache=True)
@@ -55,9 +55,9 @@ def reference_recursion(bodies, work, gravity, v_ref, a_ref):
 @njit(cache=True)
 def regressor_blocks(bodies, work, Y):
     """Y[:, 10k:10k+10] for every body k (eq. (16)); Y must be zeroed.  Needs reference_recursion."""
-    alpha, u, v = np.empty(6), np.empty(6), np.empty(6)
-    Aa, Au = np.empty((6, 10)), np.empty((6, 10))
-    col = np.empty(6)
+    sc = scratch(work)
+    alpha, u, v, col = sc.s6[1], sc.s6[2], sc.s6[3], sc.s6[4]
+    Aa, Au = sc.s610[0], sc.s610[1]
     for k in range(bodies.shape[0]):
         w = work[k]
         to_body(w.R0, w.p0, w.P, alpha)
