@@ -35,29 +35,6 @@ def _check(q, v, v_ref, a_ref):
 
 
 @njit(cache=True)
-def dynamics(bodies, work, gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_com, Y):
-    """M, C, g, com, J_com and (want_y) Y at one state, from one outward pass (paper 002, section VI)."""
-    status = _check(q, v, v_ref, a_ref)
-    if status != 0:
-        return status
-    status = outward_pass(bodies, work, q, v, True)
-    if status != 0:
-        return status
-    composites(bodies, work, True, True)
-    _zero(M)
-    _zero(C)
-    _zero(g)
-    _zero(com)
-    _zero(J_com)
-    accumulate(bodies, work, gravity, True, True, True, M, C, g, com, J_com)
-    if want_y:
-        _zero(Y)
-        reference_recursion(bodies, work, gravity, v_ref, a_ref)
-        regressor_blocks(bodies, work, Y)
-    return 0
-
-
-@njit(cache=True)
 def _matrices(bodies, work, gravity, q, v, want_m, want_c, want_g, M, C, g, com, J_com):
     """Any of M (want_m), C (want_c), g with com and J_com (want_g) at one state."""
     status = _check(q, v, v, v)
@@ -77,6 +54,19 @@ def _matrices(bodies, work, gravity, q, v, want_m, want_c, want_g, M, C, g, com,
         _zero(J_com)
     accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_com)
     return 0
+
+
+@njit(cache=True)
+def dynamics(bodies, work, gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_com, Y):
+    """M, C, g, com, J_com and (want_y) Y at one state, from one outward pass (paper 002, section VI)."""
+    status = _check(q, v, v_ref, a_ref)
+    if status == 0:
+        status = _matrices(bodies, work, gravity, q, v, True, True, True, M, C, g, com, J_com)
+    if status == 0 and want_y:                    # the outward pass above left the rates the regressor needs
+        _zero(Y)
+        reference_recursion(bodies, work, gravity, v_ref, a_ref)
+        regressor_blocks(bodies, work, Y)
+    return status
 
 
 # One entry point per method, with as few arguments as it needs (each costs ~0.1 us to pass from Python).
