@@ -26,11 +26,13 @@ setup(
         ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf")),
         ("share/" + PACKAGE + "/launch_scripts", glob("launch_scripts/*.py")),
     ],
-    package_data={PACKAGE: ["data/*.urdf"]},
     entry_points={
         "console_scripts": [
             "robot-dynamics = robot_dynamics.cli:main",
             "dynamics_node = robot_dynamics.ros.dynamics_node:main",
+            "computed_torque_node = robot_dynamics.ros.controller_nodes:computed_torque_main",
+            "adaptive_controller_node = robot_dynamics.ros.controller_nodes:adaptive_controller_main",
+            "sim_node = robot_dynamics.ros.sim_node:main",
         ],
     },
     zip_safe=True,

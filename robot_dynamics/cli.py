@@ -2,6 +2,7 @@
 
     robot-dynamics inspect URDF [--floating-base] [--mimic]
     robot-dynamics compute URDF [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
+    robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
 
 URDF is a file or the name of a bundled robot (arm7, planar_2link, quadruped, torso_two_arm, humanoid).
 """
@@ -94,6 +95,13 @@ def main(argv=None, out=None):
                               ("--a-ref", "reference acceleration for the regressor (nv)")):
                 p.add_argument(arg, nargs="+", help=what + ", numbers separated by spaces or commas")
             p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    demo = sub.add_parser("demo", add_help=False,
+                          help="closed-loop Slotine-Li demo on the bundled 7-DoF arm (robot-dynamics demo --help)")
+    demo.add_argument("demo_args", nargs=argparse.REMAINDER)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["demo"]:                      # the demo parses its own options (and --help)
+        from .demo import main as demo_main
+        return demo_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "compute" and (args.v_ref is None) != (args.a_ref is None):
         parser.error("--v-ref and --a-ref go together")

@@ -1,0 +1,93 @@
+"""robot-dynamics demo: in process with fast settings, without ROS, and over ROS 2 where it must print the same
+figures as in process (both run the same sampled closed loop)."""
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from robot_dynamics import demo
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def figures(text):
+    """The numbers the demo prints: RMS error of the first and last second, the estimate's torque error and
+    inertia-metric distance at the start and the end, V at the start and the end, and the payload body's masses
+    (true, start, end)."""
+    rms = re.search(r"first second ([\d.]+) rad, last second ([\d.]+) rad", text)
+    torque = re.search(r"RMS \|Y \(pi_hat - pi\)\|\s+([\d.]+)\s+([\d.]+) N m", text)
+    metric = re.search(r"inertia metric \(relative\)\*\s+([\d.]+)\s+([\d.]+)", text)
+    V = re.search(r"Gamma\^-1 pi~\) / 2\s+([\d.e+-]+)\s+([\d.e+-]+)", text)
+    mass = re.search(rf"{demo.PAYLOAD_BODY}\s+([\d.]+)\s+([\d.]+)\s+([\d.]+) \(\+", text)
+    assert all((rms, torque, metric, V, mass)), text
+    return {"rms": tuple(map(float, rms.groups())), "torque": tuple(map(float, torque.groups())),
+            "metric": tuple(map(float, metric.groups())), "V": tuple(map(float, V.groups())),
+            "mass": tuple(map(float, mass.groups()))}
+
+
+def check_figures(f):
+    """The story the demo tells: the error shrinks, the estimate predicts the torques far better, V falls, the
+    payload body's mass estimate moves towards the truth."""
+    first, last = f["rms"]
+    assert last < 0.5 * first
+    assert f["torque"][1] < 0.1 * f["torque"][0]
+    assert f["metric"][1] < f["metric"][0] and f["V"][1] < f["V"][0]
+    true, start, end = f["mass"]
+    assert abs(end - true) < 0.5 * abs(start - true)
+
+
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory):
+    """``robot-dynamics demo --in-process --duration 3``: its output and its plot."""
+    png = tmp_path_factory.mktemp("demo") / "in_process.png"
+    out = io.StringIO()
+    assert demo.main(["--in-process", "--duration", "3", "--plot", str(png)], out=out) == 0
+    return out.getvalue(), png
+
+
+def test_in_process_demo_prints_its_figures_and_writes_a_png(in_process):
+    text, png = in_process
+    assert "mode: in process" in text and "(--in-process)" in text
+    check_figures(figures(text))
+    assert png.read_bytes()[:8] == PNG
+    assert f"plot: {png}" in text and re.search(r"finished in [\d.]+ s", text)
+
+
+def test_without_ros_the_demo_runs_in_process_and_says_so(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(demo, "ros_unavailable", lambda: "ROS 2 is not importable (test)")
+    monkeypatch.chdir(tmp_path)
+    assert demo.main(["--duration", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "mode: in process" in captured.out and "(ROS 2 is not importable (test))" in captured.out
+    assert (tmp_path / "closed_loop_demo.png").read_bytes()[:8] == PNG        # the default file name
+    assert "2.00 / 2.00 s simulated" in captured.err                          # the progress bar
+
+
+def test_demo_rejects_a_duration_without_a_last_second():
+    with pytest.raises(SystemExit):
+        demo.main(["--in-process", "--duration", "1"])
+
+
+def test_ros_demo_prints_the_in_process_figures(in_process, tmp_path):
+    """``python -m robot_dynamics.demo --duration 3`` over ROS 2 as a user runs it: the same closed loop, so the
+    same figures as in process, and a PNG of its own."""
+    pytest.importorskip("rclpy", reason="ROS 2 is not installed (pip install '.[ros]')")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from ros_helpers import claim_ros_domain
+
+    claim_ros_domain()                                   # this process's private domain, inherited by the demo's
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(Path(demo.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")) if p))
+    run = subprocess.run([sys.executable, "-m", "robot_dynamics.demo", "--duration", "3", "--dynamics-node"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=90)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "mode: ROS 2 over loopback" in run.stdout
+    ros, local = figures(run.stdout), figures(in_process[0])
+    for name in ros:
+        assert ros[name] == pytest.approx(local[name], rel=1e-3), name
+    assert (tmp_path / "closed_loop_demo.png").read_bytes()[:8] == PNG
+    assert re.search(r"dynamics_node published \d{3,} mass matrices", run.stdout)

@@ -1,0 +1,524 @@
+"""sim_node, computed_torque_node and adaptive_controller_node on real rclpy over loopback DDS, in a private domain.
+
+The closed loop runs as a user starts it (launch_scripts/closed_loop.py: three node processes); the rest runs the
+nodes in this process, spun by one executor, and drives them from a probe node. Every simulator runs in
+lockstep, so a loaded machine slows the tests down but does not change the closed loop they check.
+"""
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy", reason="ROS 2 is not installed (pip install '.[ros]')")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # ros_helpers, whatever pytest's import mode
+
+from ros_helpers import URDF_DIR, claim_ros_domain, joint_state, stamp  # noqa: E402
+
+claim_ros_domain()                                          # before the first rclpy context
+
+from builtin_interfaces.msg import Duration  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.experimental import EventsExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from rclpy.signals import SignalHandlerOptions  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+import robot_dynamics as rd  # noqa: E402
+from robot_dynamics.controllers import ComputedTorque, PiecewiseTrajectory, Simulator, SumOfSines  # noqa: E402
+from robot_dynamics.demo import PAYLOAD_BODY, PAYLOAD_COM, make_scenario, run_in_process  # noqa: E402
+from robot_dynamics.ros.controller_nodes import AdaptiveControllerNode, ComputedTorqueNode  # noqa: E402
+from robot_dynamics.ros.sim_node import SimNode  # noqa: E402
+
+ARM = URDF_DIR / "arm7.urdf"
+QUADRUPED = URDF_DIR / "quadruped.urdf"
+LAUNCH = URDF_DIR.parent / "launch_scripts" / "closed_loop.py"
+_namespaces = itertools.count()
+
+
+def seconds(header):
+    return header.stamp.sec + 1e-9 * header.stamp.nanosec
+
+
+def as_list(values):
+    return "[" + ",".join(repr(float(x)) for x in values) + "]"
+
+
+def trajectory_msg(names, trajectory, order=None):
+    """A JointTrajectory of the PiecewiseTrajectory's own points (positions, velocities, accelerations), stamped
+    zero; ``order`` permutes the joint columns (the controller must match them by name)."""
+    order = np.arange(len(names)) if order is None else np.asarray(order)
+    ref = trajectory(trajectory.times)
+    msg = JointTrajectory(joint_names=[names[i] for i in order])
+    for t, q, v, a in zip(trajectory.times, ref.q[:, order], ref.v[:, order], ref.a[:, order]):
+        msg.points.append(JointTrajectoryPoint(positions=q.tolist(), velocities=v.tolist(), accelerations=a.tolist(),
+                                               time_from_start=Duration(sec=int(t), nanosec=int(round(t % 1 * 1e9)))))
+    return msg
+
+
+def smooth_trajectory(robot, duration, seed=0):
+    """A sum of sines sampled every 10 ms into a quintic PiecewiseTrajectory (what a JointTrajectory carries)."""
+    rng = np.random.default_rng(seed)
+    n = robot.nv
+    sines = SumOfSines(np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8]), 0.2 * rng.uniform(0.5, 1.0, (n, 2)),
+                       np.pi * np.array([1.0, 2.0]), rng.uniform(0, 2 * np.pi, (n, 2)))
+    times = np.arange(0.0, duration + 0.02, 0.01)
+    ref = sines(times)
+    return PiecewiseTrajectory(times, ref.q, ref.v, ref.a)
+
+
+@pytest.fixture(scope="module")
+def executor():
+    """rclpy's C++ EventsExecutor (it keeps up with 1 kHz topics), spun in a thread by ``spin_once`` slices:
+    its ``spin()`` would keep the other threads from creating entities or publishing meanwhile."""
+    context = rclpy.Context()
+    rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
+    spinner = EventsExecutor(context=context)
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            spinner.spin_once(timeout_sec=0.05)
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    yield spinner
+    stop.set()
+    thread.join(timeout=10)
+    spinner.shutdown(timeout_sec=10)
+    rclpy.shutdown(context=context)
+
+
+@pytest.fixture
+def namespace():
+    return f"/c{os.getpid()}_{next(_namespaces)}"
+
+
+class Probe:
+    """The test's node: feeds joint states, trajectories and references; records commands, states and the
+    adaptive controller's outputs, each topic's messages in a list guarded by one condition."""
+
+    def __init__(self, executor, namespace, controller="computed_torque_node"):
+        self.executor = executor
+        self.node = rclpy.create_node("probe", namespace=namespace, context=executor.context)
+        self._cond = threading.Condition()
+        self.received = {name: [] for name in ("commands", "joint_states", "tracking_error", "estimate", "odom",
+                                               "clock", "mass_matrix")}
+        reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+        for name, msg_type, topic in (
+                ("commands", Float64MultiArray, "effort_controller/commands"),
+                ("joint_states", JointState, "joint_states"),
+                ("tracking_error", JointState, f"{controller}/tracking_error"),
+                ("estimate", Float64MultiArray, f"{controller}/parameter_estimate"),
+                ("odom", Odometry, "odom"),
+                ("clock", Clock, "/clock"),
+                ("mass_matrix", Float64MultiArray, "dynamics_node/mass_matrix")):
+            self.node.create_subscription(msg_type, topic, self._recorder(name), reliable)
+        self.joint_states = self.node.create_publisher(JointState, "joint_states", reliable)
+        self.commands = self.node.create_publisher(Float64MultiArray, "effort_controller/commands", reliable)
+        self.trajectory = self.node.create_publisher(JointTrajectory, f"{controller}/joint_trajectory", reliable)
+        self.reference = self.node.create_publisher(JointTrajectoryPoint, f"{controller}/joint_references", reliable)
+        executor.add_node(self.node)
+
+    def _recorder(self, name):
+        def record(msg):
+            with self._cond:
+                self.received[name].append(msg)
+                self._cond.notify_all()
+        return record
+
+    def count(self, name):
+        with self._cond:
+            return len(self.received[name])
+
+    def last(self, name):
+        with self._cond:
+            return self.received[name][-1] if self.received[name] else None
+
+    def latest_stamp(self, name):
+        """The stamp (s) of the last message received on ``name``; -inf before the first."""
+        last = self.last(name)
+        return -np.inf if last is None else seconds(last.header)
+
+    def wait_until(self, predicate, timeout=10.0):
+        """Wait until ``predicate()`` holds (checked on every message and every 20 ms); False after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(min(remaining, 0.02))
+            return True
+
+    def wait_matched(self, publisher, timeout=30.0, alive=lambda: True):
+        """Wait until ``publisher`` has a subscriber; fail after ``timeout`` or as soon as ``alive()`` is false."""
+        deadline = time.monotonic() + timeout
+        while publisher.get_subscription_count() == 0:
+            assert time.monotonic() < deadline, f"nobody subscribed to {publisher.topic_name}"
+            assert alive(), f"what should subscribe to {publisher.topic_name} has exited"
+            time.sleep(0.01)
+
+    def published(self, publisher, msg, until, timeout=10.0):
+        """Publish ``msg`` (again every 0.5 s) until ``until()`` holds; whether it did within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            publisher.publish(msg)
+            if self.wait_until(until, timeout=min(0.5, max(0.0, deadline - time.monotonic()))):
+                return True
+        return False
+
+    def close(self):
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+
+
+@pytest.fixture
+def probe(executor, namespace):
+    p = Probe(executor, namespace)
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def start_node(executor, namespace):
+    """Start one of the nodes in this process with the given parameters; each is destroyed afterwards."""
+    nodes = []
+
+    def start(node_class, **params):
+        params.setdefault("command_topic", "effort_controller/commands")     # inside the test's namespace
+        node = node_class(namespace=namespace, context=executor.context,
+                          parameter_overrides=[Parameter(name, value=value) for name, value in params.items()])
+        executor.add_node(node)
+        nodes.append(node)
+        return node
+
+    yield start
+    for node in reversed(nodes):
+        executor.remove_node(node)
+        node.destroy_node()
+
+
+class NodeProcesses:
+    """Node processes started as a user does (``python -m module --ros-args ...``), each its own process group."""
+
+    def __init__(self):
+        self.started = []
+
+    def start(self, module_args, ros_args, log_path):
+        env = dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_LOGGING_BUFFERED_STREAM="0",
+                   RCUTILS_COLORIZED_OUTPUT="0",
+                   PYTHONPATH=os.pathsep.join(p for p in (str(Path(rd.__file__).resolve().parents[1]),
+                                                          os.environ.get("PYTHONPATH")) if p))
+        with open(log_path, "w") as log:
+            process = subprocess.Popen([sys.executable, "-m", *module_args, "--ros-args", *ros_args], stdout=log,
+                                       stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        process.log = log_path.read_text
+        self.started.append(process)
+        return process
+
+    def alive(self):
+        return all(p.poll() is None for p in self.started)
+
+    def stop_all(self):
+        """SIGINT each (the last started first), SIGKILL its group after 10 s; the exit codes, in start order."""
+        for process in reversed(self.started):
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait(timeout=10)
+        return [p.returncode for p in self.started]
+
+
+@pytest.fixture
+def processes():
+    started = NodeProcesses()
+    yield started
+    started.stop_all()
+    for process in started.started:
+        assert not _kill_group(process.pid), "a node process left a child running"
+
+
+def rms(t, e, start, stop):
+    window = (t >= start) & (t < stop)
+    return float(np.sqrt(np.mean(np.sum(e[window] ** 2, axis=1))))
+
+
+# --- the closed loop -------------------------------------------------------------------------------------------
+
+def test_launched_adaptive_loop_tracks_better_and_learns_the_payload(executor, namespace, tmp_path):
+    """closed_loop.py: sim_node (arm7 + 2 kg payload, lockstep) + dynamics_node + adaptive_controller_node, its
+    estimates off by 20-50 %, for 4 s of simulated time; then SIGINT: the controller's last command is zero."""
+    duration = 4.0
+    sc = make_scenario(duration, 1000.0)
+    probe = Probe(executor, namespace, controller="adaptive_controller_node")
+    start = sc.reference(0.0)
+    log = open(tmp_path / "launch.log", "w")
+    launcher = subprocess.Popen(
+        [sys.executable, str(LAUNCH), "--urdf", "arm7", "--namespace", namespace, "--lockstep",
+         "--real-time-factor", "0", "--payload-body", PAYLOAD_BODY, "--payload-mass", repr(sc.payload_mass),
+         "--payload-com", *map(repr, PAYLOAD_COM), "--initial-positions", *(repr(float(x)) for x in start.q),
+         "--sim-param", f"initial_velocities:={as_list(start.v)}",
+         "--controller-param", f"initial_parameters:={as_list(sc.pi_hat0)}"],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_LOGGING_BUFFERED_STREAM="0"))
+    try:
+        probe.wait_matched(probe.trajectory, timeout=120, alive=lambda: launcher.poll() is None)
+        msg = trajectory_msg(sc.nominal.joint_names, sc.reference)
+        assert probe.published(probe.trajectory, msg, until=lambda: probe.received["tracking_error"], timeout=30), \
+            (tmp_path / "launch.log").read_text()
+        assert probe.wait_until(lambda: probe.latest_stamp("tracking_error") >= duration or launcher.poll() is not None,
+                                timeout=120), (tmp_path / "launch.log").read_text()
+        with probe._cond:
+            errors = list(probe.received["tracking_error"])
+            estimate = np.array(probe.received["estimate"][-1].data)
+        assert probe.count("mass_matrix") > 100                                   # dynamics_node ran alongside
+        assert np.any(probe.last("commands").data)
+        launcher.send_signal(signal.SIGINT)
+        assert launcher.wait(timeout=30) == 0, (tmp_path / "launch.log").read_text()
+        assert probe.wait_until(lambda: not np.any(probe.received["commands"][-1].data), timeout=5)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+        survivors = _kill_group(launcher.pid)
+        log.close()
+        probe.close()
+    assert not survivors, "the launcher left a node running"
+
+    t = np.array([seconds(m.header) for m in errors])
+    e = np.array([m.position for m in errors])
+    assert rms(t, e, duration - 1.0, duration) < 0.4 * rms(t, e, 0.0, 1.0)     # 0.13 -> 0.03 rad
+    k = 10 * sc.nominal.body_names.index(PAYLOAD_BODY)
+    mass = sc.truth.parameters[k]
+    assert abs(estimate[k] - mass) < 0.5 * abs(sc.pi_hat0[k] - mass)          # the payload body's mass, learnt
+    # the same sampled loop run in this process by the library's SlotineLi and simulator: the same errors
+    record = run_in_process(sc, progress=lambda t: None)
+    steps = np.round(t / 0.001).astype(int)
+    ran = steps < len(record.t)
+    np.testing.assert_allclose(e[ran], record.e[steps[ran]], rtol=0, atol=1e-9)
+
+
+def _kill_group(pgid):
+    """Kill whatever is left of the process group ``pgid``; whether anything was."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_computed_torque_with_the_exact_model_converges(probe, namespace, processes, tmp_path):
+    """sim_node (lockstep) + computed_torque_node with the exact model, as processes, started 0.1 rad off a
+    trajectory whose joints arrive in another order: the error decays as edd + kd ed + kp e = 0 predicts."""
+    robot = rd.load_urdf(str(ARM))
+    trajectory = smooth_trajectory(robot, 3.0)
+    start = trajectory(0.0)
+    offset = 0.1 * np.ones(robot.nv)
+    joints = list(reversed(robot.joint_names))              # commands in another order than the model's
+    order = [robot.joint_names.index(j) for j in joints]
+    common = ["-r", f"__ns:={namespace}", "-p", f"urdf_path:={ARM}", "-p", "command_topic:=effort_controller/commands",
+              "-p", "joints:=[" + ",".join(joints) + "]"]
+    sim = processes.start(["robot_dynamics.ros.sim_node"], common + [
+        "-p", "lockstep:=true", "-p", "real_time_factor:=0.0",
+        "-p", f"initial_positions:={as_list((start.q - offset)[order])}",
+        "-p", f"initial_velocities:={as_list(start.v[order])}"], tmp_path / "sim.log")
+    controller = processes.start(["robot_dynamics.ros.controller_nodes", "computed_torque"],
+                                 common + ["-p", "kp:=100.0", "-p", "kd:=20.0"], tmp_path / "controller.log")
+    alive = processes.alive
+    probe.wait_matched(probe.trajectory, timeout=60, alive=alive)
+    msg = trajectory_msg(robot.joint_names, trajectory, order=np.random.default_rng(1).permutation(robot.nv))
+    assert probe.published(probe.trajectory, msg, until=lambda: probe.count("commands") > 0), controller.log()
+    assert probe.wait_until(lambda: probe.latest_stamp("joint_states") >= 2.0 or not alive(), timeout=60), sim.log()
+    with probe._cond:
+        states = list(probe.received["joint_states"])
+    assert list(states[0].name) == joints
+    t = np.array([seconds(m.header) for m in states])
+    q = np.array([m.position for m in states])[:, np.argsort(order)]        # back to model order
+    # the library's sampled loop: the same torque law, held over each 1 ms step of RK4
+    law = ComputedTorque(robot, 100.0, 20.0)
+    rollout = Simulator(robot, 0.001).run(start.q - offset, start.v, lambda t, q, v: law.torque(q, v, *trajectory(t)),
+                                          2.0, control_period=0.001)
+    steps = np.round(t / 0.001).astype(int)
+    np.testing.assert_allclose(q[steps <= 2000], rollout.q[steps[steps <= 2000]], rtol=0, atol=1e-9)
+    e = trajectory(t).q - q
+    # critically damped at 10 rad/s: e(t) = e0 (1 + 10 t) exp(-10 t) (1e-4 e0 at 1.3 s) down to the floor of
+    # holding each torque for 1 ms
+    at = np.searchsorted(t, 0.3)
+    np.testing.assert_allclose(e[at], offset * (1 + 10 * t[at]) * np.exp(-10 * t[at]), rtol=0.05)
+    assert np.max(np.abs(e[t >= 1.2])) < 0.02 * np.max(offset)
+    assert processes.stop_all() == [0, 0], sim.log() + controller.log()
+    assert not np.any(probe.last("commands").data)                   # the controller's zero on its way out
+
+
+# --- the controllers' contract ---------------------------------------------------------------------------------
+
+def test_disabling_publishes_zero_once_and_enabling_resumes(executor, namespace, start_node):
+    probe = Probe(executor, namespace, controller="adaptive_controller_node")
+    robot = rd.load_urdf(str(ARM))
+    node = start_node(AdaptiveControllerNode, urdf_path=str(ARM))
+    names = list(robot.joint_names)
+    q, v = robot.neutral() + 0.1, np.zeros(robot.nv)
+    probe.wait_matched(probe.reference)
+    assert probe.published(probe.reference, JointTrajectoryPoint(positions=(q + 0.05).tolist()),
+                           until=lambda: node._point is not None)
+    k = itertools.count()
+    probe.wait_matched(probe.joint_states)
+    assert probe.published(probe.joint_states, joint_state(names, q, v, k=next(k)),
+                           until=lambda: probe.count("commands") > 0)
+    assert np.any(probe.last("commands").data)
+
+    assert node.set_parameters([Parameter("enabled", value=False)])[0].successful
+    assert probe.wait_until(lambda: not np.any(probe.received["commands"][-1].data))
+    zeros, answered = probe.count("commands"), node.answered
+    moved = q + 0.01                                        # joint states keep coming: none is answered
+    assert probe.published(probe.joint_states, joint_state(names, moved, v, k=next(k)),
+                           until=lambda: np.allclose(node._merger.q, moved))
+    assert not probe.wait_until(lambda: probe.count("commands") > zeros, timeout=0.5)
+    assert node.answered == answered
+
+    assert node.set_parameters([Parameter("enabled", value=True)])[0].successful
+    assert probe.published(probe.joint_states, joint_state(names, q, v, k=next(k)),
+                           until=lambda: probe.count("commands") > zeros)
+    assert np.any(probe.last("commands").data)
+    assert not node.set_parameters([Parameter("enabled", value="no")])[0].successful
+    assert not node.set_parameters([Parameter("kd", value=-1.0)])[0].successful
+    assert not node.set_parameters([Parameter("adaptation_gain", value=[1.0, 2.0])])[0].successful
+    probe.close()
+
+
+def test_bad_messages_are_skipped_and_the_last_good_reference_stays(probe, start_node):
+    """Each bad input is counted under its kind and changes nothing: the next joint state is answered with the
+    library's computed torque for the last good reference (to 1e-12)."""
+    robot = rd.load_urdf(str(ARM))
+    node = start_node(ComputedTorqueNode, urdf_path=str(ARM), kp=[100.0] * 6 + [50.0], kd=20.0)
+    names = list(robot.joint_names)
+    rng = np.random.default_rng(3)
+    q, v = robot.neutral() + rng.uniform(-0.5, 0.5, robot.nv), rng.normal(size=robot.nv)
+    trajectory = smooth_trajectory(robot, 1.0)
+    law = ComputedTorque(robot, [100.0] * 6 + [50.0], 20.0)
+    good = trajectory_msg(names, trajectory)
+    probe.wait_matched(probe.trajectory)
+    probe.wait_matched(probe.joint_states)
+    assert probe.published(probe.trajectory, good, until=lambda: node._trajectory is not None)
+
+    def with_points(points, names=names):
+        return JointTrajectory(joint_names=names, points=points)
+
+    p = good.points
+    not_increasing = [p[0], p[2], p[1]]
+    short = [p[0], JointTrajectoryPoint(positions=list(p[1].positions)[:-1], velocities=p[1].velocities,
+                                        accelerations=p[1].accelerations, time_from_start=p[1].time_from_start)]
+    nan = [p[0], JointTrajectoryPoint(positions=p[1].positions, velocities=[float("nan")] * 7,
+                                      accelerations=p[1].accelerations, time_from_start=p[1].time_from_start)]
+    ref = JointTrajectoryPoint(positions=q.tolist(), velocities=v.tolist(), accelerations=v.tolist())
+    bad = [
+        ("joint_state_missing_joints", probe.joint_states, joint_state(names[:3], q[:3], v[:3], k=0)),
+        ("joint_state_lengths", probe.joint_states, joint_state(names, q[:-1], k=0)),
+        ("joint_state_non_finite", probe.joint_states, joint_state(names, np.r_[q[:-1], np.nan], v, k=0)),
+        ("joint_state_velocities", probe.joint_states, joint_state(names, q, k=0)),
+        ("trajectory_joints", probe.trajectory, with_points(p, names[:-1] + ["gripper_joint"])),
+        ("trajectory_joints", probe.trajectory, with_points(p, names[:-1] + [names[0]])),
+        ("trajectory_empty", probe.trajectory, with_points([])),
+        ("trajectory_times", probe.trajectory, with_points(not_increasing)),
+        ("trajectory_lengths", probe.trajectory, with_points(short)),
+        ("trajectory_non_finite", probe.trajectory, with_points(nan)),
+        ("reference_lengths", probe.reference, JointTrajectoryPoint(positions=q[:-1].tolist())),
+        ("reference_lengths", probe.reference, JointTrajectoryPoint(positions=q.tolist(), velocities=[0.0])),
+        ("reference_non_finite", probe.reference, JointTrajectoryPoint(positions=[float("nan")] * 7)),
+    ]
+    k = 1
+    for kind, publisher, msg in bad:
+        before = node.skipped[kind]
+        assert probe.published(publisher, msg, until=lambda: node.skipped[kind] > before), kind
+        commands = probe.count("commands")
+        assert probe.published(probe.joint_states, joint_state(names, q, v, k=k),
+                               until=lambda: probe.count("commands") > commands), kind
+        t = float(stamp(k).sec - stamp(1).sec)                         # the trajectory started at the first state
+        expected = law.torque(q, v, *trajectory(t))
+        np.testing.assert_allclose(probe.last("commands").data, expected, rtol=1e-12, atol=1e-12, err_msg=kind)
+        k += 1
+    assert set(node.skipped) == {kind for kind, _, _ in bad}
+
+    def answer(msg):
+        """The command that answers the joint state ``msg``."""
+        commands = probe.count("commands")
+        assert probe.published(probe.joint_states, msg, until=lambda: probe.count("commands") > commands)
+        return probe.last("commands").data
+
+    stale = joint_state(names, q, v, k=k - 1)
+    stale.header.stamp.nanosec += 500_000_000
+    stale.header.stamp.sec -= 1                              # 0.5 s before the last answered stamp: skipped
+    assert probe.published(probe.joint_states, stale, until=lambda: node.skipped["joint_state_stamp"] > 0)
+    reset = joint_state(names, q, v, k=-990)                # stamped 10 s, 1000 s back: a reset restarts the trajectory
+    np.testing.assert_allclose(answer(reset), law.torque(q, v, *trajectory(0.0)), rtol=1e-12, atol=1e-12)
+    assert probe.published(probe.reference, ref, until=lambda: node._point is not None)
+    np.testing.assert_allclose(answer(joint_state(names, q, v, k=-989)), law.torque(q, v, q, v, v),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_controller_waits_for_its_description_and_refuses_bad_joints(probe, start_node, executor, namespace):
+    from std_msgs.msg import String
+    from robot_dynamics.ros.qos import DESCRIPTION_QOS
+
+    with pytest.raises(ValueError, match="every joint of the model"):
+        ComputedTorqueNode(namespace=namespace, context=executor.context,
+                           parameter_overrides=[Parameter("urdf_path", value=str(ARM)),
+                                                Parameter("joints", value=["joint1", "joint2"])])
+    node = start_node(AdaptiveControllerNode)
+    assert node.robot is None
+    description = probe.node.create_publisher(String, "robot_description", DESCRIPTION_QOS)
+    description.publish(String(data=ARM.read_text()))
+    assert probe.wait_until(lambda: node.robot is not None)
+    assert node.get_parameter("body_names").value == node.robot.body_names
+    assert node.get_parameter("joints").value == list(node.robot.joint_names)
+
+
+# --- the simulator ---------------------------------------------------------------------------------------------
+
+def test_sim_applies_good_commands_and_skips_bad_ones(probe, start_node):
+    sim = start_node(SimNode, urdf_path=str(ARM), real_time_factor=1.0, rate=200.0)
+    assert probe.wait_until(lambda: probe.count("joint_states") > 2)           # repeated while it waits
+    assert {seconds(m.header) for m in probe.received["joint_states"]} == {0.0}
+    tau = np.linspace(1.0, 7.0, 7)
+    probe.wait_matched(probe.commands)
+    assert probe.published(probe.commands, Float64MultiArray(data=tau.tolist()),
+                           until=lambda: list(probe.received["joint_states"][-1].effort) == tau.tolist())
+    for kind, data in (("command_length", tau[:-1]), ("command_non_finite", np.r_[tau[:-1], np.inf])):
+        assert probe.published(probe.commands, Float64MultiArray(data=data.tolist()),
+                               until=lambda: sim.skipped[kind] > 0), kind
+    n = probe.count("joint_states")
+    assert probe.wait_until(lambda: probe.count("joint_states") > n + 5)
+    assert list(probe.last("joint_states").effort) == tau.tolist()
+    stamps = sorted(seconds(m.header) for m in probe.received["joint_states"])
+    assert stamps[-1] > 0.0 and len(set(stamps[-5:])) == 5           # the clock runs once commanded
+
+
+def test_sim_floating_base_publishes_odometry_and_its_clock(probe, start_node):
+    """A quadruped at rest without gravity stays at its initial pose; /clock carries the stamps of the states."""
+    start_node(SimNode, urdf_path=str(QUADRUPED), floating_base=True, gravity=[0.0, 0.0, 0.0], publish_clock=True,
+               rate=500.0, real_time_factor=1.0, initial_base_pose=[0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0])
+    probe.wait_matched(probe.commands)
+    assert probe.published(probe.commands, Float64MultiArray(data=[0.0] * 12),
+                           until=lambda: probe.count("odom") > 10 and probe.latest_stamp("odom") > 0.0)
+    odom = probe.last("odom")
+    assert odom.child_frame_id == "trunk" and odom.header.frame_id == "odom"
+    assert odom.pose.pose.position.z == pytest.approx(0.5) and odom.pose.pose.orientation.w == pytest.approx(1.0)
+    clock = probe.last("clock").clock
+    assert clock.sec + 1e-9 * clock.nanosec > 0.0
+    assert probe.wait_until(lambda: (clock.sec, clock.nanosec) in
+                            {(m.header.stamp.sec, m.header.stamp.nanosec) for m in probe.received["odom"]})
