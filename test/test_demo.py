@@ -87,7 +87,7 @@ def test_ros_demo_prints_the_in_process_figures(in_process, tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "mode: ROS 2 over loopback" in run.stdout
     ros, local = figures(run.stdout), figures(in_process[0])
-    for name in ros:
-        assert ros[name] == pytest.approx(local[name], rel=1e-3), name
+    for name in ros:                                     # (1 %: the recorder may miss a tick on a busy machine)
+        assert ros[name] == pytest.approx(local[name], rel=1e-2), name
     assert (tmp_path / "closed_loop_demo.png").read_bytes()[:8] == PNG
     assert re.search(r"dynamics_node published \d{3,} mass matrices", run.stdout)

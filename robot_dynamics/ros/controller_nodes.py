@@ -47,21 +47,15 @@ Parameters (read-only unless marked *)::
 """
 import collections
 import math
-import signal
 import sys
-import threading
 import warnings
 
 import numpy as np
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.duration import Duration
-from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -72,6 +66,7 @@ from robot_dynamics.controllers import (ComputedTorque, InertiaMetric, Piecewise
 from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, as_float_array, multiarray_layout,
                                             set_multiarray_data)
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
+from robot_dynamics.ros.runner import run
 
 WARN_PERIOD = 2.0                 # s, throttle of each kind of warning
 COMMAND_TOPIC = "/effort_controller/commands"
@@ -288,8 +283,9 @@ class RobotNode(Node):
 class ControllerNode(RobotNode):
     """What both controllers share: the reference, the tick on every joint state, the effort command, ``enabled``.
 
-    Subclasses declare their gains in ``_declare_gains``, build their controller in ``_install``, apply gain
-    changes in ``_set_gains`` and compute tau (nv,) in model order in ``_torque(q, v, reference, dt)``.
+    Subclasses declare their gains in ``_declare_gains``, build their controller in ``_make_controller(robot)``
+    (ValueError refuses the robot), apply gain changes in ``_set_gains`` and compute tau (nv,) in model order in
+    ``_torque(q, v, reference, dt)``.
 
     Attributes
     ----------
@@ -314,18 +310,21 @@ class ControllerNode(RobotNode):
         self._commanding = False                  # a non-zero command is in force
         self._command = Float64MultiArray()
         self._command_pub = self.create_publisher(Float64MultiArray, command_topic, OUTPUT_QOS)
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, STATE_QOS)
-        self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, OUTPUT_QOS)
-        self.create_subscription(JointTrajectoryPoint, "~/joint_references", self._on_reference, STATE_QOS)
         self.add_on_set_parameters_callback(self._check_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self._load_description()
 
     def _install(self, robot):
+        """Prepare for ``robot``, then subscribe to the inputs: a sender that sees ``~/joint_trajectory`` matched
+        knows the controller is ready to take it."""
         self._merger = JointStateMerger(robot.joint_names)
         self._command.layout = multiarray_layout((len(self.joints),))
         q, z = robot.neutral(), np.zeros(robot.nv)          # load (or compile) the kernels before the first state
         robot.inverse_dynamics(q, z, z), robot.regressor(q, z, z, z), robot.mass_matrix(q)
+        self._make_controller(robot)
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, STATE_QOS)
+        self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, OUTPUT_QOS)
+        self.create_subscription(JointTrajectoryPoint, "~/joint_references", self._on_reference, STATE_QOS)
 
     # --- parameters ------------------------------------------------------------------------------------------
 
@@ -471,8 +470,7 @@ class ComputedTorqueNode(ControllerNode):
         self.declare_parameter("kd", 20.0, describe(
             "Damping [1/s]: one number, or one per joint in the order of joints.", dynamic_typing=True))
 
-    def _install(self, robot):
-        super()._install(robot)
+    def _make_controller(self, robot):
         self.controller = ComputedTorque(robot, 0.0, 0.0)
         self._set_gains()
 
@@ -538,8 +536,7 @@ class AdaptiveControllerNode(ControllerNode):
                              f"got {value}")
         return np.broadcast_to(values, (nb,))
 
-    def _install(self, robot):
-        super()._install(robot)
+    def _make_controller(self, robot):
         given = self._initial_parameters
         pi_hat0 = np.array(robot.parameters if given is None else given, dtype=float)
         if pi_hat0.shape != robot.parameters.shape or not np.all(np.isfinite(pi_hat0)):
@@ -579,40 +576,6 @@ class AdaptiveControllerNode(ControllerNode):
         self._error_pub.publish(self._error)
         set_multiarray_data(self._estimate, self.controller.pi_hat)
         self._estimate_pub.publish(self._estimate)
-
-
-# --- running a node --------------------------------------------------------------------------------------------
-
-def run(node_class, args=None):
-    """Run one node until Ctrl-C or SIGTERM; then destroy it while the context is up, so it can still publish.
-
-    rclpy's own signal handlers would shut the context down first (and a controller could not publish its last
-    zero effort command), so they are not installed: the executor spins in short slices until a signal handler
-    has asked it to stop. The executor is rclpy's C++ EventsExecutor, which costs a fraction of the Python
-    executors' time per message (a closed loop over two nodes ticks about 1.5 times faster with it).
-    Returns the exit code: 0, or 2 when the node cannot start.
-    """
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda signum, frame: stop.set())
-    try:
-        node = node_class()
-    except (ValueError, OSError, InvalidParameterTypeException, InvalidParameterValueException) as err:
-        print(f"{node_class.__name__}: {err}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    executor = EventsExecutor()
-    executor.add_node(node)
-    try:
-        while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
-    finally:
-        executor.remove_node(node)
-        node.destroy_node()
-        executor.shutdown()
-        rclpy.try_shutdown()
-    return 0
 
 
 def computed_torque_main(args=None):

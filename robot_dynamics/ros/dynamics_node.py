@@ -42,12 +42,9 @@ import sys
 import warnings
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -57,6 +54,7 @@ import robot_dynamics as rd
 from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, base_state_from_odometry,
                                             multiarray_layout, reference_from_point, set_multiarray_data)
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
+from robot_dynamics.ros.runner import run
 
 WARN_PERIOD = 2.0          # s, throttle of each kind of warning
 MODEL_PARAMETERS = ("robot_description", "urdf_path", "floating_base", "gravity")
@@ -341,21 +339,7 @@ def _valid_gravity(gravity):
 
 def main(args=None):
     """Console entry point: ``dynamics_node --ros-args -p name:=value ...``."""
-    rclpy.init(args=args)
-    try:
-        node = DynamicsNode()
-    except (ValueError, InvalidParameterTypeException, InvalidParameterValueException) as err:
-        print(f"dynamics_node: {err}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run(DynamicsNode, args)
 
 
 if __name__ == "__main__":

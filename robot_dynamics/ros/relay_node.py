@@ -10,15 +10,14 @@ Run: ``python -m robot_dynamics.ros.relay_node --ros-args -p rows:=7``.
 import sys
 
 import numpy as np
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics.ros.conversions import as_float_array, multiarray_layout, set_multiarray_data
 from robot_dynamics.ros.qos import OUTPUT_QOS, STATE_QOS
+from robot_dynamics.ros.runner import run
 
 
 class RelayNode(Node):
@@ -56,16 +55,7 @@ class RelayNode(Node):
 
 def main(args=None):
     """Console entry point: ``python -m robot_dynamics.ros.relay_node --ros-args -p rows:=N``."""
-    rclpy.init(args=args)
-    node = RelayNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run(RelayNode, args)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics.controllers import Simulator, with_payload
-from robot_dynamics.ros.controller_nodes import COMMAND_TOPIC, RobotNode, describe, run
+from robot_dynamics.ros.controller_nodes import COMMAND_TOPIC, RobotNode, describe
+from robot_dynamics.ros.runner import run
 from robot_dynamics.ros.conversions import BadMessage, as_float_array
 from robot_dynamics.ros.qos import OUTPUT_QOS
 

@@ -1,0 +1,41 @@
+"""Running a node as a process: one entry point shared by every node of the package."""
+import signal
+import sys
+import threading
+
+import rclpy
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
+from rclpy.experimental import EventsExecutor
+from rclpy.signals import SignalHandlerOptions
+
+
+def run(node_class, args=None):
+    """Run one node until Ctrl-C or SIGTERM; then destroy it while the context is up, so it can still publish.
+
+    rclpy's own signal handlers would shut the context down first (and a controller could not publish its last
+    zero effort command), so they are not installed: the executor spins in short slices until a signal handler
+    has asked it to stop. The executor is rclpy's C++ EventsExecutor, which costs a fraction of the Python
+    executors' time per message (a closed loop over two nodes ticks about 1.5 times faster with it).
+    Returns the exit code: 0, or 2 when the node cannot start.
+    """
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda signum, frame: stop.set())
+    try:
+        node = node_class()
+    except (ValueError, OSError, InvalidParameterTypeException, InvalidParameterValueException) as err:
+        print(f"{node_class.__name__}: {err}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    executor = EventsExecutor()
+    executor.add_node(node)
+    try:
+        while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
+    finally:
+        executor.remove_node(node)
+        node.destroy_node()
+        executor.shutdown()
+        rclpy.try_shutdown()
+    return 0
