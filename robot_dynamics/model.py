@@ -153,9 +153,14 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
         raise URDFError("the <robot> is empty (no links): there is no root link to put a floating base under")
     eye, zero = np.eye(3), np.zeros(3)
     parent, jtype, body_names, joint_of, R_tree, p_tree, axis = [], [], [], [], [], [], []
+
+    def add_body(par, kind, link, joint, R, p, a):
+        for column, value in zip((parent, jtype, body_names, joint_of, R_tree, p_tree, axis),
+                                 (par, kind, link, joint, R, p, a)):
+            column.append(value)
+
     if floating_base:
-        parent.append(-1), jtype.append(FREE), body_names.append(desc.root), joint_of.append(None)
-        R_tree.append(eye), p_tree.append(zero), axis.append(zero)
+        add_body(-1, FREE, desc.root, None, eye, zero, zero)
     frames = {desc.root: Frame(0 if floating_base else -1, eye, zero)}
     stack = list(reversed(desc.children(desc.root))) if desc.root else []
     while stack:                                    # preorder: a body's subtree before its next sibling
@@ -166,8 +171,7 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
         if joint.type == "fixed":
             frames[joint.child] = Frame(f.body, R, p)
         else:
-            parent.append(f.body), jtype.append(_URDF_TYPES[joint.type]), body_names.append(joint.child)
-            joint_of.append(joint), R_tree.append(R), p_tree.append(p), axis.append(joint.axis)
+            add_body(f.body, _URDF_TYPES[joint.type], joint.child, joint, R, p, joint.axis)
             frames[joint.child] = Frame(len(parent) - 1, eye, zero)
         stack.extend(reversed(desc.children(joint.child)))
     nb = len(parent)

@@ -27,15 +27,6 @@ def skew(a):
     return S
 
 
-def cross(a, b):
-    """a x b for (3,) vectors, written out for the kernels."""
-    out = np.empty(3)
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    return out
-
-
 def axis_angle_rotation(axis, angle):
     """Rodrigues: R = E + sin(t) a~ + (1 - cos(t)) a~^2 for a unit axis a.  (3,), float -> (3, 3)"""
     s = np.sin(angle)

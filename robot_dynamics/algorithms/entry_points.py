@@ -63,9 +63,7 @@ def dynamics(bodies, work, gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_
     if status == 0:
         status = _matrices(bodies, work, gravity, q, v, True, True, True, M, C, g, com, J_com)
     if status == 0 and want_y:                    # the outward pass above left the rates the regressor needs
-        _zero(Y)
-        reference_recursion(bodies, work, gravity, v_ref, a_ref)
-        regressor_blocks(bodies, work, Y)
+        _regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y)
     return status
 
 
@@ -103,12 +101,17 @@ def regressor(bodies, work, gravity, q, v, v_ref, a_ref, Y):
     if status != 0:
         return status
     status = outward_pass(bodies, work, q, v, True)
-    if status != 0:
-        return status
+    if status == 0:
+        _regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y)
+    return status
+
+
+@njit(cache=True)
+def _regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y):
+    """Y (eq. (16)) from the poses, axes and rates an outward pass with rates left in work."""
     _zero(Y)
     reference_recursion(bodies, work, gravity, v_ref, a_ref)
     regressor_blocks(bodies, work, Y)
-    return 0
 
 
 @njit(cache=True)

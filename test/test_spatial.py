@@ -1,0 +1,57 @@
+"""The spatial layer's operators (paper 002, appendix) against their defining identities."""
+import numpy as np
+import pytest
+
+from robot_dynamics.spatial import (ad_inv, adj, momentum_matrix, parameters_from_inertial, quaternion_rotation,
+                                    rotation_quaternion, rpy_rotation, skew, spatial_inertia, transform_parameters)
+
+EXACT = 1e-12
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+def random_parameters(rng):
+    a, b = rng.uniform(0.1, 1.0, 2)
+    R = rpy_rotation(rng.uniform(-np.pi, np.pi, 3))
+    inertia = R @ np.diag([a, b, rng.uniform(abs(a - b), a + b)]) @ R.T
+    return parameters_from_inertial(rng.uniform(0.5, 3.0), rng.normal(size=3), inertia)
+
+
+def test_momentum_is_linear_in_the_parameters(rng):
+    """Lambda(pi) v = A(v) pi (paper 002, Prop. 1, eqs. (8)-(12))."""
+    for _ in range(5):
+        pi, v = random_parameters(rng), rng.normal(size=6)
+        np.testing.assert_allclose(spatial_inertia(pi) @ v, momentum_matrix(v) @ pi, rtol=0, atol=EXACT)
+
+
+def test_lie_bracket_and_adjoint(rng):
+    """adj(v) v = 0 (paper 002, remark 2); adj(a) b = -adj(b) a; Ad^-1 (R, p) inverts Ad = [[R, p~ R], [0, R]];
+    Ad^-1 adj(v) Ad = adj(Ad^-1 v)."""
+    v, w = rng.normal(size=(2, 6))
+    np.testing.assert_allclose(adj(v) @ v, 0.0, atol=EXACT)
+    np.testing.assert_allclose(adj(v) @ w, -adj(w) @ v, atol=EXACT)
+    R, p = rpy_rotation(rng.normal(size=3)), rng.normal(size=3)
+    Ad = np.block([[R, skew(p) @ R], [np.zeros((3, 3)), R]])
+    np.testing.assert_allclose(ad_inv(R, p) @ Ad, np.eye(6), atol=EXACT)
+    np.testing.assert_allclose(ad_inv(R, p) @ adj(v) @ Ad, adj(ad_inv(R, p) @ v), atol=EXACT)
+
+
+def test_parameters_move_with_their_frame(rng):
+    """Lambda in a frame where the body sits at (R, p) is Ad^-T Lambda Ad^-1 (the congruence of spatial inertias)."""
+    pi = random_parameters(rng)
+    R, p = rpy_rotation(rng.normal(size=3)), rng.normal(size=3)
+    X = ad_inv(R, p)
+    np.testing.assert_allclose(spatial_inertia(transform_parameters(pi, R, p)), X.T @ spatial_inertia(pi) @ X,
+                               atol=EXACT)
+
+
+def test_quaternions_round_trip(rng):
+    for _ in range(5):
+        quat = rng.normal(size=4)
+        quat /= np.linalg.norm(quat)
+        back = rotation_quaternion(quaternion_rotation(quat))
+        np.testing.assert_allclose(back, quat * np.sign(quat[3]), atol=EXACT)
+        np.testing.assert_allclose(quaternion_rotation(back) @ quaternion_rotation(back).T, np.eye(3), atol=EXACT)
