@@ -2,14 +2,18 @@
 
 numba's dispatcher re-derives the types of every argument on each call (about 0.1 us per array here); the
 kernels are always called with the same types, so after the first call -- which compiles, or loads the on-disk
-cache -- `compiled` hands out the machine-code entry point itself.  Robot only passes it arrays whose dtype, rank
-and layout it has checked, the same as the first call's.
+cache -- `compiled` hands out the machine-code entry point itself.  That entry point does not check what it is
+given: Robot only passes it float64 arrays whose shape it has checked, and resolves it for layout 'A' (see
+`strided`), which reads each array's strides, so that any view is handled.
 
 The cache lives beside the package when that is writable, else in numba's user cache directory (for a
 read-only site-packages); the first use on a machine compiles for tens of seconds and says so on stderr once.
 """
 import sys
 from pathlib import Path
+
+import numpy as np
+from numba import typeof
 
 _announced = False
 
@@ -35,9 +39,14 @@ def compiled(dispatcher, *example_args):
     """The entry point of `dispatcher` compiled for the types of example_args (called once with them)."""
     announce_if_cold(dispatcher)
     dispatcher(*example_args)
-    for signature, result in dispatcher.overloads.items():
-        return result.entry_point
-    raise RuntimeError(f"{dispatcher} compiled no signature")
+    signature = tuple(typeof(a) for a in example_args)
+    return dispatcher.overloads[signature].entry_point
+
+
+def strided(*shape):
+    """Zeros of `shape` that numba types with layout 'A' (any strides) when not empty: an example argument that
+    makes `resolve` pick the entry point which reads an array's strides, so that any view may be passed."""
+    return np.zeros(shape + (2,))[..., 0]
 
 
 def resolve(owner, attribute, dispatcher, *example_args):

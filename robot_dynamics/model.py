@@ -12,6 +12,9 @@ A body is what one moving joint carries: its URDF child link plus every link hun
     mult[k], offset[k] q_joint = mult q[iq] + offset for 1-DoF joints (1, 0 unless the joint mimics another)
     pi[k]              (10,) inertial parameters [m, m c, Ixx, Iyy, Izz, Ixy, Ixz, Iyz] about the body origin
     Lam[k]             (6, 6) constant body inertia Lambda_k
+    RA[k], RA2[k], Ra[k]   R_tree [a]x, R_tree [a]x^2 and R_tree a for the axis a: a revolute joint's
+                       T_{p,k} rotation is R_tree + sin(theta) RA + (1 - cos(theta)) RA2 (Rodrigues), a prismatic
+                       joint's translation p_tree + d Ra
 
 Free joints follow Pinocchio's free-flyer convention: q = [x, y, z, qx, qy, qz, qw], v = [linear; angular] in
 the child frame, so that Xi = E_6 is constant (paper 002, remark 7).  Planar joints take q = [x, y, theta]
@@ -20,7 +23,7 @@ the child frame, so that Xi = E_6 is constant (paper 002, remark 7).  Planar joi
 from dataclasses import dataclass, field
 import numpy as np
 
-from .spatial import parameters_from_inertial, spatial_inertia, transform_parameters
+from .spatial import parameters_from_inertial, skew, spatial_inertia, transform_parameters
 from .urdf import URDFDescription, URDFError
 
 REVOLUTE, PRISMATIC, PLANAR, FREE = 0, 1, 2, 3
@@ -37,6 +40,7 @@ BODY = np.dtype([
     ("mult", np.float64), ("offset", np.float64),
     ("R_tree", np.float64, (3, 3)), ("p_tree", np.float64, (3,)), ("axis", np.float64, (3,)),
     ("Xi", np.float64, (6, 6)), ("pi", np.float64, (10,)), ("Lam", np.float64, (6, 6)),
+    ("RA", np.float64, (3, 3)), ("RA2", np.float64, (3, 3)), ("Ra", np.float64, (3,)),
 ], align=True)
 
 
@@ -207,6 +211,9 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
     bodies["p_tree"] = np.array(p_tree).reshape(nb, 3)
     bodies["axis"] = np.array(axis, dtype=float).reshape(nb, 3)
     bodies["Xi"] = np.array([_motion_subspace(jtype[k], bodies["axis"][k]) for k in range(nb)]).reshape(nb, 6, 6)
+    for b in bodies:                                 # the joint's rotation generators in the parent frame
+        A = skew(b["axis"])
+        b["RA"], b["RA2"], b["Ra"] = b["R_tree"] @ A, b["R_tree"] @ A @ A, b["R_tree"] @ b["axis"]
 
     pi = bodies["pi"]
     for link in desc.links.values():                 # every link's inertia, in the frame of its body

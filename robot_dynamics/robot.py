@@ -11,13 +11,32 @@ from .algorithms import entry_points as kernels
 from .algorithms.entry_points import dynamics_batch
 from .algorithms.kinematics import (ERR_AREF, ERR_Q, ERR_QUAT, ERR_SINGULAR, ERR_V, ERR_VREF, outward_pass,
                                     workspace)
-from .compiled import announce_if_cold, resolve
+from .compiled import announce_if_cold, resolve, strided
 from .configuration import ConfigurationSpace
 from .model import build_model
 from .urdf import parse_urdf
 
 
-_F64 = np.dtype(np.float64)
+_ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
+
+
+def _is_state(x, shape):
+    """x goes to a kernel as it is: a float64 ndarray of exactly this shape (any strides: layout 'A')."""
+    return type(x) is _ND and x.dtype is _F64 and x.shape == shape
+
+
+def _arrays(d):
+    """M, C, g, com, J_com (and Y when present) of a Dynamics."""
+    return [d.M, d.C, d.g, d.com, d.J_com] + ([] if d.Y is None else [d.Y])
+
+
+def _checked_out(out, shape, name="out"):
+    """out, if it can receive a result of this shape in place; else a ValueError naming it."""
+    if not (isinstance(out, np.ndarray) and out.dtype == _F64 and out.shape == shape and out.flags.writeable):
+        got = (f"a {'read-only ' if not out.flags.writeable else ''}{out.dtype} array of shape {out.shape}"
+               if isinstance(out, np.ndarray) else type(out).__name__)
+        raise ValueError(f"{name} must be a writeable float64 array of shape {shape}, got {got}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -66,20 +85,24 @@ class Robot:
         self._q_shape, self._v_shape = (model.nq,), (model.nv,)
         self._bodies = model.bodies.copy()          # kernels take writable arrays; the model stays frozen
         self._work = workspace(model.nbodies)
-        nv, self._coupled = model.nv, any(j.mimic is not None for j in model.joints)
-        self._no_y = np.empty((nv, 10 * model.nbodies))
-        self._none = (np.empty(0), np.empty(0), np.empty((0, 0)))      # "not wanted" outputs of _k_gravity
-        # Resolve (load, or compile on first use) each kernel for these argument types, with a valid state.
-        q, v, g = self._space.neutral(), np.zeros(nv), self.gravity
-        M, C, gv, com, J_com = np.empty((nv, nv)), np.empty((nv, nv)), np.empty(nv), np.empty(3), np.empty((3, nv))
-        b, w = self._bodies, self._work
-        resolve(self, "_k_dynamics", kernels.dynamics, b, w, g, q, v, v, v, True, M, C, gv, com, J_com, self._no_y)
+        nq, nv, nb = model.nq, model.nv, model.nbodies
+        self._coupled = any(j.mimic is not None for j in model.joints)
+        self._nn, self._3n, self._ny = (nv, nv), (3, nv), (nv, 10 * nb)
+        self._no_y = np.empty(self._ny)
+        # Resolve (load, or compile on first use) each kernel for arrays of any strides (compiled.strided), with a
+        # valid state; gravity, bodies and the workspace are always Robot's own contiguous arrays.
+        q, v, M, x, J = strided(nq), strided(nv), strided(nv, nv), strided(nv), strided(3, nv)
+        q[:] = self._space.neutral()
+        b, w, g, com, Y = self._bodies, self._work, self.gravity, strided(3), strided(nv, 10 * nb)
+        resolve(self, "_k_dynamics", kernels.dynamics, b, w, g, q, v, v, v, True, M, M, x, com, J, Y)
         resolve(self, "_k_mass", kernels.mass_matrix, b, w, q, M)
-        resolve(self, "_k_coriolis", kernels.coriolis_matrix, b, w, q, v, C)
-        resolve(self, "_k_gravity", kernels.gravity_terms, b, w, g, q, gv, com, J_com)
-        resolve(self, "_k_regressor", kernels.regressor, b, w, g, q, v, v, v, self._no_y)
-        resolve(self, "_k_rnea", kernels.inverse_dynamics, b, w, g, q, v, v, gv)
-        resolve(self, "_k_aba", kernels.forward_dynamics, b, w, g, q, v, v, gv)
+        resolve(self, "_k_coriolis", kernels.coriolis_matrix, b, w, q, v, M)
+        resolve(self, "_k_gravity", kernels.gravity_vector, b, w, g, q, x)
+        resolve(self, "_k_com", kernels.com_position, b, w, q, com)
+        resolve(self, "_k_com_jacobian", kernels.com_jacobian, b, w, q, J)
+        resolve(self, "_k_regressor", kernels.regressor, b, w, g, q, v, v, v, Y)
+        resolve(self, "_k_rnea", kernels.inverse_dynamics, b, w, g, q, v, v, x)
+        resolve(self, "_k_aba", kernels.forward_dynamics, b, w, g, q, v, v, x)
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -132,119 +155,114 @@ class Robot:
         return T.reshape(shape + (self.nbodies, 4, 4))
 
     # ---- the dynamics of paper 002 ---------------------------------------------------------------------------
-    def dynamics(self, q, v, v_ref=None, a_ref=None):
+    # Every method takes one state or a batch, and an optional `out`: a writeable float64 array of the result's
+    # shape (any strides) that receives the result and is returned -- no allocation per call.  `out` must not
+    # share memory with the inputs.  A single state of float64 arrays goes straight to the compiled kernel (which
+    # checks finiteness); anything else is validated and converted by `_batch` first.
+    def dynamics(self, q, v, v_ref=None, a_ref=None, out=None):
         """M, C, g, com, J_com and, when v_ref and a_ref are given, the Slotine-Li Y, from one outward pass.
 
         q: (..., nq), v, v_ref, a_ref: (..., nv)  ->  Dynamics (see its docstring for shapes).
+        out: a Dynamics of such arrays (with Y exactly when v_ref is given) to write into and return.
         """
         if (v_ref is None) != (a_ref is None):
             raise ValueError("give both v_ref and a_ref for the regressor, or neither")
-        nv, ny = self.nv, 10 * self.nbodies
         want_y = v_ref is not None
-        if self._single(q, v) and (not want_y or self._single(None, v_ref, a_ref)):
-            M, C, g, com, J_com = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty(nv), np.empty(3),
-                                   np.empty((3, nv)))
-            Y = np.empty((nv, ny)) if want_y else self._no_y
-            self._raise(self._k_dynamics(self._bodies, self._work, self.gravity, q, v, v_ref if want_y else v,
-                                         a_ref if want_y else v, want_y, M, C, g, com, J_com, Y))
-            return Dynamics(M, C, g, com, J_com, Y if want_y else None)
-        if want_y:
-            q, v, v_ref, a_ref, shape = self._batch(q=q, v=v, v_ref=v_ref, a_ref=a_ref)
-        else:
-            q, v, shape = self._batch(q=q, v=v)
-            v_ref = a_ref = v
-        B = q.shape[0]
-        M, C, g, com, J_com = (np.empty((B, nv, nv)), np.empty((B, nv, nv)), np.empty((B, nv)), np.empty((B, 3)),
-                               np.empty((B, 3, nv)))
-        Y = np.empty((B, nv, ny)) if want_y else np.empty((1, nv, ny))
-        status = np.zeros(B, dtype=np.int64)
-        announce_if_cold(dynamics_batch)
-        dynamics_batch(self._bodies, self.gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_com, Y, status)
-        if status.any():
-            self._raise(status[np.flatnonzero(status)[0]])
-        out = [x.reshape(shape + x.shape[1:]) for x in (M, C, g, com, J_com)]
-        return Dynamics(*out, Y.reshape(shape + Y.shape[1:]) if want_y else None)
-
-    def mass_matrix(self, q):
-        """M(q) = sum_k J_k^T Lambda_k J_k (paper 002, eq. (6a)).  q: (..., nq) -> (..., nv, nv)"""
-        if self._single(q):
-            M = np.empty((self.nv, self.nv))
-            status = self._k_mass(self._bodies, self._work, q, M)
+        qs, vs = self._q_shape, self._v_shape
+        if (_is_state(q, qs) and _is_state(v, vs)
+                and (not want_y or (_is_state(v_ref, vs) and _is_state(a_ref, vs)))):
+            if out is None:
+                nv = self.nv
+                out = Dynamics(_empty(self._nn), _empty(self._nn), _empty(nv), _empty(3), _empty(self._3n),
+                               _empty(self._ny) if want_y else None)
+            else:
+                self._check_out_dynamics(out, (), want_y)
+            status = self._k_dynamics(self._bodies, self._work, self.gravity, q, v, v_ref if want_y else v,
+                                      a_ref if want_y else v, want_y, out.M, out.C, out.g, out.com, out.J_com,
+                                      out.Y if want_y else self._no_y)
             if status:
                 self._raise(status)
-            return M
-        return self._each(self._k_mass, (self._bodies, self._work), dict(q=q), (self.nv, self.nv))
+            return out
+        return self._dynamics_batch(q, v, v_ref, a_ref, out)
 
-    def coriolis_matrix(self, q, v):
+    def mass_matrix(self, q, out=None):
+        """M(q) = sum_k J_k^T Lambda_k J_k (paper 002, eq. (6a)).  q: (..., nq) -> (..., nv, nv)"""
+        if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
+            out = _empty(self._nn) if out is None else _checked_out(out, self._nn)
+            status = self._k_mass(self._bodies, self._work, q, out)
+            if status:
+                self._raise(status)
+            return out
+        return self._run(self._k_mass, (self._bodies, self._work), dict(q=q), self._nn, out)
+
+    def coriolis_matrix(self, q, v, out=None):
         """C(q, v) of paper 002, eq. (6b): C v holds the Coriolis and centrifugal torques, Mdot = C + C^T.
 
         q: (..., nq), v: (..., nv) -> (..., nv, nv)
         """
-        if self._single(q, v):
-            C = np.empty((self.nv, self.nv))
-            status = self._k_coriolis(self._bodies, self._work, q, v, C)
-            if status:
-                self._raise(status)
-            return C
-        return self._each(self._k_coriolis, (self._bodies, self._work), dict(q=q, v=v), (self.nv, self.nv))
-
-    def gravity_vector(self, q):
-        """g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"""
-        return self._gravity_terms(q, 0, (self.nv,))
-
-    def com_position(self, q):
-        """Centre of mass of the moving bodies in the world frame.  q: (..., nq) -> (..., 3)"""
-        return self._gravity_terms(q, 1, (3,))
-
-    def com_jacobian(self, q):
-        """J_com = (1/m) P^T Lambda J (paper 002, eq. (7)): CoM velocity = J_com v.  q: (..., nq) -> (..., 3, nv)"""
-        return self._gravity_terms(q, 2, (3, self.nv))
-
-    def _gravity_terms(self, q, which, shape):
-        """g (0), com (1) or J_com (2): the kernel fills the one of non-zero size."""
-        none = self._none
-        if self._single(q):
-            outs = list(none)
-            outs[which] = out = np.empty(shape)
-            status = self._k_gravity(self._bodies, self._work, self.gravity, q, *outs)
+        if _is_state(q, self._q_shape) and _is_state(v, self._v_shape):
+            out = _empty(self._nn) if out is None else _checked_out(out, self._nn)
+            status = self._k_coriolis(self._bodies, self._work, q, v, out)
             if status:
                 self._raise(status)
             return out
-        def one(bodies, work, gravity, q, out):
-            return self._k_gravity(bodies, work, gravity, q, *(out if k == which else none[k] for k in range(3)))
+        return self._run(self._k_coriolis, (self._bodies, self._work), dict(q=q, v=v), self._nn, out)
 
-        return self._each(one, (self._bodies, self._work, self.gravity), dict(q=q), shape)
+    def gravity_vector(self, q, out=None):
+        """g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"""
+        if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
+            out = _empty(self.nv) if out is None else _checked_out(out, self._v_shape)
+            status = self._k_gravity(self._bodies, self._work, self.gravity, q, out)
+            if status:
+                self._raise(status)
+            return out
+        return self._run(self._k_gravity, (self._bodies, self._work, self.gravity), dict(q=q), self._v_shape, out)
 
-    def regressor(self, q, v, v_ref, a_ref):
+    def com_position(self, q, out=None):
+        """Centre of mass of the moving bodies in the world frame.  q: (..., nq) -> (..., 3)"""
+        if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
+            out = _empty(3) if out is None else _checked_out(out, (3,))
+            status = self._k_com(self._bodies, self._work, q, out)
+            if status:
+                self._raise(status)
+            return out
+        return self._run(self._k_com, (self._bodies, self._work), dict(q=q), (3,), out)
+
+    def com_jacobian(self, q, out=None):
+        """J_com = (1/m) P^T Lambda J (paper 002, eq. (7)): CoM velocity = J_com v.  q: (..., nq) -> (..., 3, nv)"""
+        if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
+            out = _empty(self._3n) if out is None else _checked_out(out, self._3n)
+            status = self._k_com_jacobian(self._bodies, self._work, q, out)
+            if status:
+                self._raise(status)
+            return out
+        return self._run(self._k_com_jacobian, (self._bodies, self._work), dict(q=q), self._3n, out)
+
+    def regressor(self, q, v, v_ref, a_ref, out=None):
         """Slotine-Li Y(q, v, v_r, a_r) with Y pi = M a_r + C(q, v) v_r + g (paper 002, eq. (16)).
 
         q: (..., nq), v, v_ref, a_ref: (..., nv)  ->  (..., nv, 10 nbodies), columns in body_names order.
         """
-        shape = (self.nv, 10 * self.nbodies)
-        if self._single(q, v, v_ref, a_ref):
-            Y = np.empty(shape)
-            self._raise(self._k_regressor(self._bodies, self._work, self.gravity, q, v, v_ref, a_ref, Y))
-            return Y
-        return self._each(self._k_regressor, (self._bodies, self._work, self.gravity),
-                          dict(q=q, v=v, v_ref=v_ref, a_ref=a_ref), shape)
+        vs = self._v_shape
+        if _is_state(q, self._q_shape) and _is_state(v, vs) and _is_state(v_ref, vs) and _is_state(a_ref, vs):
+            out = _empty(self._ny) if out is None else _checked_out(out, self._ny)
+            status = self._k_regressor(self._bodies, self._work, self.gravity, q, v, v_ref, a_ref, out)
+            if status:
+                self._raise(status)
+            return out
+        return self._run(self._k_regressor, (self._bodies, self._work, self.gravity),
+                         dict(q=q, v=v, v_ref=v_ref, a_ref=a_ref), self._ny, out)
 
-    def inverse_dynamics(self, q, v, a):
+    def inverse_dynamics(self, q, v, a, out=None):
         """tau = M a + C v + g by the recursive Newton-Euler algorithm, O(n).  (..., nq), (..., nv) x2 -> (..., nv)"""
-        return self._newton_euler(self._k_rnea, q, v, a, "a")
+        return self._newton_euler(self._k_rnea, q, v, a, "a", out)
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q, v, tau, out=None):
         """a = M^-1 (tau - C v - g) by the articulated-body algorithm, O(n) (with coupled mimic joints: by a
         Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)"""
         if self._coupled:
-            q, v, tau, shape = self._batch(q=q, v=v, tau=tau)
-            d = self.dynamics(q, v)
-            bias = np.einsum("...ij,...j->...i", d.C, v) + d.g
-            try:
-                a = np.array([cho_solve(cho_factor(M), t - b) for M, t, b in zip(d.M, tau, bias)])
-            except np.linalg.LinAlgError:
-                self._raise(ERR_SINGULAR)
-            return a.reshape(shape + (self.nv,))
-        return self._newton_euler(self._k_aba, q, v, tau, "tau")
+            return self._forward_dynamics_coupled(q, v, tau, out)
+        return self._newton_euler(self._k_aba, q, v, tau, "tau", out)
 
     def kinetic_energy(self, q, v):
         """1/2 v^T M(q) v.  -> (...,)"""
@@ -272,33 +290,86 @@ class Robot:
             raise ValueError(f"{where} is a zero quaternion; expected [qx, qy, qz, qw] of non-zero norm")
         raise ValueError(self._ERRORS[int(status)].format(accel_name))
 
-    def _single(self, q, *vs):
-        """True when q (unless None) and every v are single C-contiguous float64 states of the right width: they
-        go to the compiled kernels as they are (which check finiteness); anything else takes the general path."""
-        if q is not None and not (type(q) is np.ndarray and q.shape == self._q_shape and q.dtype == _F64
-                                  and q.flags.c_contiguous):
-            return False
-        for v in vs:
-            if not (type(v) is np.ndarray and v.shape == self._v_shape and v.dtype == _F64
-                    and v.flags.c_contiguous):
-                return False
-        return True
-
-    def _newton_euler(self, kernel, q, v, x, name):
-        if self._single(q, v, x):
-            out = np.empty(self.nv)
-            self._raise(kernel(self._bodies, self._work, self.gravity, q, v, x, out), name)
+    def _newton_euler(self, kernel, q, v, x, name, out):
+        vs = self._v_shape
+        if _is_state(q, self._q_shape) and _is_state(v, vs) and _is_state(x, vs):
+            out = _empty(self.nv) if out is None else _checked_out(out, vs)
+            status = kernel(self._bodies, self._work, self.gravity, q, v, x, out)
+            if status:
+                self._raise(status, name)
             return out
-        return self._each(kernel, (self._bodies, self._work, self.gravity), {"q": q, "v": v, name: x}, (self.nv,),
-                          name)
+        return self._run(kernel, (self._bodies, self._work, self.gravity), {"q": q, "v": v, name: x}, vs, out,
+                         name)
 
-    def _each(self, kernel, prefix, inputs, shape, accel_name="a_ref"):
-        """kernel(*prefix, *state_i, out_i) for every state of a batch of validated inputs -> (..., *shape)."""
+    def _forward_dynamics_coupled(self, q, v, tau, out):
+        """Forward dynamics through a Cholesky factor of M: ABA does not apply to joints coupled by mimics."""
+        q, v, tau, shape = self._batch(q=q, v=v, tau=tau)
+        out = _empty(shape + self._v_shape) if out is None else _checked_out(out, shape + self._v_shape)
+        d = self.dynamics(q, v)
+        bias = np.einsum("...ij,...j->...i", d.C, v) + d.g
+        try:
+            a = np.array([cho_solve(cho_factor(M), t - b) for M, t, b in zip(d.M, tau, bias)])
+        except np.linalg.LinAlgError:
+            self._raise(ERR_SINGULAR)
+        out[...] = a.reshape(out.shape)
+        return out
+
+    def _run(self, kernel, prefix, inputs, shape, out, accel_name="a_ref"):
+        """kernel(*prefix, *state_i, out_i) for every state of a batch of validated inputs -> out (..., *shape),
+        allocated unless given."""
         *flat, batch = self._batch(**inputs)
-        out = np.empty((flat[0].shape[0],) + shape)
-        for i in range(out.shape[0]):
-            self._raise(kernel(*prefix, *(x[i] for x in flat), out[i]), accel_name)
-        return out.reshape(batch + shape)
+        out = _empty(batch + shape) if out is None else _checked_out(out, batch + shape)
+        for i, index in enumerate(np.ndindex(batch)):
+            self._raise(kernel(*prefix, *(x[i] for x in flat), out[index]), accel_name)
+        return out
+
+    def _dynamics_batch(self, q, v, v_ref, a_ref, out):
+        """dynamics() of validated states in parallel over all cores (or of one state of lists, copies...)."""
+        want_y = v_ref is not None
+        if want_y:
+            q, v, v_ref, a_ref, shape = self._batch(q=q, v=v, v_ref=v_ref, a_ref=a_ref)
+        else:
+            q, v, shape = self._batch(q=q, v=v)
+            v_ref = a_ref = v
+        B = q.shape[0]
+        if out is not None:
+            self._check_out_dynamics(out, shape, want_y)
+            arrays = _arrays(out)
+            if all(x.flags.c_contiguous for x in arrays):
+                self._dynamics_parallel(q, v, v_ref, a_ref, want_y, [x.reshape((B,) + x.shape[len(shape):])
+                                                                       for x in arrays])
+            else:                                  # strided views: compute, then copy in
+                result = self._dynamics_batch(q, v, v_ref if want_y else None, a_ref if want_y else None, None)
+                for x, y in zip(arrays, _arrays(result)):
+                    x[...] = y.reshape(x.shape)
+            return out
+        arrays = [_empty((B,) + s) for s in (self._nn, self._nn, self._v_shape, (3,), self._3n)]
+        if want_y:
+            arrays.append(_empty((B,) + self._ny))
+        self._dynamics_parallel(q, v, v_ref, a_ref, want_y, arrays)
+        result = [x.reshape(shape + x.shape[1:]) for x in arrays]
+        return Dynamics(*result, *([] if want_y else [None]))
+
+    def _dynamics_parallel(self, q, v, v_ref, a_ref, want_y, arrays):
+        """dynamics_batch over the B states of (B, .) inputs into the C-contiguous (B, .) arrays M, C, g, com,
+        J_com (and Y when want_y)."""
+        Y = arrays[5] if want_y else self._no_y[None]
+        status = np.zeros(q.shape[0], dtype=np.int64)
+        announce_if_cold(dynamics_batch)
+        dynamics_batch(self._bodies, self.gravity, q, v, v_ref, a_ref, want_y, *arrays[:5], Y, status)
+        if status.any():
+            self._raise(status[np.flatnonzero(status)[0]])
+
+    def _check_out_dynamics(self, out, shape, want_y):
+        if not isinstance(out, Dynamics):
+            raise ValueError(f"out must be a Dynamics (as returned by dynamics()), got {type(out).__name__}")
+        if (out.Y is not None) != want_y:
+            raise ValueError("out.Y must be an array exactly when v_ref and a_ref are given"
+                             + (" (out.Y is None)" if want_y else " (out.Y is not None)"))
+        for name, s in (("M", self._nn), ("C", self._nn), ("g", self._v_shape), ("com", (3,)),
+                        ("J_com", self._3n), ("Y", self._ny)):
+            if name != "Y" or want_y:
+                _checked_out(getattr(out, name), shape + s, "out." + name)
 
     def _vector(self, x, name, n):
         x = np.array(x, dtype=float)

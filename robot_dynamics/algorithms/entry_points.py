@@ -4,7 +4,8 @@ runs only the passes its result needs, and returns 0 or an error code (kinematic
     dynamics     outward pass with rates -> composites -> M, C, g, com, J_com -> (references) -> Y
     mass_matrix  outward pass (poses only) -> composite inertias -> M
     ...
-Outputs are written in place into arrays the caller allocated (zeroed here).  `dynamics_batch` runs many states
+Outputs are written in place into arrays the caller allocated (zeroed here).  Robot resolves the single-state
+entry points for arrays of any stride (numba layout 'A'), so that a caller's views pass without a copy.  `dynamics_batch` runs many states
 in parallel, one workspace per thread.
 """
 import numpy as np
@@ -37,9 +38,10 @@ def _check(q, v, v_ref, a_ref):
 @njit(cache=True)
 def _matrices(bodies, work, gravity, q, v, want_m, want_c, want_g, M, C, g, com, J_com):
     """Any of M (want_m), C (want_c), g with com and J_com (want_g) at one state."""
-    status = _check(q, v, v, v)
-    if status != 0:
-        return status
+    if not all_finite(q):
+        return ERR_Q
+    if want_c and not all_finite(v):
+        return ERR_V
     status = outward_pass(bodies, work, q, v, want_c)
     if status != 0:
         return status
@@ -88,10 +90,24 @@ def coriolis_matrix(bodies, work, q, v, C):
 
 
 @njit(cache=True)
-def gravity_terms(bodies, work, gravity, q, g, com, J_com):
-    """Any of g, com and J_com (an empty array is skipped): they share the composite masses (eqs. (6c), (7))."""
-    none2 = _nothing(work)[1]
-    return _matrices(bodies, work, gravity, q, q, False, False, True, none2, none2, g, com, J_com)
+def gravity_vector(bodies, work, gravity, q, g):
+    """g(q) alone (eq. (6c)): poses, composite masses and first moments only."""
+    none1, none2 = _nothing(work)
+    return _matrices(bodies, work, gravity, q, q, False, False, True, none2, none2, g, none1, none2)
+
+
+@njit(cache=True)
+def com_position(bodies, work, q, com):
+    """The centre of mass of the moving bodies, from the composite first moments."""
+    none1, none2 = _nothing(work)
+    return _matrices(bodies, work, none1, q, q, False, False, True, none2, none2, none1, com, none2)
+
+
+@njit(cache=True)
+def com_jacobian(bodies, work, q, J_com):
+    """J_com alone (eq. (7))."""
+    none1, none2 = _nothing(work)
+    return _matrices(bodies, work, none1, q, q, False, False, True, none2, none2, none1, none1, J_com)
 
 
 @njit(cache=True)

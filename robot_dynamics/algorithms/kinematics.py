@@ -186,7 +186,25 @@ def joint_transform(b, q, R, p):
 
 @njit(cache=True)
 def placement(b, q, RJ, pJ, R_pk, p_pk):
-    """R_pk, p_pk <- T_{p,k} = T_tree T_J(q), body b in its parent's frame (RJ, pJ: scratch).  0 or ERR_QUAT."""
+    """R_pk, p_pk <- T_{p,k} = T_tree T_J(q), body b in its parent's frame (RJ, pJ: scratch).  0 or ERR_QUAT.
+    A revolute joint takes Rodrigues' formula premultiplied by R_tree, R_tree + sin RA + (1 - cos) RA2, and a
+    prismatic one p_tree + d Ra (model.py): no 3x3 product per body."""
+    t = b.jtype
+    if t == REVOLUTE:
+        angle = b.mult * q[b.iq] + b.offset
+        s, c1 = np.sin(angle), 1.0 - np.cos(angle)
+        for r in range(3):
+            for c in range(3):
+                R_pk[r, c] = b.R_tree[r, c] + s * b.RA[r, c] + c1 * b.RA2[r, c]
+            p_pk[r] = b.p_tree[r]
+        return 0
+    if t == PRISMATIC:
+        d = b.mult * q[b.iq] + b.offset
+        for r in range(3):
+            for c in range(3):
+                R_pk[r, c] = b.R_tree[r, c]
+            p_pk[r] = b.p_tree[r] + d * b.Ra[r]
+        return 0
     if joint_transform(b, q, RJ, pJ) != 0:
         return ERR_QUAT
     matmul3(b.R_tree, RJ, R_pk)
@@ -224,10 +242,18 @@ def outward_pass(bodies, work, q, v, with_rates):
             rot(wp.R0, w.p_pk, w.p0)
             for r in range(3):
                 w.p0[r] += wp.p0[r]
-        for c in range(b.nvj):                                     # S = Ad_{0,k} (mult Xi_k), eq. (27)
-            for r in range(6):
-                col[r] = b.mult * b.Xi[r, c]
-            to_world(w.R0, w.p0, col, w.S[:, c])
+        if b.jtype == REVOLUTE:                                    # S = Ad_{0,k} (mult Xi_k), eq. (27):
+            S = w.S[:, 0]                                          # [p0 x w; w] with w = mult R0 a
+            rot(w.R0, b.axis, S[3:])
+            for r in range(3):
+                S[3 + r] *= b.mult
+                S[r] = 0.0
+            cross_add(w.p0, S[3:], S[:3], 1.0)
+        else:
+            for c in range(b.nvj):
+                for r in range(6):
+                    col[r] = b.mult * b.Xi[r, c]
+                to_world(w.R0, w.p0, col, w.S[:, c])
         if with_rates:
             for r in range(6):                                     # V_k = V_p + S qdot, eq. (26)
                 w.V[r] = 0.0 if b.parent < 0 else work[b.parent].V[r]

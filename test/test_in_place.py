@@ -1,0 +1,138 @@
+"""`out=` buffers and strided inputs: the same numbers as the allocating path, written where the caller asked.
+
+The single-state kernels are resolved for arrays of any strides; these tests feed them views whose strides matter
+(a column of a 2-column array, interleaved with a different state), so a kernel that ignored the strides would
+read the wrong numbers and fail the exact comparisons.
+"""
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from oracle import erd_path
+from robot_dynamics.bundled import bundled_urdf
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
+
+
+def methods(robot):
+    """(name, positional state arguments' kinds, result shape) of every method that takes out=."""
+    nv, ny = robot.nv, 10 * robot.nbodies
+    return [("mass_matrix", "q", (nv, nv)), ("coriolis_matrix", "qv", (nv, nv)), ("gravity_vector", "q", (nv,)),
+            ("com_position", "q", (3,)), ("com_jacobian", "q", (3, nv)), ("regressor", "qvvv", (nv, ny)),
+            ("inverse_dynamics", "qvv", (nv,)), ("forward_dynamics", "qvv", (nv,))]
+
+
+def states(robot, kinds, rng, batch=()):
+    """Random arguments for `kinds` ('q' then 'v's), with leading batch shape."""
+    n = int(np.prod(batch))
+    q = np.array([robot.random_configuration(rng) for _ in range(n)]).reshape(batch + (robot.nq,))
+    return [q] + [rng.normal(size=batch + (robot.nv,)) for _ in kinds[1:]]
+
+
+def strided_copy(x, rng):
+    """x as a non-contiguous view: column 0 of an array whose other column holds different numbers."""
+    both = np.stack([x, rng.normal(size=x.shape)], axis=-1)
+    view = both[..., 0]
+    assert not view.flags.c_contiguous and np.array_equal(view, x, equal_nan=True)
+    return view
+
+
+@pytest.mark.parametrize("batch", [(), (3,), (2, 2)], ids=["single", "batch3", "batch2x2"])
+def test_out_receives_the_same_numbers(robot, batch):
+    rng = np.random.default_rng(0)
+    for name, kinds, shape in methods(robot):
+        method = getattr(robot, name)
+        args = states(robot, kinds, rng, batch)
+        expected = method(*args)
+        out = np.full(batch + shape, np.nan)
+        assert method(*args, out=out) is out, name
+        np.testing.assert_array_equal(out, expected, err_msg=name)
+        strided_out = strided_copy(np.full(batch + shape, np.nan), rng)
+        assert method(*args, out=strided_out) is strided_out, name
+        np.testing.assert_array_equal(strided_out, expected, err_msg=name + " into a strided out")
+
+
+def test_strided_inputs_are_read_by_their_strides(robot):
+    rng = np.random.default_rng(1)
+    for name, kinds, _ in methods(robot):
+        method = getattr(robot, name)
+        args = states(robot, kinds, rng)
+        views = [strided_copy(x, rng) for x in args]
+        np.testing.assert_array_equal(method(*views), method(*args), err_msg=name)
+    q, v, vr, ar = states(robot, "qvvv", rng)
+    expected = robot.dynamics(q, v, vr, ar)
+    got = robot.dynamics(*(strided_copy(x, rng) for x in (q, v, vr, ar)))
+    for field in ("M", "C", "g", "com", "J_com", "Y"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(expected, field), err_msg=field)
+
+
+def empty_dynamics(robot, batch, with_y, strided=False, rng=None):
+    nv = robot.nv
+    shapes = [(nv, nv), (nv, nv), (nv,), (3,), (3, nv)] + ([(nv, 10 * robot.nbodies)] if with_y else [])
+    arrays = [np.full(batch + s, np.nan) for s in shapes]
+    if strided:
+        arrays = [strided_copy(x, rng) for x in arrays]
+    return rd.Dynamics(*arrays, *([] if with_y else [None]))
+
+
+@pytest.mark.parametrize("batch", [(), (4,)], ids=["single", "batch4"])
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
+@pytest.mark.parametrize("with_y", [False, True], ids=["without_Y", "with_Y"])
+def test_dynamics_out(robot, batch, strided, with_y):
+    rng = np.random.default_rng(2)
+    q, v, vr, ar = states(robot, "qvvv", rng, batch)
+    refs = (vr, ar) if with_y else ()
+    expected = robot.dynamics(q, v, *refs)
+    out = empty_dynamics(robot, batch, with_y, strided, rng)
+    assert robot.dynamics(q, v, *refs, out=out) is out
+    for field in ("M", "C", "g", "com", "J_com") + (("Y",) if with_y else ()):
+        # the batch runs a separately compiled parallel kernel: equal to round-off (test_identities.ROUNDOFF)
+        np.testing.assert_allclose(getattr(out, field), getattr(expected, field), rtol=0, atol=1e-13,
+                                   err_msg=field)
+
+
+def test_coupled_mimic_forward_dynamics_out():
+    """The Cholesky route of forward dynamics (coupled mimic joints) writes into out as well."""
+    robot = rd.load_urdf(erd_path("panda.urdf"), mimic=True)
+    rng = np.random.default_rng(3)
+    q, v, tau = states(robot, "qvv", rng, (2,))
+    out = np.full((2, robot.nv), np.nan)
+    assert robot.forward_dynamics(q, v, tau, out=out) is out
+    np.testing.assert_array_equal(out, robot.forward_dynamics(q, v, tau))
+    np.testing.assert_allclose(robot.inverse_dynamics(q, v, out), tau, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("out, culprit", [
+    (np.zeros(17), r"out must be a writeable float64 array of shape \(18,\), got a float64 array of shape \(17,\)"),
+    (np.zeros(18, dtype=np.float32), r"out must be .* got a float32 array"),
+    (np.zeros(18, dtype=int), r"out must be .* got a int64 array"),
+    (np.zeros((1, 18)), r"got a float64 array of shape \(1, 18\)"),
+    ([0.0] * 18, r"out must be .* got list"),
+])
+def test_bad_out_names_the_culprit_and_loses_nothing(robot, out, culprit):
+    q = robot.random_configuration(5)
+    keep = q.copy()
+    with pytest.raises(ValueError, match=culprit):
+        robot.gravity_vector(q, out=out)
+    np.testing.assert_array_equal(q, keep)
+    read_only = np.zeros(18)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="got a read-only float64 array"):
+        robot.gravity_vector(q, out=read_only)
+    assert not read_only.any()
+
+
+def test_bad_dynamics_out_names_the_culprit(robot):
+    q, v = robot.random_state(6)
+    with pytest.raises(ValueError, match="out must be a Dynamics"):
+        robot.dynamics(q, v, out=np.zeros(3))
+    with pytest.raises(ValueError, match=r"out.Y must be an array exactly when v_ref and a_ref are given"):
+        robot.dynamics(q, v, v, v, out=empty_dynamics(robot, (), with_y=False))
+    with pytest.raises(ValueError, match=r"out.Y must be an array exactly"):
+        robot.dynamics(q, v, out=empty_dynamics(robot, (), with_y=True))
+    wrong = empty_dynamics(robot, (2,), with_y=False)
+    with pytest.raises(ValueError, match=r"out.M must be a writeable float64 array of shape \(18, 18\)"):
+        robot.dynamics(q, v, out=wrong)
