@@ -5,13 +5,11 @@ Every state argument may carry leading batch dimensions: q (..., nq), v (..., nv
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from .algorithms import entry_points as kernels
-from .algorithms.entry_points import dynamics_batch
 from .algorithms.kinematics import (ERR_AREF, ERR_Q, ERR_QUAT, ERR_SINGULAR, ERR_V, ERR_VREF, outward_pass,
                                     workspace)
-from .compiled import announce_if_cold, resolve, strided
+from .compiled import resolve, strided
 from .configuration import ConfigurationSpace
 from .model import build_model
 from .urdf import parse_urdf
@@ -30,20 +28,32 @@ def _arrays(d):
     return [d.M, d.C, d.g, d.com, d.J_com] + ([] if d.Y is None else [d.Y])
 
 
+def _merged_batch(x, batch_ndim, B):
+    """A view of x with its batch_ndim leading dimensions merged into one of size B; None if that needs a copy."""
+    y = x.view()
+    try:
+        y.shape = (B,) + x.shape[batch_ndim:]         # assigning the shape refuses to copy
+    except AttributeError:
+        return None
+    return y
+
+
 def _checked_out(out, shape, name="out"):
     """out, if it can receive a result of this shape in place; else a ValueError naming it."""
-    if not (isinstance(out, np.ndarray) and out.dtype == _F64 and out.shape == shape and out.flags.writeable):
+    if not (type(out) is _ND and out.dtype is _F64 and out.shape == shape and out.flags.writeable) and not (
+            isinstance(out, np.ndarray) and out.dtype == _F64 and out.shape == shape and out.flags.writeable):
         got = (f"a {'read-only ' if not out.flags.writeable else ''}{out.dtype} array of shape {out.shape}"
                if isinstance(out, np.ndarray) else type(out).__name__)
         raise ValueError(f"{name} must be a writeable float64 array of shape {shape}, got {got}")
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)            # not frozen: building a frozen one costs ~1 us, a tenth of a small arm's call
 class Dynamics:
     """What one pass of paper 002 gives: tau = M a + C v + g; Y pi = M a_r + C v_r + g when references are given.
 
     M, C: (..., nv, nv); g: (..., nv); com: (..., 3); J_com: (..., 3, nv); Y: (..., nv, 10 nbodies) or None.
+    A Dynamics can be handed back as dynamics(..., out=d) to receive the next state's results in place.
     """
     M: np.ndarray
     C: np.ndarray
@@ -103,6 +113,12 @@ class Robot:
         resolve(self, "_k_regressor", kernels.regressor, b, w, g, q, v, v, v, Y)
         resolve(self, "_k_rnea", kernels.inverse_dynamics, b, w, g, q, v, v, x)
         resolve(self, "_k_aba", kernels.forward_dynamics, b, w, g, q, v, v, x)
+        # The parallel batch kernel, for the same layout: it then shares every compiled pass with the above.
+        Q, V = strided(2, nq), strided(2, nv)
+        Q[:] = q
+        resolve(self, "_k_batch", kernels.dynamics_batch, b, g, Q, V, V, V, True, strided(2, nv, nv),
+                strided(2, nv, nv), V, strided(2, 3), strided(2, 3, nv), strided(2, nv, 10 * nb),
+                np.zeros(2, dtype=np.int64))
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -303,6 +319,7 @@ class Robot:
 
     def _forward_dynamics_coupled(self, q, v, tau, out):
         """Forward dynamics through a Cholesky factor of M: ABA does not apply to joints coupled by mimics."""
+        from scipy.linalg import cho_factor, cho_solve       # here: importing scipy.linalg takes ~0.25 s
         q, v, tau, shape = self._batch(q=q, v=v, tau=tau)
         out = _empty(shape + self._v_shape) if out is None else _checked_out(out, shape + self._v_shape)
         d = self.dynamics(q, v)
@@ -324,7 +341,8 @@ class Robot:
         return out
 
     def _dynamics_batch(self, q, v, v_ref, a_ref, out):
-        """dynamics() of validated states in parallel over all cores (or of one state of lists, copies...)."""
+        """dynamics() of validated states (any batch shape, or one state given as lists, other dtypes...) by the
+        parallel kernel, into `out` when given."""
         want_y = v_ref is not None
         if want_y:
             q, v, v_ref, a_ref, shape = self._batch(q=q, v=v, v_ref=v_ref, a_ref=a_ref)
@@ -332,44 +350,45 @@ class Robot:
             q, v, shape = self._batch(q=q, v=v)
             v_ref = a_ref = v
         B = q.shape[0]
-        if out is not None:
-            self._check_out_dynamics(out, shape, want_y)
-            arrays = _arrays(out)
-            if all(x.flags.c_contiguous for x in arrays):
-                self._dynamics_parallel(q, v, v_ref, a_ref, want_y, [x.reshape((B,) + x.shape[len(shape):])
-                                                                       for x in arrays])
-            else:                                  # strided views: compute, then copy in
-                result = self._dynamics_batch(q, v, v_ref if want_y else None, a_ref if want_y else None, None)
-                for x, y in zip(arrays, _arrays(result)):
-                    x[...] = y.reshape(x.shape)
-            return out
-        arrays = [_empty((B,) + s) for s in (self._nn, self._nn, self._v_shape, (3,), self._3n)]
-        if want_y:
-            arrays.append(_empty((B,) + self._ny))
-        self._dynamics_parallel(q, v, v_ref, a_ref, want_y, arrays)
-        result = [x.reshape(shape + x.shape[1:]) for x in arrays]
-        return Dynamics(*result, *([] if want_y else [None]))
+        if out is None:
+            shapes = [self._nn, self._nn, self._v_shape, (3,), self._3n] + ([self._ny] if want_y else [])
+            fresh = [_empty((B,) + s) for s in shapes]
+            self._dynamics_parallel(q, v, v_ref, a_ref, want_y, fresh)
+            return Dynamics(*(x.reshape(shape + x.shape[1:]) for x in fresh), *([] if want_y else [None]))
+        self._check_out_dynamics(out, shape, want_y)
+        targets = [_merged_batch(x, len(shape), B) for x in _arrays(out)]
+        if all(x is not None for x in targets):
+            self._dynamics_parallel(q, v, v_ref, a_ref, want_y, targets)
+        else:                                      # views whose batch dimensions do not merge: compute, copy in
+            fresh = [_empty((B,) + x.shape[len(shape):]) for x in _arrays(out)]
+            self._dynamics_parallel(q, v, v_ref, a_ref, want_y, fresh)
+            for x, y in zip(_arrays(out), fresh):
+                x[...] = y.reshape(x.shape)
+        return out
 
     def _dynamics_parallel(self, q, v, v_ref, a_ref, want_y, arrays):
-        """dynamics_batch over the B states of (B, .) inputs into the C-contiguous (B, .) arrays M, C, g, com,
+        """dynamics_batch over the B states of (B, .) inputs into the (B, .) arrays (any strides) M, C, g, com,
         J_com (and Y when want_y)."""
         Y = arrays[5] if want_y else self._no_y[None]
         status = np.zeros(q.shape[0], dtype=np.int64)
-        announce_if_cold(dynamics_batch)
-        dynamics_batch(self._bodies, self.gravity, q, v, v_ref, a_ref, want_y, *arrays[:5], Y, status)
+        self._k_batch(self._bodies, self.gravity, q, v, v_ref, a_ref, want_y, *arrays[:5], Y, status)
         if status.any():
             self._raise(status[np.flatnonzero(status)[0]])
 
     def _check_out_dynamics(self, out, shape, want_y):
-        if not isinstance(out, Dynamics):
+        if type(out) is not Dynamics:
             raise ValueError(f"out must be a Dynamics (as returned by dynamics()), got {type(out).__name__}")
         if (out.Y is not None) != want_y:
             raise ValueError("out.Y must be an array exactly when v_ref and a_ref are given"
                              + (" (out.Y is None)" if want_y else " (out.Y is not None)"))
-        for name, s in (("M", self._nn), ("C", self._nn), ("g", self._v_shape), ("com", (3,)),
-                        ("J_com", self._3n), ("Y", self._ny)):
-            if name != "Y" or want_y:
-                _checked_out(getattr(out, name), shape + s, "out." + name)
+        nn = shape + self._nn
+        _checked_out(out.M, nn, "out.M")
+        _checked_out(out.C, nn, "out.C")
+        _checked_out(out.g, shape + self._v_shape, "out.g")
+        _checked_out(out.com, shape + (3,), "out.com")
+        _checked_out(out.J_com, shape + self._3n, "out.J_com")
+        if want_y:
+            _checked_out(out.Y, shape + self._ny, "out.Y")
 
     def _vector(self, x, name, n):
         x = np.array(x, dtype=float)

@@ -78,7 +78,7 @@ def empty_dynamics(robot, batch, with_y, strided=False, rng=None):
     return rd.Dynamics(*arrays, *([] if with_y else [None]))
 
 
-@pytest.mark.parametrize("batch", [(), (4,)], ids=["single", "batch4"])
+@pytest.mark.parametrize("batch", [(), (4,), (2, 3)], ids=["single", "batch4", "batch2x3"])
 @pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
 @pytest.mark.parametrize("with_y", [False, True], ids=["without_Y", "with_Y"])
 def test_dynamics_out(robot, batch, strided, with_y):
@@ -92,6 +92,19 @@ def test_dynamics_out(robot, batch, strided, with_y):
         # the batch runs a separately compiled parallel kernel: equal to round-off (test_identities.ROUNDOFF)
         np.testing.assert_allclose(getattr(out, field), getattr(expected, field), rtol=0, atol=1e-13,
                                    err_msg=field)
+
+
+def test_dynamics_out_whose_batch_dimensions_do_not_merge(robot):
+    """Transposed batch dimensions cannot be viewed as one: the results are computed apart and copied in."""
+    rng = np.random.default_rng(8)
+    q, v, vr, ar = states(robot, "qvvv", rng, (2, 3))
+    expected = robot.dynamics(q, v, vr, ar)
+    transposed = empty_dynamics(robot, (3, 2), True)
+    out = rd.Dynamics(*(x.swapaxes(0, 1) for x in (transposed.M, transposed.C, transposed.g, transposed.com,
+                                                   transposed.J_com, transposed.Y)))
+    assert robot.dynamics(q, v, vr, ar, out=out) is out
+    for field in ("M", "C", "g", "com", "J_com", "Y"):
+        np.testing.assert_array_equal(getattr(out, field), getattr(expected, field), err_msg=field)
 
 
 def test_coupled_mimic_forward_dynamics_out():

@@ -55,3 +55,16 @@ def test_quaternions_round_trip(rng):
         back = rotation_quaternion(quaternion_rotation(quat))
         np.testing.assert_allclose(back, quat * np.sign(quat[3]), atol=EXACT)
         np.testing.assert_allclose(quaternion_rotation(back) @ quaternion_rotation(back).T, np.eye(3), atol=EXACT)
+
+
+def test_compiled_regressor_block_is_its_definition(rng):
+    """regressor.world_block writes out Ad_{0,k}^-T (A(alpha) - adj(v)^T A(u)) (paper 002, eq. (16), remark 4)
+    column by column; here it is rebuilt from the reference operators: Ad^-T = ad_inv(R, p)^T."""
+    from robot_dynamics.algorithms.regressor import world_block
+    for _ in range(5):
+        alpha, u, v = rng.normal(size=(3, 6))
+        R, p = rpy_rotation(rng.uniform(-np.pi, np.pi, 3)), rng.normal(size=3)
+        W = np.empty((6, 10))
+        world_block(alpha, u, v, R, p, W)
+        expected = ad_inv(R, p).T @ (momentum_matrix(alpha) - adj(v).T @ momentum_matrix(u))
+        np.testing.assert_allclose(W, expected, rtol=0, atol=EXACT)

@@ -36,8 +36,11 @@ def _check(q, v, v_ref, a_ref):
 
 
 @njit(cache=True)
-def _matrices(bodies, work, gravity, q, v, want_m, want_c, want_g, M, C, g, com, J_com):
-    """Any of M (want_m), C (want_c), g with com and J_com (want_g) at one state."""
+def _matrices(bodies, work, gravity, q, v, M, C, g, com, J_com):
+    """Those of M, C (from q and v), g, com and J_com that are not empty, at one state.  The wanted set is read
+    from the sizes at run time, not passed as constants, so that numba compiles one _matrices for all callers."""
+    want_m, want_c = M.size > 0, C.size > 0
+    want_g = g.size > 0 or com.size > 0 or J_com.size > 0
     if not all_finite(q):
         return ERR_Q
     if want_c and not all_finite(v):
@@ -46,14 +49,11 @@ def _matrices(bodies, work, gravity, q, v, want_m, want_c, want_g, M, C, g, com,
     if status != 0:
         return status
     composites(bodies, work, want_m or want_c, want_c)
-    if want_m:
-        _zero(M)
-    if want_c:
-        _zero(C)
-    if want_g:
-        _zero(g)
-        _zero(com)
-        _zero(J_com)
+    _zero(M)
+    _zero(C)
+    _zero(g)
+    _zero(com)
+    _zero(J_com)
     accumulate(bodies, work, gravity, want_m, want_c, want_g, M, C, g, com, J_com)
     return 0
 
@@ -63,7 +63,7 @@ def dynamics(bodies, work, gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_
     """M, C, g, com, J_com and (want_y) Y at one state, from one outward pass (paper 002, section VI)."""
     status = _check(q, v, v_ref, a_ref)
     if status == 0:
-        status = _matrices(bodies, work, gravity, q, v, True, True, True, M, C, g, com, J_com)
+        status = _matrices(bodies, work, gravity, q, v, M, C, g, com, J_com)
     if status == 0 and want_y:                    # the outward pass above left the rates the regressor needs
         _regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y)
     return status
@@ -72,42 +72,44 @@ def dynamics(bodies, work, gravity, q, v, v_ref, a_ref, want_y, M, C, g, com, J_
 # One entry point per method, with as few arguments as it needs (each costs ~0.1 us to pass from Python).
 @njit(cache=True)
 def _nothing(work):
-    """Empty views standing for outputs that are not wanted (no allocation)."""
+    """Empty views standing for what is not wanted (no allocation): a gravity (contiguous), and 1-D and 2-D
+    outputs of layout 'A' -- the types Robot passes -- so that every entry point calls _matrices with the same
+    argument types and numba compiles it (and all it calls) once."""
     sc = scratch(work)
-    return sc.s3[:0], sc.s33[:0, :0]
+    return sc.s3[:0], sc.s33[:0, 0], sc.s33[:0, :0]
 
 
 @njit(cache=True)
 def mass_matrix(bodies, work, q, M):
-    none1, none2 = _nothing(work)
-    return _matrices(bodies, work, none1, q, q, True, False, False, M, none2, none1, none1, none2)
+    no_gravity, none1, none2 = _nothing(work)
+    return _matrices(bodies, work, no_gravity, q, q, M, none2, none1, none1, none2)
 
 
 @njit(cache=True)
 def coriolis_matrix(bodies, work, q, v, C):
-    none1, none2 = _nothing(work)
-    return _matrices(bodies, work, none1, q, v, False, True, False, none2, C, none1, none1, none2)
+    no_gravity, none1, none2 = _nothing(work)
+    return _matrices(bodies, work, no_gravity, q, v, none2, C, none1, none1, none2)
 
 
 @njit(cache=True)
 def gravity_vector(bodies, work, gravity, q, g):
     """g(q) alone (eq. (6c)): poses, composite masses and first moments only."""
-    none1, none2 = _nothing(work)
-    return _matrices(bodies, work, gravity, q, q, False, False, True, none2, none2, g, none1, none2)
+    none1, none2 = _nothing(work)[1:]
+    return _matrices(bodies, work, gravity, q, q, none2, none2, g, none1, none2)
 
 
 @njit(cache=True)
 def com_position(bodies, work, q, com):
     """The centre of mass of the moving bodies, from the composite first moments."""
-    none1, none2 = _nothing(work)
-    return _matrices(bodies, work, none1, q, q, False, False, True, none2, none2, none1, com, none2)
+    no_gravity, none1, none2 = _nothing(work)
+    return _matrices(bodies, work, no_gravity, q, q, none2, none2, none1, com, none2)
 
 
 @njit(cache=True)
 def com_jacobian(bodies, work, q, J_com):
     """J_com alone (eq. (7))."""
-    none1, none2 = _nothing(work)
-    return _matrices(bodies, work, none1, q, q, False, False, True, none2, none2, none1, none1, J_com)
+    no_gravity, none1, none2 = _nothing(work)
+    return _matrices(bodies, work, no_gravity, q, q, none2, none2, none1, none1, J_com)
 
 
 @njit(cache=True)

@@ -28,7 +28,7 @@ WORK = np.dtype([
     ("UD", np.float64, (6, 6)), ("Dinv", np.float64, (6, 6)), ("u", np.float64, (6,)),
     # pass-wide scratch, used in the extra last record only (see `scratch`): nothing is allocated per call
     ("s33", np.float64, (3, 3)), ("s3", np.float64, (3,)), ("s6", np.float64, (10, 6)),
-    ("s66", np.float64, (6, 6)), ("s612", np.float64, (6, 12)), ("s610", np.float64, (2, 6, 10)),
+    ("s66", np.float64, (6, 6)), ("s612", np.float64, (6, 12)),
 ], align=True)
 
 ERR_Q, ERR_V, ERR_VREF, ERR_AREF, ERR_QUAT, ERR_SINGULAR = 1, 2, 3, 4, 5, 6
@@ -233,9 +233,11 @@ def outward_pass(bodies, work, q, v, with_rates):
         b, w = bodies[k], work[k]
         if placement(b, q, RJ, pJ, w.R_pk, w.p_pk) != 0:
             return ERR_QUAT
-        if b.parent < 0:
-            w.R0[:, :] = w.R_pk
-            w.p0[:] = w.p_pk
+        if b.parent < 0:                     # element by element: an array-to-array slice copy makes numba
+            for r in range(3):               # compile its broadcasting error messages (seconds at first use)
+                for c in range(3):
+                    w.R0[r, c] = w.R_pk[r, c]
+                w.p0[r] = w.p_pk[r]
         else:
             wp = work[b.parent]
             matmul3(wp.R0, w.R_pk, w.R0)                           # T_{0,k} = T_{0,p} T_{p,k}
