@@ -8,7 +8,11 @@ given: Robot only passes it float64 arrays whose shape it has checked, and resol
 
 The cache lives beside the package when that is writable, else in numba's user cache directory (for a
 read-only site-packages); the first use on a machine compiles for tens of seconds and says so on stderr once.
+numba checks a cached kernel against its own source file only, so a kernel whose callee in another module has
+changed would load stale machine code: `clear_stale_cache` keeps a fingerprint of all kernel sources beside the
+cache and empties the cache when they change.
 """
+import hashlib
 import sys
 from pathlib import Path
 
@@ -24,6 +28,29 @@ def _cache_missing(dispatcher):
     except AttributeError:
         return False
     return not index.exists()
+
+
+def clear_stale_cache(dispatcher, sources):
+    """Remove numba's cache files beside `dispatcher`'s cache when the files `sources` (every module its kernels
+    compile from) differ from those the cache was built from; then record their fingerprint."""
+    try:
+        cache_dir = Path(dispatcher._cache._cache_path)     # numba's choice: beside the package, or user-wide
+    except AttributeError:
+        return
+    digest = hashlib.sha256(b"".join(Path(s).read_bytes() for s in sorted(sources))).hexdigest()
+    stamp = cache_dir / "robot_dynamics-sources.sha256"
+    try:
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass
+    try:
+        for path in cache_dir.glob("*.nb[ic]"):
+            path.unlink(missing_ok=True)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:                                         # unwritable: numba will not cache there either
+        pass
 
 
 def announce_if_cold(dispatcher):

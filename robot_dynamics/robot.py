@@ -3,19 +3,22 @@
 Every state argument may carry leading batch dimensions: q (..., nq), v (..., nv) -> results (..., .).
 """
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from .algorithms import entry_points as kernels
 from .algorithms.kinematics import (ERR_AREF, ERR_Q, ERR_QUAT, ERR_SINGULAR, ERR_V, ERR_VREF, outward_pass,
                                     workspace)
-from .compiled import resolve, strided
+from .compiled import clear_stale_cache, resolve, strided
 from .configuration import ConfigurationSpace
+from . import model
 from .model import build_model
 from .urdf import parse_urdf
 
 
 _ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
+clear_stale_cache(kernels.dynamics, [*Path(kernels.__file__).parent.glob("*.py"), Path(model.__file__)])
 
 
 def _is_state(x, shape):

@@ -2,11 +2,14 @@
 says on stderr that it compiles, and a second run loads them silently.  (Timing goals are in
 benchmarks/startup.py, not here.)
 """
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -52,3 +55,30 @@ def test_read_only_install_caches_in_user_directory(tmp_path):
     assert cached, "numba's index files are in the user cache directory"
     assert not list(site.rglob("*.nbi")) and not list(site.rglob("*.nbc")), "nothing written beside the package"
     assert np.isfinite(float(warm.stdout))
+
+
+def test_a_changed_kernel_source_empties_the_cache(tmp_path):
+    """numba validates a cached kernel against its own file only; clear_stale_cache fingerprints every kernel
+    source, so that editing a callee (kinematics.py) cannot leave a caller (entry_points) loading stale code."""
+    from robot_dynamics.algorithms import entry_points
+    from robot_dynamics.compiled import clear_stale_cache
+
+    assert Path(entry_points.dynamics._cache._cache_path).is_dir(), "the mechanism sees numba's cache folder"
+    cache, sources = tmp_path / "cache", tmp_path / "src"
+    sources.mkdir()
+    for name in ("kinematics.py", "entry_points.py"):
+        (sources / name).write_text(f"# {name}\n")
+    dispatcher = SimpleNamespace(_cache=SimpleNamespace(_cache_path=str(cache)))
+    files = sorted(sources.glob("*.py"))
+    clear_stale_cache(dispatcher, files)                       # first use: records the fingerprint
+    (cache / "entry_points.dynamics-1.py311.nbi").write_text("index")
+    (cache / "entry_points.dynamics-1.py311.1.nbc").write_text("code")
+    (cache / "entry_points.cpython-311.pyc").write_text("bytecode")
+    clear_stale_cache(dispatcher, files)                       # unchanged sources: the cache stays
+    assert len(list(cache.glob("*.nb?"))) == 2
+    (sources / "kinematics.py").write_text("# kinematics.py, edited\n")
+    clear_stale_cache(dispatcher, files)                       # a callee changed: the cache goes
+    assert not list(cache.glob("*.nb?")) and (cache / "entry_points.cpython-311.pyc").exists()
+    clear_stale_cache(dispatcher, files)
+    fingerprint = hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+    assert (cache / "robot_dynamics-sources.sha256").read_text() == fingerprint

@@ -43,7 +43,7 @@ def workspace(nbodies):
 @njit(cache=True)
 def scratch(work):
     """The pass-wide scratch record (the last).  Rows of s6 by user: 0 outward_pass / placements_and_twists;
-    1-5 accumulate, regressor_blocks, rnea, aba; 6-9 aba's congruence_to_parent."""
+    1-5 accumulate, regressor_blocks, rnea, aba (6-9 free)."""
     return work[work.shape[0] - 1]
 
 
