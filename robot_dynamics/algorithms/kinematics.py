@@ -184,7 +184,7 @@ def joint_transform(b, q, R, p):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")       # inlined: a numba call reference-counts each array view it is passed
 def placement(b, q, RJ, pJ, R_pk, p_pk):
     """R_pk, p_pk <- T_{p,k} = T_tree T_J(q), body b in its parent's frame (RJ, pJ: scratch).  0 or ERR_QUAT.
     A revolute joint takes Rodrigues' formula premultiplied by R_tree, R_tree + sin RA + (1 - cos) RA2, and a
