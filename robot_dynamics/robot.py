@@ -33,18 +33,13 @@ def _arrays(d):
 
 def _merged_batch(x, batch_ndim, B):
     """A view of x with its batch_ndim leading dimensions merged into one of size B; None if that needs a copy."""
-    y = x.view()
-    try:
-        y.shape = (B,) + x.shape[batch_ndim:]         # assigning the shape refuses to copy
-    except AttributeError:
-        return None
-    return y
+    y = x.reshape((B,) + x.shape[batch_ndim:])
+    return y if np.may_share_memory(x, y) else None     # a copy is new memory
 
 
 def _checked_out(out, shape, name="out"):
     """out, if it can receive a result of this shape in place; else a ValueError naming it."""
-    if not (type(out) is _ND and out.dtype is _F64 and out.shape == shape and out.flags.writeable) and not (
-            isinstance(out, np.ndarray) and out.dtype == _F64 and out.shape == shape and out.flags.writeable):
+    if not (isinstance(out, np.ndarray) and out.dtype == _F64 and out.shape == shape and out.flags.writeable):
         got = (f"a {'read-only ' if not out.flags.writeable else ''}{out.dtype} array of shape {out.shape}"
                if isinstance(out, np.ndarray) else type(out).__name__)
         raise ValueError(f"{name} must be a writeable float64 array of shape {shape}, got {got}")
