@@ -149,3 +149,17 @@ def test_bad_dynamics_out_names_the_culprit(robot):
     wrong = empty_dynamics(robot, (2,), with_y=False)
     with pytest.raises(ValueError, match=r"out.M must be a writeable float64 array of shape \(18, 18\)"):
         robot.dynamics(q, v, out=wrong)
+
+
+def test_other_dtypes_and_containers_are_converted_not_misread(robot):
+    """Only float64 arrays go to the kernels as they are; float32, integers, lists and big-endian arrays are
+    converted first (the compiled entry points read raw memory as float64)."""
+    rng = np.random.default_rng(9)
+    q = robot.neutral()
+    q[7:] = rng.integers(-2, 3, size=robot.nq - 7)          # integer joint angles: exact in every dtype below
+    v = rng.integers(-3, 4, size=robot.nv).astype(float)
+    expected = robot.coriolis_matrix(q, v)
+    for convert in (lambda x: x.astype(np.float32), lambda x: x.astype(np.int64), lambda x: x.tolist(),
+                    lambda x: x.astype(">f8")):
+        np.testing.assert_array_equal(robot.coriolis_matrix(convert(q), convert(v)), expected)
+        np.testing.assert_array_equal(robot.gravity_vector(convert(q)), robot.gravity_vector(q))
