@@ -8,7 +8,6 @@ Outputs are written in place into arrays the caller allocated (zeroed here).  Ro
 for arrays of any strides (numba layout 'A'), so that a caller's views pass without a copy and all entry points
 share one compiled copy of each pass.  `dynamics_batch` runs many states in parallel, one workspace per thread.
 """
-import numpy as np
 from numba import njit, prange
 
 from .kinematics import ERR_AREF, ERR_Q, ERR_V, ERR_VREF, all_finite, outward_pass, scratch, workspace

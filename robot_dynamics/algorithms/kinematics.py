@@ -12,7 +12,7 @@ Twists and wrenches are [linear; angular] (paper 002, appendix).  WORK is the pe
 import numpy as np
 from numba import njit
 
-from ..model import FREE, PLANAR, PRISMATIC, REVOLUTE
+from ..model import PLANAR, PRISMATIC, REVOLUTE
 
 WORK = np.dtype([
     ("R_pk", np.float64, (3, 3)), ("p_pk", np.float64, (3,)),     # T_{p,k}

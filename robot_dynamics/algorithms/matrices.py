@@ -12,7 +12,6 @@ Ad^-1 (-ad(V_k)^T Lambda^w_k S + Lambda^w_k Sdot) in world coordinates: the Lamb
 against those of eq. (28).  C is exactly eq. (6b), so Mdot = C + C^T holds (remark 5).  Each coordinate pair
 costs one 6-vector product: the cost grows with the depth of the tree, not with the square of the DoFs.
 """
-import numpy as np
 from numba import njit
 
 from .kinematics import dot6, inertia_apply, scratch

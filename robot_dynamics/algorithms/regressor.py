@@ -10,7 +10,6 @@ own frame -- A(.) is the momentum matrix of eq. (8), linear in the body's own pa
 the world as W_k = Ad_{0,k}^-T (A(alpha_k) - adj(v_k)^T A(u_k)); then Y[i, 10k:10k+10] = S_i^T W_k for every
 coordinate i of k and its ancestors.
 """
-import numpy as np
 from numba import njit
 
 from .kinematics import scratch, to_body

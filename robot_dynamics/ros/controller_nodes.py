@@ -48,7 +48,6 @@ Parameters (read-only unless marked *)::
 import collections
 import math
 import sys
-import warnings
 
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
@@ -60,15 +59,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-import robot_dynamics as rd
 from robot_dynamics.controllers import (ComputedTorque, InertiaMetric, PiecewiseTrajectory, Reference, SlotineLi,
                                         gain_matrix)
 from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, as_float_array, multiarray_layout,
                                             set_multiarray_data)
+from robot_dynamics.ros.description import WARN_PERIOD, SkipsBadMessages, description_from_parameters, load_robot
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 
-WARN_PERIOD = 2.0                 # s, throttle of each kind of warning
 COMMAND_TOPIC = "/effort_controller/commands"
 ACK_TIMEOUT = 1.0                 # s, how long the last (zero) command may take to be acknowledged on shutdown
 CLOCK_RESET = 1.0                 # s, a joint-state clock that jumps back further has been reset
@@ -166,7 +164,7 @@ def reference_from_msg(msg, joints_to_model):
 
 # --- the robot a node serves -----------------------------------------------------------------------------------
 
-class RobotNode(Node):
+class RobotNode(SkipsBadMessages, Node):
     """A node serving one robot, loaded once: the ``robot_description`` parameter, else ``urdf_path``, else the
     ``robot_description`` topic (transient local), as dynamics_node reads it.
 
@@ -192,7 +190,6 @@ class RobotNode(Node):
         self.robot = None
         self.joints, self.joint_index = [], np.zeros(0, dtype=np.intp)
         self.skipped = collections.Counter()
-        self._kind_loggers = {}
         self._description_sub = None
         self.declare_parameter("robot_description", "", describe(
             "URDF XML of the robot. If empty, urdf_path is used; if that is empty too, the robot_description "
@@ -206,12 +203,9 @@ class RobotNode(Node):
 
     def _load_description(self):
         """Install the description of the parameters now (ValueError, OSError if it fails), else wait for the topic."""
-        xml, source = self.get_parameter("robot_description").value, "parameter robot_description"
-        if not xml and self.get_parameter("urdf_path").value:
-            path = self.get_parameter("urdf_path").value
-            with open(path, encoding="utf-8") as f:
-                xml, source = f.read(), f"urdf_path '{path}'"
-        if xml:
+        xml, source = description_from_parameters(self.get_parameter("robot_description").value,
+                                                  self.get_parameter("urdf_path").value)
+        if xml is not None:
             self._build(xml, source)
             return
         self._description_sub = self.create_subscription(
@@ -229,12 +223,7 @@ class RobotNode(Node):
             self.get_logger().error(f"robot_description from the topic rejected: {err}")
 
     def _build(self, xml, source):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", rd.URDFWarning)
-            robot = rd.load_urdf(xml, floating_base=self.floating_base,
-                                 gravity=tuple(self.get_parameter("gravity").value))
-        for warning in caught:
-            self.get_logger().warning(f"robot description: {warning.category.__name__}: {warning.message}")
+        robot = load_robot(self.get_logger(), xml, self.floating_base, self.get_parameter("gravity").value)
         nj = len(robot.joint_names)
         if robot.nv - (6 if self.floating_base else 0) != nj:
             raise ValueError(f"every joint must have one degree of freedom; {nj} joints have "
@@ -255,14 +244,6 @@ class RobotNode(Node):
 
     def _install(self, robot):
         raise NotImplementedError
-
-    def _skip(self, err):
-        """Count and log (throttled per kind) a message that cannot be used."""
-        self.skipped[err.kind] += 1
-        logger = self._kind_loggers.get(err.kind)
-        if logger is None:
-            logger = self._kind_loggers[err.kind] = self.get_logger().get_child(err.kind)
-        logger.warning(f"skipped: {err}", throttle_duration_sec=WARN_PERIOD)
 
     def _per_joint(self, name, value):
         """A gain parameter (one number, or one per joint in ``joints`` order) as (n,) in model order.

@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from robot_dynamics.bundled import bundled_urdf
-from robot_dynamics.demo import GAMMA, KD, LAMBDA, PAYLOAD_BODY, PAYLOAD_COM, SAMPLE, Record
+from robot_dynamics.demo import GAMMA, KD, LAMBDA, PAYLOAD_BODY, PAYLOAD_COM, Record
 
 
 def run_over_ros(sc, progress, log_dir, dynamics_node=False):
@@ -140,7 +140,7 @@ class _Recorder:
         self._trajectory = self._trajectory_msg()
 
     def _trajectory_msg(self):
-        """The reference's points (positions, velocities, accelerations every SAMPLE s), stamped zero: start now."""
+        """The reference's points (positions, velocities, accelerations every demo.SAMPLE s), stamped 0: start now."""
         from builtin_interfaces.msg import Duration
         from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 

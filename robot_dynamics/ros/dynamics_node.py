@@ -39,7 +39,6 @@ refused and the node must be restarted to serve another robot.
 import collections
 import math
 import sys
-import warnings
 
 import numpy as np
 from geometry_msgs.msg import PointStamped
@@ -50,18 +49,17 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-import robot_dynamics as rd
 from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, base_state_from_odometry,
                                             multiarray_layout, reference_from_point, set_multiarray_data)
+from robot_dynamics.ros.description import SkipsBadMessages, description_from_parameters, load_robot
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 
-WARN_PERIOD = 2.0          # s, throttle of each kind of warning
 MODEL_PARAMETERS = ("robot_description", "urdf_path", "floating_base", "gravity")
 MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian", "regressor")
 
 
-class DynamicsNode(Node):
+class DynamicsNode(SkipsBadMessages, Node):
     """The dynamics node.
 
     Parameters
@@ -90,7 +88,6 @@ class DynamicsNode(Node):
         self.robot = None
         self.answered = 0
         self.skipped = collections.Counter()
-        self._kind_loggers = {}
         self._merger = None                       # JointStateMerger of the current joint names
         self.base_state = None
         self.reference = None
@@ -157,11 +154,9 @@ class DynamicsNode(Node):
 
     def _description_source(self, config):
         """``(xml, source)`` from the parameters in ``config``, else the last topic description, else None."""
-        if config["robot_description"]:
-            return config["robot_description"], "parameter robot_description"
-        if config["urdf_path"]:
-            with open(config["urdf_path"], encoding="utf-8") as f:
-                return f.read(), f"urdf_path '{config['urdf_path']}'"
+        xml, source = description_from_parameters(config["robot_description"], config["urdf_path"])
+        if xml is not None:
+            return xml, source
         return self._topic_description, "topic robot_description"
 
     def _load_initial_description(self):
@@ -200,11 +195,7 @@ class DynamicsNode(Node):
         Returns the model and that first result, whose arrays give the shapes of the outputs. URDFWarnings
         (a description the library loads as given, such as an impossible inertia) go to the node's log.
         """
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", rd.URDFWarning)
-            robot = rd.load_urdf(xml, floating_base=config["floating_base"], gravity=tuple(config["gravity"]))
-        for warning in caught:
-            self.get_logger().warning(f"robot description: {warning.category.__name__}: {warning.message}")
+        robot = load_robot(self.get_logger(), xml, config["floating_base"], config["gravity"])
         q, z = robot.neutral(), np.zeros(robot.nv)
         return robot, robot.dynamics(q, z, z, z)
 
@@ -248,14 +239,6 @@ class DynamicsNode(Node):
             self.get_logger().info("waiting for robot_description", throttle_duration_sec=5.0)
 
     # --- inputs ------------------------------------------------------------------------------------------
-
-    def _skip(self, err):
-        """Count and log (throttled per kind) a message that cannot be used."""
-        self.skipped[err.kind] += 1
-        logger = self._kind_loggers.get(err.kind)
-        if logger is None:
-            logger = self._kind_loggers[err.kind] = self.get_logger().get_child(err.kind)
-        logger.warning(f"skipped: {err}", throttle_duration_sec=WARN_PERIOD)
 
     def _on_odom(self, msg):
         if self.robot is None or not self.robot.floating_base:
