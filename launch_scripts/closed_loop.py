@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from dynamics import node_environment, resolve_urdf   # the sibling launch script: URDF lookup, PYTHONPATH
+from dynamics import interrupt, node_environment, resolve_urdf, stop   # the sibling launch script
 
 CONTROLLERS = {"adaptive": "adaptive_controller_node", "computed_torque": "computed_torque_node"}
 
@@ -82,23 +82,9 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-def _stop(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     commands = node_commands(args, resolve_urdf(args.urdf))
     env = node_environment()
     processes = {}
@@ -115,7 +101,7 @@ def main(argv=None):
         pass
     finally:
         for process in reversed(list(processes.values())):
-            _stop(process)
+            stop(process)
     return code
 
 

@@ -80,6 +80,22 @@ def publish_description(xml, namespace):
     return node
 
 
+def stop(process):
+    """Stop a node process as Ctrl-C would (SIGINT, so it shuts down cleanly); SIGKILL it after 10 s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def interrupt(signum, frame):
+    """SIGTERM handler: stop as on Ctrl-C."""
+    raise KeyboardInterrupt
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--urdf", default="arm7", help="URDF path or bundled name (default: arm7)")
@@ -99,13 +115,9 @@ def parse_args(argv):
     return args
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     urdf_path = resolve_urdf(args.urdf)
     publisher = publish_description(urdf_path.read_text(), args.namespace) if args.publish_description else None
     node = subprocess.Popen(node_command(args, urdf_path), env=node_environment())
@@ -114,13 +126,7 @@ def main(argv=None):
     except KeyboardInterrupt:
         return 0
     finally:
-        if node.poll() is None:
-            node.send_signal(signal.SIGINT)
-            try:
-                node.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                node.kill()
-                node.wait()
+        stop(node)
         if publisher is not None:
             import rclpy
             publisher.destroy_node()
