@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .algorithms import entry_points as kernels
-from .algorithms.kinematics import (ERR_AREF, ERR_Q, ERR_QUAT, ERR_SINGULAR, ERR_V, ERR_VREF, outward_pass,
-                                    workspace)
+from .algorithms.kinematics import ERR_AREF, ERR_Q, ERR_QUAT, ERR_SINGULAR, ERR_V, ERR_VREF, workspace
 from .compiled import clear_stale_cache, resolve, strided
 from .configuration import ConfigurationSpace
 from . import model
@@ -76,7 +75,11 @@ def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=Fals
 
 
 class Robot:
-    """M(q), C(q, v), g(q), the CoM Jacobian and the Slotine-Li regressor of a tree of rigid bodies (paper 002)."""
+    """M(q), C(q, v), g(q), the CoM Jacobian and the Slotine-Li regressor of a tree of rigid bodies (paper 002).
+
+    Threads: every method fills its results within one compiled call, which holds the GIL, so threads that share
+    a Robot take turns and never see each other's scratch workspace.  For speed on several cores, pass a batch.
+    """
 
     def __init__(self, model):
         self.model = model
@@ -109,6 +112,7 @@ class Robot:
         resolve(self, "_k_com", kernels.com_position, b, w, q, com)
         resolve(self, "_k_com_jacobian", kernels.com_jacobian, b, w, q, J)
         resolve(self, "_k_regressor", kernels.regressor, b, w, g, q, v, v, v, Y)
+        resolve(self, "_k_placements", kernels.body_placements, b, w, q, strided(nb, 4, 4))
         resolve(self, "_k_rnea", kernels.inverse_dynamics, b, w, g, q, v, v, x)
         resolve(self, "_k_aba", kernels.forward_dynamics, b, w, g, q, v, v, x)
         # The parallel batch kernel, for the same layout: it then shares every compiled pass with the above.
@@ -160,13 +164,7 @@ class Robot:
 
     def body_placements(self, q):
         """T_{0,k} of every body: (..., nbodies, 4, 4) homogeneous transforms, body frames in the world."""
-        q, shape = self._batch(q=q)
-        T = np.zeros((q.shape[0], self.nbodies, 4, 4))
-        for i in range(q.shape[0]):
-            self._raise(outward_pass(self._bodies, self._work, q[i], q[i], False))
-            T[i, :, :3, :3], T[i, :, :3, 3], T[i, :, 3, 3] = self._work["R0"][:self.nbodies], \
-                self._work["p0"][:self.nbodies], 1.0
-        return T.reshape(shape + (self.nbodies, 4, 4))
+        return self._run(self._k_placements, (self._bodies, self._work), dict(q=q), (self.nbodies, 4, 4), None)
 
     # ---- the dynamics of paper 002 ---------------------------------------------------------------------------
     # Every method takes one state or a batch, and an optional `out`: a writeable float64 array of the result's

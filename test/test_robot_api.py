@@ -165,3 +165,36 @@ def test_library_does_not_import_ros():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rclpy', 'std_msgs', 'sensor_msgs')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_threads_sharing_a_robot_get_their_own_results(quadruped):
+    """Each method fills its results within one compiled call (which holds the GIL), so threads sharing a Robot
+    and its scratch workspace never see each other's intermediate values, however often they switch."""
+    import sys
+    import threading
+
+    rng = np.random.default_rng(11)
+    states = [quadruped.random_state(rng) for _ in range(4)]
+    expected = [(quadruped.mass_matrix(q), quadruped.body_placements(q), quadruped.dynamics(q, v, v, v).Y)
+                for q, v in states]
+    failures = []
+
+    def work(i):
+        q, v = states[i]
+        for _ in range(300):
+            got = (quadruped.mass_matrix(q), quadruped.body_placements(q), quadruped.dynamics(q, v, v, v).Y)
+            if not all(np.array_equal(a, b) for a, b in zip(got, expected[i])):
+                failures.append(i)
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)                  # switch threads as often as the interpreter allows
+    try:
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(states))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures

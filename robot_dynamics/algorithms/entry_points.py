@@ -113,6 +113,25 @@ def com_jacobian(bodies, work, q, J_com):
 
 
 @njit(cache=True)
+def body_placements(bodies, work, q, T):
+    """T[k] <- T_{0,k}, the homogeneous pose of body k in the world, for every body (one outward pass)."""
+    if not all_finite(q):
+        return ERR_Q
+    status = outward_pass(bodies, work, q, q, False)
+    if status != 0:
+        return status
+    for k in range(bodies.shape[0]):
+        w = work[k]
+        for r in range(3):
+            for c in range(3):
+                T[k, r, c] = w.R0[r, c]
+            T[k, r, 3] = w.p0[r]
+            T[k, 3, r] = 0.0
+        T[k, 3, 3] = 1.0
+    return 0
+
+
+@njit(cache=True)
 def regressor(bodies, work, gravity, q, v, v_ref, a_ref, Y):
     """The Slotine-Li Y(q, v, v_ref, a_ref) alone (paper 002, eq. (16))."""
     status = _check(q, v, v_ref, a_ref)
