@@ -21,7 +21,6 @@ Goal: at 500 Hz on the arm, >= 99 % answered and a median added latency <= 0.3 m
 """
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -44,6 +43,7 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.ros.qos import STATE_QOS  # noqa: E402
+from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
 
 ROBOTS = {"arm7": False, "humanoid": True}      # name -> floating base
 SEGMENTS = 4                                    # turns each node takes per rate
@@ -140,13 +140,7 @@ class Target:
         return list(latency.values())
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        stop_process(self.process)
 
 
 def _odometry(q, root_link):

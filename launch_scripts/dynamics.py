@@ -24,6 +24,10 @@ HERE = Path(__file__).resolve().parent
 # share/robot_dynamics/launch_scripts -> share/robot_dynamics/urdf, and launch_scripts -> urdf in the repo.
 BUNDLED_URDF = HERE.parent / "urdf"
 SOURCE_TREE = HERE.parent if (HERE.parent / "robot_dynamics" / "__init__.py").is_file() else None
+if SOURCE_TREE is not None:                     # run from a checkout: its package, not an installed one
+    sys.path.insert(0, str(SOURCE_TREE))
+
+from robot_dynamics.ros.processes import stop  # noqa: E402
 
 
 def resolve_urdf(name):
@@ -65,8 +69,6 @@ def publish_description(xml, namespace):
     The DDS layer keeps the message and hands it to every subscriber that joins later, so the node need not
     be spun; it must only stay alive.
     """
-    if SOURCE_TREE is not None:
-        sys.path.insert(0, str(SOURCE_TREE))
     import rclpy
     from rclpy.signals import SignalHandlerOptions
     from std_msgs.msg import String
@@ -78,17 +80,6 @@ def publish_description(xml, namespace):
     node.create_publisher(String, "robot_description", DESCRIPTION_QOS).publish(String(data=xml))
     node.get_logger().info(f"published robot_description ({len(xml)} characters, transient local)")
     return node
-
-
-def stop(process):
-    """Stop a node process as Ctrl-C would (SIGINT, so it shuts down cleanly); SIGKILL it after 10 s."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def interrupt(signum, frame):

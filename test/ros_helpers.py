@@ -4,7 +4,6 @@ Import this module before ``rclpy.init()``: :func:`claim_ros_domain` must run be
 """
 import fcntl
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 import robot_dynamics
 from robot_dynamics.ros.conversions import from_multiarray
+from robot_dynamics.ros.processes import stop as stop_process
 from robot_dynamics.ros.qos import DESCRIPTION_QOS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -297,12 +297,6 @@ class NodeProcess:
 
     def stop(self):
         """SIGINT as Ctrl-C would; SIGKILL the process group if it has not exited within 10 s."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        code = stop_process(self.process)
         self._log.close()
-        return self.process.returncode
+        return code

@@ -40,6 +40,7 @@ import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.controllers import ComputedTorque, PiecewiseTrajectory, Simulator, SumOfSines  # noqa: E402
 from robot_dynamics.demo import PAYLOAD_BODY, PAYLOAD_COM, make_scenario, run_in_process  # noqa: E402
 from robot_dynamics.ros.controller_nodes import AdaptiveControllerNode, ComputedTorqueNode  # noqa: E402
+from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
 from robot_dynamics.ros.sim_node import SimNode  # noqa: E402
 
 ARM = URDF_DIR / "arm7.urdf"
@@ -251,13 +252,7 @@ class NodeProcesses:
     def stop_all(self):
         """SIGINT each (the last started first), SIGKILL its group after 10 s; the exit codes, in start order."""
         for process in reversed(self.started):
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait(timeout=10)
+            stop_process(process)
         return [p.returncode for p in self.started]
 
 

@@ -14,15 +14,16 @@ How the kernels are written (they are timed against Pinocchio):
 - A 1-DoF joint (revolute or prismatic, by far the most common) has the single column Xi_k = [0; e] or [e; 0]
   (model._motion_subspace): its products with Xi_k touch one 3-block, D_k is a scalar, and it takes written-out
   paths; planar and free joints take the general loops.
-- The spatial algebra is written out on scalars (helpers return tuples, which stay in registers) rather than
-  through the array helpers of kinematics, and the helpers are inlined into the kernels (inline="always"): a
-  numba call that is not inlined reference-counts each array argument.
+- The spatial algebra is written out on scalars (kinematics' tuple helpers and those below return tuples,
+  which stay in registers), and the helpers are inlined into the kernels (inline="always"): a numba call that
+  is not inlined reference-counts each array argument.
 - Multiply-adds are fused (CONTRACT).
 """
 from numba import njit
 
 from ..model import REVOLUTE
-from .kinematics import ERR_QUAT, ERR_SINGULAR, ad_apply, placement, scratch
+from .kinematics import (ERR_QUAT, ERR_SINGULAR, ad_apply, body_coordinates, cross, dot6, inertia_times, placement,
+                         scratch)
 
 # Let LLVM fuse a * b + c into one fused multiply-add (one rounding instead of two, and about a third fewer
 # floating-point instructions here); no other fast-math liberty: NaN and inf behave as IEEE 754 says.
@@ -30,18 +31,6 @@ CONTRACT = {"contract"}
 
 
 # ---- fixed-size algebra on scalars --------------------------------------------------------------------------
-@njit(cache=True, fastmath=CONTRACT, inline="always")
-def cross(a0, a1, a2, b0, b1, b2):
-    """a x b of two 3-vectors given by their components."""
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-
-
-@njit(cache=True, fastmath=CONTRACT, inline="always")
-def pair_dot(x, y):
-    """x . y of 6-vectors, summed pairwise (a short dependency chain)."""
-    return (x[0] * y[0] + x[1] * y[1]) + (x[2] * y[2] + x[3] * y[3]) + (x[4] * y[4] + x[5] * y[5])
-
-
 @njit(cache=True, fastmath=CONTRACT, inline="always")
 def store6(out, x0, x1, x2, x3, x4, x5):
     """out <- (x0, ..., x5)."""
@@ -56,38 +45,14 @@ def add6(out, x0, x1, x2, x3, x4, x5):
 
 
 @njit(cache=True, fastmath=CONTRACT, inline="always")
-def body_coordinates(R, p, x):
-    """Ad^-1_{p,k} x = [R^T (x_v - p x x_w); R^T x_w] (kinematics.to_body) as a 6-tuple."""
-    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
-    y0, y1, y2 = cross(p[0], p[1], p[2], x3, x4, x5)
-    d0, d1, d2 = x0 - y0, x1 - y1, x2 - y2
-    return (R[0, 0] * d0 + R[1, 0] * d1 + R[2, 0] * d2, R[0, 1] * d0 + R[1, 1] * d1 + R[2, 1] * d2,
-            R[0, 2] * d0 + R[1, 2] * d1 + R[2, 2] * d2, R[0, 0] * x3 + R[1, 0] * x4 + R[2, 0] * x5,
-            R[0, 1] * x3 + R[1, 1] * x4 + R[2, 1] * x5, R[0, 2] * x3 + R[1, 2] * x4 + R[2, 2] * x5)
-
-
-@njit(cache=True, fastmath=CONTRACT, inline="always")
 def wrench_to_parent(R, p, f0, f1, f2, f3, f4, f5):
-    """Ad^-T_{p,k} f = [R f_v; R f_w + p x R f_v] (kinematics.wrench_to_world) as a 6-tuple."""
+    """Ad^-T_{p,k} f = [R f_v; R f_w + p x R f_v], a body wrench in the parent's frame, as a 6-tuple."""
     g0 = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
     g1 = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
     g2 = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
     m0, m1, m2 = cross(p[0], p[1], p[2], g0, g1, g2)
     return (g0, g1, g2, R[0, 0] * f3 + R[0, 1] * f4 + R[0, 2] * f5 + m0,
             R[1, 0] * f3 + R[1, 1] * f4 + R[1, 2] * f5 + m1, R[2, 0] * f3 + R[2, 1] * f4 + R[2, 2] * f5 + m2)
-
-
-@njit(cache=True, fastmath=CONTRACT, inline="always")
-def inertia_times(pi, x0, x1, x2, x3, x4, x5):
-    """Lambda(pi) x = [m x_v - h x x_w; h x x_v + I x_w], h = m c (paper 002, appendix; kinematics.inertia_apply)
-    as a 6-tuple: from the 10 parameters in 24 multiplications instead of 36."""
-    m, h0, h1, h2 = pi[0], pi[1], pi[2], pi[3]
-    y0, y1, y2 = cross(h0, h1, h2, x3, x4, x5)
-    z0, z1, z2 = cross(h0, h1, h2, x0, x1, x2)
-    return (m * x0 - y0, m * x1 - y1, m * x2 - y2,
-            pi[4] * x3 + pi[7] * x4 + pi[8] * x5 + z0,
-            pi[7] * x3 + pi[5] * x4 + pi[9] * x5 + z1,
-            pi[8] * x3 + pi[9] * x4 + pi[6] * x5 + z2)
 
 
 @njit(cache=True, fastmath=CONTRACT, inline="always")
@@ -489,7 +454,7 @@ def aba(bodies, work, gravity, q, v, tau, qdd):
         n = b.nvj
         if n == 1:                                                 # qdd = D^-1 (u - U^T c - W^T a_p), see
             W = w.UD[:, 1]                                         # one_dof_inward
-            s = pair_dot(W, gamma0) if b.parent < 0 else pair_dot(W, work[b.parent].a)
+            s = dot6(W, gamma0) if b.parent < 0 else dot6(W, work[b.parent].a)
             s = w.Dinv[0, 0] * (w.u[0] - s)
             qdd[b.iv] = s
             a0, a1, a2, a3, a4, a5 = carried(bodies, work, k, gamma0)

@@ -8,6 +8,7 @@ import numpy as np
 
 from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.demo import GAMMA, KD, LAMBDA, PAYLOAD_BODY, PAYLOAD_COM, Record
+from robot_dynamics.ros.processes import stop
 
 
 def run_over_ros(sc, progress, log_dir, dynamics_node=False):
@@ -61,7 +62,7 @@ def run_over_ros(sc, progress, log_dir, dynamics_node=False):
         node.destroy_node()
     finally:
         for process in nodes.values():
-            _stop(process)
+            stop(process)
         rclpy.try_shutdown(context=context)
     return record, answered
 
@@ -97,20 +98,6 @@ def _start_nodes(sc, namespace, log_dir, dynamics_node):
                                            env=env, start_new_session=True)
         log.close()
     return processes
-
-
-def _stop(process):
-    """SIGINT (the controller publishes zero effort on its way out); SIGKILL its group after 10 s."""
-    import signal
-    import subprocess
-
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def _yaml(values):
