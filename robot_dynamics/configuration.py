@@ -10,14 +10,14 @@ from .model import FREE, PLANAR
 from .spatial import quaternion_rotation, skew
 
 
-def _so3_exp(w):
-    """exp(w~) and the left Jacobian V(w) with exp([v; w]) = (exp(w~), V(w) v).  (3,) -> (3, 3), (3, 3)"""
+def _so3_left_jacobian(w):
+    """V(w), the left Jacobian of SO(3): exp([v; w]) moves the origin by V(w) v.  (3,) -> (3, 3)"""
     t = np.linalg.norm(w)
     W = skew(w)
     if t < 1e-8:                                       # Taylor series to second order
-        return np.eye(3) + W + 0.5 * W @ W, np.eye(3) + 0.5 * W + W @ W / 6.0
-    a, b, c = np.sin(t) / t, (1.0 - np.cos(t)) / t**2, (t - np.sin(t)) / t**3
-    return np.eye(3) + a * W + b * W @ W, np.eye(3) + b * W + c * W @ W
+        return np.eye(3) + 0.5 * W + W @ W / 6.0
+    b, c = (1.0 - np.cos(t)) / t**2, (t - np.sin(t)) / t**3
+    return np.eye(3) + b * W + c * W @ W
 
 
 def _so3_log(R):
@@ -50,13 +50,13 @@ def _quaternion_step(quat, w):
     return out / np.linalg.norm(out)
 
 
-def _se2_exp(v):
-    """exp of the planar body twist [vx, vy, w] -> (dtheta, translation in the moving frame)."""
+def _se2_translation(v):
+    """The translation, in the moving frame, of exp of the planar body twist [vx, vy, w] (its rotation is w)."""
     vx, vy, w = v
     if abs(w) < 1e-8:
-        return w, np.array([vx - 0.5 * w * vy, vy + 0.5 * w * vx])
+        return np.array([vx - 0.5 * w * vy, vy + 0.5 * w * vx])
     s, c1 = np.sin(w) / w, (1.0 - np.cos(w)) / w
-    return w, np.array([s * vx - c1 * vy, c1 * vx + s * vy])
+    return np.array([s * vx - c1 * vy, c1 * vx + s * vy])
 
 
 def _rot2(t):
@@ -110,13 +110,12 @@ class ConfigurationSpace:
         out[self.scalar_q] += v[self.scalar_v]
         for iq, iv in self.free:
             R = quaternion_rotation(out[iq + 3:iq + 7])
-            _, V = _so3_exp(v[iv + 3:iv + 6])
+            V = _so3_left_jacobian(v[iv + 3:iv + 6])
             out[iq:iq + 3] += R @ (V @ v[iv:iv + 3])
             out[iq + 3:iq + 7] = _quaternion_step(out[iq + 3:iq + 7], v[iv + 3:iv + 6])
         for iq, iv in self.planar:
-            dt, dp = _se2_exp(v[iv:iv + 3])
-            out[iq:iq + 2] += _rot2(out[iq + 2]) @ dp
-            out[iq + 2] += dt
+            out[iq:iq + 2] += _rot2(out[iq + 2]) @ _se2_translation(v[iv:iv + 3])
+            out[iq + 2] += v[iv + 2]
         return out
 
     def difference(self, q0, q1):
@@ -126,13 +125,12 @@ class ConfigurationSpace:
         for iq, iv in self.free:
             R0, R1 = quaternion_rotation(q0[iq + 3:iq + 7]), quaternion_rotation(q1[iq + 3:iq + 7])
             w = _so3_log(R0.T @ R1)
-            _, V = _so3_exp(w)
+            V = _so3_left_jacobian(w)
             v[iv:iv + 3] = np.linalg.solve(V, R0.T @ (q1[iq:iq + 3] - q0[iq:iq + 3]))
             v[iv + 3:iv + 6] = w
         for iq, iv in self.planar:
             w = (q1[iq + 2] - q0[iq + 2] + np.pi) % (2.0 * np.pi) - np.pi
-            _, P = _se2_exp(np.array([1.0, 0.0, w]))
-            _, Q = _se2_exp(np.array([0.0, 1.0, w]))
+            P, Q = _se2_translation(np.array([1.0, 0.0, w])), _se2_translation(np.array([0.0, 1.0, w]))
             d = _rot2(q0[iq + 2]).T @ (q1[iq:iq + 2] - q0[iq:iq + 2])
             v[iv:iv + 2] = np.linalg.solve(np.column_stack([P, Q]), d)
             v[iv + 2] = w

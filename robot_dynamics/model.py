@@ -27,7 +27,6 @@ from .spatial import parameters_from_inertial, skew, spatial_inertia, transform_
 from .urdf import URDFDescription, URDFError
 
 REVOLUTE, PRISMATIC, PLANAR, FREE = 0, 1, 2, 3
-JOINT_TYPE_NAMES = {REVOLUTE: "revolute", PRISMATIC: "prismatic", PLANAR: "planar", FREE: "free"}
 _URDF_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC, "planar": PLANAR,
                "floating": FREE}
 _NQ = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 7}
@@ -106,7 +105,7 @@ class RobotModel:
         """The same kinematics with other inertial parameters.  pi: (10 * nbodies,) or (nbodies, 10)."""
         bodies = self.bodies.copy()
         bodies["pi"] = np.array(pi, dtype=float).reshape(self.nbodies, 10)
-        bodies["Lam"] = np.array([spatial_inertia(p) for p in bodies["pi"]]).reshape(self.nbodies, 6, 6)
+        bodies["Lam"] = _body_inertias(bodies["pi"])
         bodies.flags.writeable = False
         return _replace(self, bodies=bodies)
 
@@ -119,6 +118,11 @@ def _replace(model, **changes):
     fields = {name: getattr(model, name) for name in model.__dataclass_fields__}
     fields.update(changes)
     return RobotModel(**fields)
+
+
+def _body_inertias(pi):
+    """(nb, 6, 6) Lambda_k of the (nb, 10) parameters."""
+    return np.array([spatial_inertia(p) for p in pi]).reshape(len(pi), 6, 6)
 
 
 def _plane_basis(n):
@@ -222,7 +226,7 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
             continue                                  # links fixed to the world carry no dynamics
         pi_link = parameters_from_inertial(link.inertial.mass, link.inertial.com, link.inertial.inertia)
         pi[f.body] += transform_parameters(pi_link, f.R, f.p)   # paper 002, eq. (9): linear in the masses
-    bodies["Lam"] = np.array([spatial_inertia(p) for p in pi]).reshape(nb, 6, 6)
+    bodies["Lam"] = _body_inertias(pi)
     bodies.flags.writeable = False
     return RobotModel(desc.name, nq, nv, tuple(body_names), tuple(infos), desc.root, bool(floating_base),
                       gravity, bodies, frames)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from lxml import etree
 
+from .spatial import rpy_rotation
+
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 ONE_DOF_TYPES = ("revolute", "continuous", "prismatic")
 AXIS_TYPES = ONE_DOF_TYPES + ("planar",)  # urdfdom ignores <axis> of fixed and floating joints
@@ -193,7 +195,7 @@ def _parse_inertial(element, link: str, strict_inertia: bool) -> Inertial:
     where = f"link '{link}'"
     origin = element.find("origin")
     com = _numbers(origin, "xyz", 3, where)
-    R = _rpy_matrix(_numbers(origin, "rpy", 3, where))
+    R = rpy_rotation(_numbers(origin, "rpy", 3, where))
     mass = _numbers(element.find("mass"), "value", 1, where)[0]
     if mass < 0:
         raise URDFError(f"{where}: negative mass {mass:g}")
@@ -240,7 +242,7 @@ def _parse_joint(element) -> Joint:
         raise URDFError(f"{where} has unknown type '{kind}' (URDF types: {', '.join(JOINT_TYPES)})")
     parent, child = (_link_reference(element, tag, where) for tag in ("parent", "child"))
     origin = element.find("origin")
-    rotation = _rpy_matrix(_numbers(origin, "rpy", 3, where))
+    rotation = rpy_rotation(_numbers(origin, "rpy", 3, where))
     translation = _numbers(origin, "xyz", 3, where)
     axis = np.array([1.0, 0.0, 0.0])
     if kind in AXIS_TYPES:
@@ -291,17 +293,6 @@ def _numbers(element, attribute: str, n: int, where: str, default=None) -> np.nd
     if not np.all(np.isfinite(values)):
         raise URDFError(f"{culprit} has a non-finite number")
     return values
-
-
-def _rpy_matrix(rpy: np.ndarray) -> np.ndarray:
-    """R = Rz(yaw) @ Ry(pitch) @ Rx(roll), the URDF spec's fixed-axis roll-pitch-yaw."""
-    cr, cp, cy = np.cos(rpy)
-    sr, sp, sy = np.sin(rpy)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
 
 
 def _check_tree(links: dict[str, Link], joints: list[Joint]) -> str:

@@ -93,8 +93,8 @@ class InertiaMetric:
         self.S = (U * w[:, None, :] ** -0.5) @ np.swapaxes(U, -1, -2)                # J0^-1/2, (nb, 4, 4)
         self.S_inv = (U * w[:, None, :] ** 0.5) @ np.swapaxes(U, -1, -2)
         basis = pseudo_inertia(np.eye(10))                                               # J(e_j), (10, 4, 4)
-        A = (self.S[:, None] @ basis @ self.S[:, None]).reshape(-1, 10, 16)            # vec(S J(e_j) S)
-        self.G = A @ np.swapaxes(A, -1, -2)                                              # (nb, 10, 10)
+        self._A = (self.S[:, None] @ basis @ self.S[:, None]).reshape(-1, 10, 16)      # vec(S J(e_j) S)
+        self.G = self._A @ np.swapaxes(self._A, -1, -2)                                  # (nb, 10, 10)
 
     def matrix(self):
         """blockdiag(G_k): ||dpi||^2 = dpi^T G dpi.  -> (10 nb, 10 nb)"""
@@ -110,7 +110,8 @@ class InertiaMetric:
 
     def project(self, pi, floor=0.0):
         """The nearest parameters (in this metric) with J(pi_k) >= floor J0_k for every body.  (10 nb,) -> (10 nb,)"""
-        J = self.S @ pseudo_inertia(np.reshape(pi, (-1, 10))) @ self.S                 # whitened, J0 -> 1
+        # whitened, J0 -> 1: S J(pi_k) S = sum_j pi_kj vec(S J(e_j) S), as J is linear in pi
+        J = np.einsum("kj,kjm->km", np.reshape(pi, (-1, 10)), self._A).reshape(-1, 4, 4)
         w, U = np.linalg.eigh(J)
         J = (U * np.maximum(w, floor)[:, None, :]) @ np.swapaxes(U, -1, -2)
         return parameters_from_pseudo_inertia(self.S_inv @ J @ self.S_inv).reshape(-1)
@@ -148,11 +149,21 @@ class SlotineLi:
         self.robot = robot
         self.Lambda = gain_matrix(Lambda, robot.nv, "Lambda")
         self.K_D = gain_matrix(K_D, robot.nv, "K_D")
-        self.Gamma = gain_matrix(Gamma, 10 * robot.nbodies, "Gamma")
-        self.Gamma_inv = np.linalg.inv(self.Gamma)
+        self.Gamma = Gamma
         self.projection = projection
         pi_hat = robot.parameters if pi_hat is None else pi_hat
         self.pi_hat = self._projected(check_vector("pi_hat", pi_hat, 10 * robot.nbodies))
+
+    @property
+    def Gamma(self):
+        """The adaptation gain (10 nb, 10 nb); setting it (scalar, (10 nb,) or (10 nb, 10 nb)) also sets Gamma^-1,
+        which the Lyapunov function needs."""
+        return self._Gamma
+
+    @Gamma.setter
+    def Gamma(self, value):
+        self._Gamma = gain_matrix(value, 10 * self.robot.nbodies, "Gamma")
+        self._Gamma_inv = np.linalg.inv(self._Gamma)
 
     def _projected(self, pi):
         return pi if self.projection is None else self.projection(pi)
@@ -209,7 +220,7 @@ class SlotineLi:
         q, zero = np.asarray(q, dtype=float), np.zeros(self.robot.nv)
         M_s = (self.robot.regressor(q, zero, zero, s) - self.robot.regressor(q, zero, zero, zero)) @ pi
         pi_tilde = pi_hat - pi
-        return 0.5 * s @ M_s + 0.5 * pi_tilde @ self.Gamma_inv @ pi_tilde
+        return 0.5 * s @ M_s + 0.5 * pi_tilde @ self._Gamma_inv @ pi_tilde
 
 
 def _check_dt(dt):

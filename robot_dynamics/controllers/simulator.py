@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..spatial import parameters_from_inertial
 from .computed_torque import check_vector
 
 
@@ -172,10 +173,7 @@ def payload_parameters(mass, com=(0.0, 0.0, 0.0), inertia=None):
     """pi (10,) of a rigid payload: mass (kg) with its CoM at com (3,) in the body frame and rotational inertia
     (3, 3) about that CoM (zero: a point mass), about the body origin by the parallel-axis theorem:
     I = I_c + m (|c|^2 1 - c c^T)."""
-    c = np.asarray(com, dtype=float)
-    I_c = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
-    I = I_c + mass * (c @ c * np.eye(3) - np.outer(c, c))
-    return np.concatenate([[mass], mass * c, [I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]]])
+    return parameters_from_inertial(mass, com, np.zeros((3, 3)) if inertia is None else inertia)
 
 
 def with_payload(robot, body, mass, com=(0.0, 0.0, 0.0), inertia=None):

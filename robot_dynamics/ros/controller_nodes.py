@@ -46,11 +46,10 @@ Parameters (read-only unless marked *)::
                                project (true); max_adaptation_step * [s] (0.01); body_names (output)
 """
 import collections
-import math
 import sys
 
 import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -62,8 +61,9 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robot_dynamics.controllers import (ComputedTorque, InertiaMetric, PiecewiseTrajectory, Reference, SlotineLi,
                                         gain_matrix)
 from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, as_float_array, multiarray_layout,
-                                            set_multiarray_data)
-from robot_dynamics.ros.description import WARN_PERIOD, SkipsBadMessages, description_from_parameters, load_robot
+                                            seconds, set_multiarray_data)
+from robot_dynamics.ros.description import (WARN_PERIOD, SkipsBadMessages, describe, description_from_parameters,
+                                            load_robot, valid_gravity)
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 
@@ -73,15 +73,6 @@ CLOCK_RESET = 1.0                 # s, a joint-state clock that jumps back furth
 # The adaptive controller's diagnostics: reliable, the last 100 kept, so a recorder that falls up to 100 ticks
 # behind loses nothing (OUTPUT_QOS keeps only the newest).
 DIAGNOSTICS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-
-
-def describe(text, read_only=False, dynamic_typing=False):
-    return ParameterDescriptor(description=text, read_only=read_only, dynamic_typing=dynamic_typing)
-
-
-def stamp_seconds(stamp):
-    """A builtin_interfaces/Time as float seconds."""
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 # --- messages -> arrays ----------------------------------------------------------------------------------------
@@ -117,11 +108,11 @@ def trajectory_from_msg(msg, joint_names):
         raise BadMessage("trajectory_lengths", "joint trajectory has accelerations without velocities")
     if not all(a is None or np.isfinite(a).all() for a in (positions, velocities, accelerations)):
         raise BadMessage("trajectory_non_finite", "joint trajectory has NaN or infinite values")
-    times = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
+    times = np.array([seconds(p.time_from_start) for p in msg.points])
     if np.any(np.diff(times) <= 0):
         raise BadMessage("trajectory_times", f"joint trajectory time_from_start is not strictly increasing: "
                                              f"{times.tolist()}")
-    start = stamp_seconds(msg.header.stamp) if (msg.header.stamp.sec or msg.header.stamp.nanosec) else None
+    start = seconds(msg.header.stamp) if (msg.header.stamp.sec or msg.header.stamp.nanosec) else None
     return PiecewiseTrajectory(times, positions, velocities, accelerations), start
 
 
@@ -198,7 +189,7 @@ class RobotNode(SkipsBadMessages, Node):
             "Path of a URDF file, used when robot_description is empty.", read_only=True))
         gravity = self.declare_parameter("gravity", [0.0, 0.0, -9.81], describe(
             "Gravity acceleration in the world frame [m/s^2], three doubles.", read_only=True)).value
-        if len(gravity) != 3 or not all(math.isfinite(g) for g in gravity):
+        if not valid_gravity(gravity):
             raise ValueError(f"parameter gravity must be three finite doubles, got {gravity}")
 
     def _load_description(self):
@@ -379,7 +370,7 @@ class ControllerNode(RobotNode):
         except BadMessage as err:
             self._skip(err)
             return
-        t = stamp_seconds(msg.header.stamp)
+        t = seconds(msg.header.stamp)
         if self._last_t is not None and t < self._last_t - CLOCK_RESET:
             self.get_logger().warning(f"the joint states' clock went back from {self._last_t:.3f} s to {t:.3f} s: "
                                       "taken as a reset; a trajectory stamped zero starts again")
@@ -540,7 +531,6 @@ class AdaptiveControllerNode(ControllerNode):
         c.K_D = gain_matrix(kd * (1.0 if self._inertia is None else self._inertia), nv)
         gamma = self._per_body(self.get_parameter("adaptation_gain").value)
         c.Gamma = self.metric.gain(gamma)
-        c.Gamma_inv = np.linalg.inv(c.Gamma)
 
     def _torque(self, q, v, reference, dt):
         if self._inertia is None:

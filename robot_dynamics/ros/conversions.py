@@ -188,3 +188,14 @@ def reference_from_point(msg, nv):
     if not (np.isfinite(v_ref).all() and np.isfinite(a_ref).all()):
         raise BadMessage("reference_non_finite", "reference has NaN or infinite velocities or accelerations")
     return v_ref.copy(), a_ref.copy()
+
+
+def seconds(time):
+    """A builtin_interfaces/Time or Duration as float seconds."""
+    return time.sec + 1e-9 * time.nanosec
+
+
+def sec_nanosec(t):
+    """Float seconds t >= 0 -> (sec, nanosec) of a builtin_interfaces/Time or Duration (nanosec < 1e9)."""
+    sec = int(np.floor(t))
+    return sec, min(int(round((t - sec) * 1e9)), 999_999_999)

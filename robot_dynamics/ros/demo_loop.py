@@ -8,6 +8,7 @@ import numpy as np
 
 from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.demo import GAMMA, KD, LAMBDA, PAYLOAD_BODY, PAYLOAD_COM, Record
+from robot_dynamics.ros.conversions import sec_nanosec, seconds
 from robot_dynamics.ros.processes import stop
 
 
@@ -134,10 +135,10 @@ class _Recorder:
         ref = self.sc.reference
         msg = JointTrajectory(joint_names=self.joint_names)
         for t, q, v, a in zip(ref.times, *ref(ref.times)):
-            sec = int(np.floor(t))
+            sec, nanosec = sec_nanosec(t)
             msg.points.append(JointTrajectoryPoint(
                 positions=q.tolist(), velocities=v.tolist(), accelerations=a.tolist(),
-                time_from_start=Duration(sec=sec, nanosec=int(round((t - sec) * 1e9)))))
+                time_from_start=Duration(sec=sec, nanosec=nanosec)))
         return msg
 
     def controller_ready(self):
@@ -148,7 +149,7 @@ class _Recorder:
 
     def _on_error(self, msg):
         columns = [list(msg.name).index(name) for name in self.joint_names]
-        self.t.append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+        self.t.append(seconds(msg.header.stamp))
         self._e.append(np.asarray(msg.position)[columns])
         self._e_dot.append(np.asarray(msg.velocity)[columns])
 

@@ -5,11 +5,24 @@ file named by ``urdf_path``; if both are empty, the ``robot_description`` topic 
 How often a node reloads it is the node's choice (dynamics_node on every change, the controllers and the
 simulator once).
 """
+import math
 import warnings
+
+from rcl_interfaces.msg import ParameterDescriptor
 
 import robot_dynamics as rd
 
 WARN_PERIOD = 2.0                 # s, throttle of each kind of warning
+
+
+def describe(text, read_only=False, dynamic_typing=False):
+    """The ParameterDescriptor of a node parameter."""
+    return ParameterDescriptor(description=text, read_only=read_only, dynamic_typing=dynamic_typing)
+
+
+def valid_gravity(gravity):
+    """True for the value of a ``gravity`` parameter: three finite doubles."""
+    return len(gravity) == 3 and all(isinstance(g, float) and math.isfinite(g) for g in gravity)
 
 
 def description_from_parameters(robot_description, urdf_path):

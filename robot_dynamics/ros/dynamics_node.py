@@ -37,7 +37,6 @@ so a new description must keep the joints (masses, inertias and frames may chang
 refused and the node must be restarted to serve another robot.
 """
 import collections
-import math
 import sys
 
 import numpy as np
@@ -51,7 +50,8 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, base_state_from_odometry,
                                             multiarray_layout, reference_from_point, set_multiarray_data)
-from robot_dynamics.ros.description import SkipsBadMessages, description_from_parameters, load_robot
+from robot_dynamics.ros.description import (SkipsBadMessages, describe, description_from_parameters, load_robot,
+                                            valid_gravity)
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 
@@ -110,9 +110,6 @@ class DynamicsNode(SkipsBadMessages, Node):
     # --- parameters --------------------------------------------------------------------------------------
 
     def _declare_parameters(self):
-        def describe(text, read_only=False):
-            return ParameterDescriptor(description=text, read_only=read_only)
-
         self.declare_parameter("robot_description", "", describe(
             "URDF XML of the robot. If empty, urdf_path is used; if that is empty too, the robot_description "
             "topic (transient local). Setting it rebuilds the model."))
@@ -128,13 +125,13 @@ class DynamicsNode(SkipsBadMessages, Node):
         self.declare_parameter("publish_regressor", False, describe(
             "Publish the Slotine-Li regressor on ~/regressor once a ~/reference has arrived."))
         gravity = self.get_parameter("gravity").value
-        if not _valid_gravity(gravity):
+        if not valid_gravity(gravity):
             raise ValueError(f"parameter gravity must be three finite doubles, got {gravity}")
 
     def _on_set_parameters(self, params):
         """Validate a parameter change and, when it touches the model, rebuild the model before accepting."""
         new = {p.name: p.value for p in params}
-        if "gravity" in new and not _valid_gravity(new["gravity"]):
+        if "gravity" in new and not valid_gravity(new["gravity"]):
             return SetParametersResult(successful=False, reason="gravity must be three finite doubles")
         if any(name in new for name in MODEL_PARAMETERS):
             config = {name: new.get(name, self.get_parameter(name).value) for name in MODEL_PARAMETERS}
@@ -314,10 +311,6 @@ class DynamicsNode(SkipsBadMessages, Node):
         msg = self._msgs[topic]
         set_multiarray_data(msg, a)
         self._pubs[topic].publish(msg)
-
-
-def _valid_gravity(gravity):
-    return len(gravity) == 3 and all(isinstance(g, float) and math.isfinite(g) for g in gravity)
 
 
 def main(args=None):

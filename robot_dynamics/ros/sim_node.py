@@ -41,9 +41,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics.controllers import Simulator, with_payload
-from robot_dynamics.ros.controller_nodes import COMMAND_TOPIC, RobotNode, describe
+from robot_dynamics.ros.controller_nodes import COMMAND_TOPIC, RobotNode
+from robot_dynamics.ros.description import describe
 from robot_dynamics.ros.runner import run
-from robot_dynamics.ros.conversions import BadMessage, as_float_array
+from robot_dynamics.ros.conversions import BadMessage, as_float_array, sec_nanosec
 from robot_dynamics.ros.qos import OUTPUT_QOS
 
 MAX_LAG = 0.1          # s of wall time the paced clock may fall behind before it slips
@@ -52,8 +53,8 @@ REPUBLISH = 0.1        # s of wall time between repetitions of the initial state
 
 def time_msg(t):
     """Seconds -> builtin_interfaces/Time."""
-    sec = int(np.floor(t))
-    return Time(sec=sec, nanosec=min(int(round((t - sec) * 1e9)), 999_999_999))
+    sec, nanosec = sec_nanosec(t)
+    return Time(sec=sec, nanosec=nanosec)
 
 
 class SimNode(RobotNode):
