@@ -115,7 +115,7 @@ def test_coupled_mimic_forward_dynamics_out():
     out = np.full((2, robot.nv), np.nan)
     assert robot.forward_dynamics(q, v, tau, out=out) is out
     np.testing.assert_array_equal(out, robot.forward_dynamics(q, v, tau))
-    np.testing.assert_allclose(robot.inverse_dynamics(q, v, out), tau, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(robot.inverse_dynamics(q, v, out), tau, rtol=0, atol=1e-11)
 
 
 @pytest.mark.parametrize("out, culprit", [

@@ -102,14 +102,14 @@ def test_bundled_robots_load():
 
 
 def test_planar_two_link_matches_the_textbook():
-    """The two-link planar arm's M and C in closed form (paper 004, section 8.1 example), from the URDF's numbers."""
+    """The two-link planar arm's M and C in closed form (paper 004, section 8.1 example), with the numbers written
+    in urdf/planar_2link.urdf (so that parsing and model building are checked too)."""
     robot = rd.load_urdf(bundled_urdf("planar_2link"))
     q, v = np.array([0.4, -1.1]), np.array([0.7, -0.3])
-    m1, m2 = robot.model.pi[:, 0]
-    c1, c2 = robot.model.pi[0, 1] / m1, robot.model.pi[1, 1] / m2           # CoMs along x
-    I1 = robot.model.pi[0, 6] - m1 * c1**2                                   # Izz about each CoM
-    I2 = robot.model.pi[1, 6] - m2 * c2**2
-    l1 = robot.model.bodies["p_tree"][1, 0]
+    m1 = m2 = 1.0                          # <mass value="1"/>
+    c1 = c2 = 0.5                          # <inertial><origin xyz="0.5 0 0"/>
+    I1 = I2 = 0.08354166667                # <inertia izz>, about the CoM
+    l1 = 1.0                               # joint 2 <origin xyz="1 0 0"/>
     co = np.cos(q[1])
     M = np.array([[I1 + I2 + m1 * c1**2 + m2 * (l1**2 + c2**2 + 2 * l1 * c2 * co), I2 + m2 * (c2**2 + l1 * c2 * co)],
                   [I2 + m2 * (c2**2 + l1 * c2 * co), I2 + m2 * c2**2]])

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from types import SimpleNamespace
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = """
@@ -54,7 +53,6 @@ def test_read_only_install_caches_in_user_directory(tmp_path):
     cached = list((home / ".cache" / "numba").rglob("*.nbi"))
     assert cached, "numba's index files are in the user cache directory"
     assert not list(site.rglob("*.nbi")) and not list(site.rglob("*.nbc")), "nothing written beside the package"
-    assert np.isfinite(float(warm.stdout))
 
 
 def test_a_changed_kernel_source_empties_the_cache(tmp_path):

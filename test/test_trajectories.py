@@ -5,7 +5,7 @@ import pytest
 from robot_dynamics.controllers import PiecewiseTrajectory, SumOfSines, quintic_waypoints
 
 FD_STEP = 1e-6
-FD_TOL = 1e-6          # central differences of smooth polynomials and sines: error ~ h^2 |q'''| + eps / h
+FD_TOL = 1e-7          # central differences of smooth polynomials and sines: error ~ h^2 |q'''| + eps / h ~ 1e-10
 
 
 @pytest.fixture
@@ -22,8 +22,8 @@ def assert_derivatives(trajectory, t):
     """v and a match central differences of q and v at times t away from the points."""
     plus, minus = trajectory(t + FD_STEP), trajectory(t - FD_STEP)
     ref = trajectory(t)
-    np.testing.assert_allclose(ref.v, (plus.q - minus.q) / (2 * FD_STEP), atol=FD_TOL * 10)
-    np.testing.assert_allclose(ref.a, (plus.v - minus.v) / (2 * FD_STEP), atol=FD_TOL * 100)
+    np.testing.assert_allclose(ref.v, (plus.q - minus.q) / (2 * FD_STEP), atol=FD_TOL)
+    np.testing.assert_allclose(ref.a, (plus.v - minus.v) / (2 * FD_STEP), atol=FD_TOL)
 
 
 @pytest.mark.parametrize("given", ["positions", "velocities", "accelerations"])
@@ -35,11 +35,11 @@ def test_piecewise_passes_through_the_points(rng, given):
     interior = times[1:-1]
     np.testing.assert_allclose(trajectory(times).q, q, atol=1e-12)
     if given != "positions":
-        np.testing.assert_allclose(trajectory(interior).v, v[1:-1], atol=1e-10)
+        np.testing.assert_allclose(trajectory(interior).v, v[1:-1], atol=1e-12)
         # the end of each segment meets the next point's velocity too (left limit)
         np.testing.assert_allclose(trajectory(times[1:] - 1e-12).v, v[1:], atol=1e-9)
     if given == "accelerations":
-        np.testing.assert_allclose(trajectory(interior).a, a[1:-1], atol=1e-9)
+        np.testing.assert_allclose(trajectory(interior).a, a[1:-1], atol=1e-12)
         np.testing.assert_allclose(trajectory(times[1:] - 1e-12).a, a[1:], atol=1e-8)
 
 

@@ -3,34 +3,24 @@
 Numbers are checked by an independent route: rotations against Rodrigues products, and the parsed kinematics and
 inertias against Pinocchio (composite spatial inertia of the whole robot and every joint frame and axis at q = 0).
 """
-import importlib.metadata
 import re
 import warnings
 import time
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
+from oracle import erd_robots_dir, erd_urdfs
 from random_urdf import ALL_JOINT_TYPES, random_urdf
 from robot_dynamics.urdf import URDFError, URDFWarning, parse_urdf
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _example_robot_data() -> dict[str, Path]:
-    """{'<package>/<file>.urdf': path} for every URDF installed by example-robot-data."""
-    distribution = importlib.metadata.distribution("example-robot-data")
-    files = {}
-    for file in distribution.files:
-        if file.name.endswith(".urdf"):
-            parts = PurePosixPath(str(file)).parts
-            files[f"{parts[parts.index('robots') + 1]}/{file.name}"] = Path(distribution.locate_file(file))
-    return dict(sorted(files.items()))
-
-
-EXAMPLE_ROBOTS = _example_robot_data()
+# {'<package>/<file>.urdf': path} for every URDF of example-robot-data
+EXAMPLE_ROBOTS = {f"{p.relative_to(erd_robots_dir()).parts[0]}/{p.name}": p for p in erd_urdfs()}
 
 # ur3.urdf is an empty <robot> (xacro output with everything stripped): it parses as a robot with no links.
 EMPTY = {"ur_description/ur3.urdf"}
@@ -83,10 +73,6 @@ def rodrigues(axis, angle) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------- real files
-
-def test_example_robot_data_has_69_urdfs():
-    assert len(EXAMPLE_ROBOTS) == 69
-
 
 @pytest.mark.parametrize("key", EXAMPLE_ROBOTS, ids=str)
 def test_example_robot_data_parses(key):
