@@ -1,92 +1,149 @@
-"""Calling the compiled kernels with as little Python in between as possible.
+"""Where the compiled kernels are cached, and calling them with as little Python in between as possible.
 
-numba's dispatcher re-derives the types of every argument on each call (about 0.1 us per array here); the
-kernels are always called with the same types, so after the first call -- which compiles, or loads the on-disk
-cache -- `compiled` hands out the machine-code entry point itself.  That entry point does not check what it is
-given: Robot only passes it float64 arrays whose shape it has checked, and resolves it for layout 'A' (see
-`strided`), which reads each array's strides, so that any view is handled.
+Cache.  numba checks a cached kernel against its own source file only, so a kernel whose callee in another
+module has changed would load stale machine code.  `kernel_cache` therefore gives numba (through its documented
+setting numba.config.CACHE_DIR, for the duration of the kernels' import only) a directory named after a hash of
+every kernel source: editing any of them starts a new directory, and nothing is ever deleted.  The directory lies
+beside the package when that is writable, else in the user's cache directory (a read-only site-packages).  The
+first use on a machine compiles for tens of seconds and says so on stderr, once.
 
-The cache lives beside the package when that is writable, else in numba's user cache directory (for a
-read-only site-packages); the first use on a machine compiles for tens of seconds and says so on stderr once.
-numba checks a cached kernel against its own source file only, so a kernel whose callee in another module has
-changed would load stale machine code: `clear_stale_cache` keeps a fingerprint of all kernel sources beside the
-cache and empties the cache when they change.
+Calls.  numba's dispatcher re-derives the types of every argument on each call (about 0.1 us per array here);
+the kernels are always called with the same types, so after the first call -- which compiles, or loads the
+cache -- `resolve` hands out the compiled function itself (the dispatcher's get_overload).  That function does not
+check what it is given: Robot only passes it float64 arrays whose shape it has checked, resolved for layout 'A'
+(see `strided`), which reads each array's strides, so that any view is handled.
+
+Batches.  `parallel(kernel, name)` is a compiled loop over the states of a batch, in parallel on all cores, that
+calls `kernel` once per state with a workspace per thread: every quantity of the registry gets one, with no code
+of its own.
 """
+import contextlib
 import hashlib
+import os
 import sys
+import tempfile
+import types
+import weakref
 from pathlib import Path
 
+import numba
 import numpy as np
-from numba import typeof
+from numba import njit, prange, typeof
+from numba.extending import overload
 
+_cache_dir = None
 _announced = False
 
 
-def _cache_missing(dispatcher):
+def _writable(directory):
     try:
-        index = Path(dispatcher._cache._cache_file._index_path)   # numba's on-disk index of this function
-    except AttributeError:
-        return False
-    return not index.exists()
-
-
-def clear_stale_cache(dispatcher, sources):
-    """Remove numba's cache files beside `dispatcher`'s cache when the files `sources` (every module its kernels
-    compile from) differ from those the cache was built from; then record their fingerprint."""
-    try:
-        cache_dir = Path(dispatcher._cache._cache_path)     # numba's choice: beside the package, or user-wide
-    except AttributeError:
-        return
-    digest = hashlib.sha256(b"".join(Path(s).read_bytes() for s in sorted(sources))).hexdigest()
-    stamp = cache_dir / "robot_dynamics-sources.sha256"
-    try:
-        if stamp.read_text() == digest:
-            return
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            return True
     except OSError:
-        pass
+        return False
+
+
+@contextlib.contextmanager
+def kernel_cache(package_dir, sources):
+    """numba caches the kernels defined (decorated) within this context in a directory named after the hash of
+    the files `sources`: beside the package (package_dir/__pycache__) when writable, else in the user cache."""
+    global _cache_dir
+    digest = hashlib.sha256(b"".join(Path(s).read_bytes() for s in sorted(map(str, sources)))).hexdigest()[:16]
+    name = f"robot_dynamics-kernels-{digest}"
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
+    base = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else None
+    for candidate in ([base] if base else [Path(package_dir) / "__pycache__", user]):
+        if _writable(candidate / name):
+            _cache_dir = candidate / name
+            break
+    previous = numba.config.CACHE_DIR
+    numba.config.CACHE_DIR = str(_cache_dir) if _cache_dir else previous
     try:
-        for path in cache_dir.glob("*.nb[ic]"):
-            path.unlink(missing_ok=True)
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(digest)
-    except OSError:                                         # unwritable: numba will not cache there either
-        pass
+        yield
+    finally:
+        numba.config.CACHE_DIR = previous
 
 
-def announce_if_cold(dispatcher):
-    """Say once per process, on stderr, that kernels are being compiled when `dispatcher` has no disk cache yet."""
+def announce_if_cold():
+    """Say once per process, on stderr, that the kernels are being compiled when their cache is empty."""
     global _announced
-    if not _announced and _cache_missing(dispatcher):
+    if not _announced and not (_cache_dir and any(_cache_dir.rglob("*.nbi"))):
         print("robot_dynamics: compiling the dynamics kernels for this machine (once; later runs load them from "
               "numba's cache)...", file=sys.stderr, flush=True)
-        _announced = True
+    _announced = True
+
+
+def strided(ndim):
+    """An example argument of ndim dimensions that numba types with layout 'A' (any strides): it makes `resolve`
+    pick the compiled function which reads an array's strides, so that any view may be passed."""
+    return np.zeros((2,) * ndim + (2,))[..., 0]
 
 
 def compiled(dispatcher, *example_args):
-    """The entry point of `dispatcher` compiled for the types of example_args (called once with them)."""
-    announce_if_cold(dispatcher)
-    dispatcher(*example_args)
+    """The compiled function of `dispatcher` for the types of example_args (which are not computed on: only
+    their types matter), compiled or loaded from the cache now."""
     signature = tuple(typeof(a) for a in example_args)
-    return dispatcher.overloads[signature].entry_point
-
-
-def strided(*shape):
-    """Zeros of `shape` that numba types with layout 'A' (any strides) when not empty: an example argument that
-    makes `resolve` pick the entry point which reads an array's strides, so that any view may be passed."""
-    return np.zeros(shape + (2,))[..., 0]
+    if signature not in dispatcher.signatures:
+        announce_if_cold()
+        dispatcher.compile(signature)
+    return dispatcher.get_overload(signature)
 
 
 def resolve(owner, attribute, dispatcher, *example_args):
-    """Set owner.<attribute> to the entry point of `dispatcher`: at once when it is already compiled in this
+    """Set owner.<attribute> to the compiled function of `dispatcher`: at once when it is already compiled in this
     process, else on its first call -- so that a run loads (or, the first time, compiles) only the kernels it
-    uses."""
-    if dispatcher.overloads:
+    uses.  The first-call stand-in holds owner weakly: a Robot is freed as soon as it is no longer used."""
+    if dispatcher.signatures:
         setattr(owner, attribute, compiled(dispatcher, *example_args))
         return
+    ref = weakref.ref(owner)
 
     def first_call(*args):
         kernel = compiled(dispatcher, *example_args)
-        setattr(owner, attribute, kernel)
+        target = ref()
+        if target is not None:
+            setattr(target, attribute, kernel)
         return kernel(*args)
 
     setattr(owner, attribute, first_call)
+
+
+# ---- the parallel batch loop ------------------------------------------------------------------------------------
+def row(arrays, i):
+    """(x[i] for x in arrays), as a tuple, inside compiled code."""
+
+
+@overload(row)
+def _row(arrays, i):
+    """row for tuples of 1 to 6 arrays (numba unrolls a tuple comprehension only of a known length)."""
+    def take(n):
+        return {1: lambda arrays, i: (arrays[0][i],),
+                2: lambda arrays, i: (arrays[0][i], arrays[1][i]),
+                3: lambda arrays, i: (arrays[0][i], arrays[1][i], arrays[2][i]),
+                4: lambda arrays, i: (arrays[0][i], arrays[1][i], arrays[2][i], arrays[3][i]),
+                5: lambda arrays, i: (arrays[0][i], arrays[1][i], arrays[2][i], arrays[3][i], arrays[4][i]),
+                6: lambda arrays, i: (arrays[0][i], arrays[1][i], arrays[2][i], arrays[3][i], arrays[4][i],
+                                      arrays[5][i])}[n]
+    return take(len(arrays))
+
+
+def _parallel(bodies, work, constants, inputs, outputs, status):
+    """KERNEL(bodies, work, *constants, *inputs[i], *outputs[i]) for every state i, in parallel; status[i]
+    receives each state's code.  One workspace per chunk of states (chunks: at most 64)."""
+    n = status.shape[0]
+    chunks = min(n, 64)
+    for c in prange(chunks):
+        own = work.copy()
+        for i in range(c * n // chunks, (c + 1) * n // chunks):
+            status[i] = KERNEL(bodies, own, *constants, *row(inputs, i), *row(outputs, i))  # noqa: F821
+
+
+def parallel(kernel, name):
+    """A compiled parallel loop of _parallel's over the states of a batch, calling `kernel`.  It is _parallel's
+    code with KERNEL bound to `kernel` among its globals and its own name (so numba caches each loop apart):
+    one loop for every kernel without a hand-written copy, and without a closure (numba cannot cache a closure
+    over a compiled function)."""
+    code = _parallel.__code__.replace(co_name=name, co_qualname=name)
+    function = types.FunctionType(code, {**_parallel.__globals__, "KERNEL": kernel}, name)
+    return njit(cache=True, parallel=True)(function)

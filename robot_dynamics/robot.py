@@ -1,33 +1,26 @@
 """The public face of the library: a Robot wraps a frozen RobotModel and validates every input once.
 
 Every state argument may carry leading batch dimensions: q (..., nq), v (..., nv) -> results (..., .).
+The methods that compute arrays from a state are derived from the table algorithms/registry.py (see _method):
+each takes `out=`, goes straight into its compiled kernel for a single state of float64 arrays, and runs a batch
+in the compiled parallel loop.
 """
+import linecache
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from .algorithms import entry_points as kernels
-from .algorithms.kinematics import ERR_AREF, ERR_Q, ERR_QUAT, ERR_SINGULAR, ERR_V, ERR_VREF, workspace
-from .compiled import clear_stale_cache, resolve, strided
+from .algorithms.kinematics import ERR_INPUT, ERR_QUAT, ERR_SINGULAR
+from .algorithms.registry import PARALLEL, QUANTITIES
+from .algorithms.workspace import workspace
+from .compiled import resolve, strided
 from .configuration import ConfigurationSpace
-from . import model
 from .model import build_model
 from .urdf import parse_urdf
 
 
 _ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
-clear_stale_cache(kernels.dynamics, [*Path(kernels.__file__).parent.glob("*.py"), Path(model.__file__)])
-
-
-def _is_state(x, shape):
-    """x goes to a kernel as it is: a float64 ndarray of exactly this shape (any strides: layout 'A')."""
-    return type(x) is _ND and x.dtype is _F64 and x.shape == shape
-
-
-def _arrays(d):
-    """M, C, g, com, J_com (and Y when present) of a Dynamics."""
-    return [d.M, d.C, d.g, d.com, d.J_com] + ([] if d.Y is None else [d.Y])
+_ROWS = {row.name: row for row in QUANTITIES}
 
 
 def _merged_batch(x, batch_ndim, B):
@@ -96,31 +89,25 @@ class Robot:
         self._q_shape, self._v_shape = (model.nq,), (model.nv,)
         self._bodies = model.bodies.copy()          # kernels take writable arrays; the model stays frozen
         self._work = workspace(model.nbodies)
-        nq, nv, nb = model.nq, model.nv, model.nbodies
         self._coupled = any(j.mimic is not None for j in model.joints)
-        self._nn, self._3n, self._ny = (nv, nv), (3, nv), (nv, 10 * nb)
-        self._no_y = np.empty(self._ny)
-        # Resolve (load, or compile on first use) each kernel for arrays of any strides (compiled.strided), with a
-        # valid state; gravity, bodies and the workspace are always Robot's own contiguous arrays.
-        q, v, M, x, J = strided(nq), strided(nv), strided(nv, nv), strided(nv), strided(3, nv)
-        q[:] = self._space.neutral()
-        b, w, g, com, Y = self._bodies, self._work, self.gravity, strided(3), strided(nv, 10 * nb)
-        resolve(self, "_k_dynamics", kernels.dynamics, b, w, g, q, v, v, v, True, M, M, x, com, J, Y)
-        resolve(self, "_k_mass", kernels.mass_matrix, b, w, q, M)
-        resolve(self, "_k_coriolis", kernels.coriolis_matrix, b, w, q, v, M)
-        resolve(self, "_k_gravity", kernels.gravity_vector, b, w, g, q, x)
-        resolve(self, "_k_com", kernels.com_position, b, w, q, com)
-        resolve(self, "_k_com_jacobian", kernels.com_jacobian, b, w, q, J)
-        resolve(self, "_k_regressor", kernels.regressor, b, w, g, q, v, v, v, Y)
-        resolve(self, "_k_placements", kernels.body_placements, b, w, q, strided(nb, 4, 4))
-        resolve(self, "_k_rnea", kernels.inverse_dynamics, b, w, g, q, v, v, x)
-        resolve(self, "_k_aba", kernels.forward_dynamics, b, w, g, q, v, v, x)
-        # The parallel batch kernel, for the same layout: it then shares every compiled pass with the above.
-        Q, V = strided(2, nq), strided(2, nv)
-        Q[:] = q
-        resolve(self, "_k_batch", kernels.dynamics_batch, b, g, Q, V, V, V, True, strided(2, nv, nv),
-                strided(2, nv, nv), V, strided(2, 3), strided(2, 3, nv), strided(2, nv, 10 * nb),
-                np.zeros(2, dtype=np.int64))
+        if self._coupled:                           # ABA does not apply to joints coupled by mimics
+            self.forward_dynamics = self._forward_dynamics_coupled
+        sizes = {"nq": model.nq, "nv": model.nv, "nb": model.nbodies, "ny": 10 * model.nbodies}
+        self._shapes = {row.name: tuple(tuple(sizes.get(n, n) for n in shape) for shape in row.shapes)
+                        for row in QUANTITIES}
+        # Each kernel and batch loop resolved (loaded, or compiled on first use) for arrays of any strides
+        # (compiled.strided); only the types of the example arguments matter.
+        for row in QUANTITIES:
+            constants = (self.gravity,) if row.gravity else ()
+            outputs = [strided(max(len(s), 1)) for s in row.shapes]
+            resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *constants,
+                    *(strided(1) for _ in row.inputs), *outputs)
+            resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work, constants,
+                    tuple(strided(2) for _ in row.inputs), tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
+                    np.zeros(2, dtype=np.int64))
+        for row in QUANTITIES:                      # the output shape of single-output methods, for their fast path
+            if len(row.outputs) == 1:
+                setattr(self, "_shape_" + row.name, self._shapes[row.name][0])
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -162,15 +149,12 @@ class Robot:
         out = np.array([self._space.difference(a, b) for a, b in zip(q0, q1)])
         return out.reshape(shape + (self.nv,))
 
-    def body_placements(self, q):
-        """T_{0,k} of every body: (..., nbodies, 4, 4) homogeneous transforms, body frames in the world."""
-        return self._run(self._k_placements, (self._bodies, self._work), dict(q=q), (self.nbodies, 4, 4), None)
-
     # ---- the dynamics of paper 002 ---------------------------------------------------------------------------
     # Every method takes one state or a batch, and an optional `out`: a writeable float64 array of the result's
     # shape (any strides) that receives the result and is returned -- no allocation per call.  `out` must not
     # share memory with the inputs.  A single state of float64 arrays goes straight to the compiled kernel (which
-    # checks finiteness); anything else is validated and converted by `_batch` first.
+    # checks finiteness); anything else is validated and converted by `_batch` first.  The single-output methods
+    # (mass_matrix, coriolis_matrix, ...) are made from the registry's rows after the class (see _method).
     def dynamics(self, q, v, v_ref=None, a_ref=None, out=None):
         """M, C, g, com, J_com and, when v_ref and a_ref are given, the Slotine-Li Y, from one outward pass.
 
@@ -180,140 +164,79 @@ class Robot:
         if (v_ref is None) != (a_ref is None):
             raise ValueError("give both v_ref and a_ref for the regressor, or neither")
         want_y = v_ref is not None
+        if out is not None:
+            if type(out) is not Dynamics:
+                raise ValueError(f"out must be a Dynamics (as returned by dynamics()), got {type(out).__name__}")
+            if (out.Y is not None) != want_y:
+                raise ValueError("out.Y must be an array exactly when v_ref and a_ref are given"
+                                 + (" (out.Y is None)" if want_y else " (out.Y is not None)"))
         qs, vs = self._q_shape, self._v_shape
-        if (_is_state(q, qs) and _is_state(v, vs)
-                and (not want_y or (_is_state(v_ref, vs) and _is_state(a_ref, vs)))):
+        if (type(q) is _ND and q.dtype is _F64 and q.shape == qs and type(v) is _ND and v.dtype is _F64
+                and v.shape == vs and (not want_y or (type(v_ref) is _ND and v_ref.dtype is _F64 and v_ref.shape == vs
+                                                      and type(a_ref) is _ND and a_ref.dtype is _F64
+                                                      and a_ref.shape == vs))):
             if out is None:
-                nv = self.nv
-                out = Dynamics(_empty(self._nn), _empty(self._nn), _empty(nv), _empty(3), _empty(self._3n),
-                               _empty(self._ny) if want_y else None)
+                nn = self._shape_mass_matrix
+                out = Dynamics(_empty(nn), _empty(nn), _empty(vs), _empty(3), _empty(self._shape_com_jacobian),
+                               _empty(self._shape_regressor) if want_y else None)
             else:
-                self._check_out_dynamics(out, (), want_y)
-            status = self._k_dynamics(self._bodies, self._work, self.gravity, q, v, v_ref if want_y else v,
-                                      a_ref if want_y else v, want_y, out.M, out.C, out.g, out.com, out.J_com,
-                                      out.Y if want_y else self._no_y)
+                self._check_outs(_ROWS["_dynamics_with_regressor" if want_y else "_dynamics"], (), _fields(out),
+                                 "out.")
+            if want_y:
+                status = self._k_dynamics_with_regressor(self._bodies, self._work, self.gravity, q, v, v_ref, a_ref,
+                                                         out.M, out.C, out.g, out.com, out.J_com, out.Y)
+            else:
+                status = self._k_dynamics(self._bodies, self._work, self.gravity, q, v, out.M, out.C, out.g, out.com,
+                                          out.J_com)
             if status:
-                self._raise(status)
+                self._raise(status, _ROWS["_dynamics_with_regressor"])
             return out
-        return self._dynamics_batch(q, v, v_ref, a_ref, out)
-
-    def mass_matrix(self, q, out=None):
-        """M(q) = sum_k J_k^T Lambda_k J_k (paper 002, eq. (6a)).  q: (..., nq) -> (..., nv, nv)"""
-        if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
-            out = _empty(self._nn) if out is None else _checked_out(out, self._nn)
-            status = self._k_mass(self._bodies, self._work, q, out)
-            if status:
-                self._raise(status)
-            return out
-        return self._run(self._k_mass, (self._bodies, self._work), dict(q=q), self._nn, out)
-
-    def coriolis_matrix(self, q, v, out=None):
-        """C(q, v) of paper 002, eq. (6b): C v holds the Coriolis and centrifugal torques, Mdot = C + C^T.
-
-        q: (..., nq), v: (..., nv) -> (..., nv, nv)
-        """
-        if _is_state(q, self._q_shape) and _is_state(v, self._v_shape):
-            out = _empty(self._nn) if out is None else _checked_out(out, self._nn)
-            status = self._k_coriolis(self._bodies, self._work, q, v, out)
-            if status:
-                self._raise(status)
-            return out
-        return self._run(self._k_coriolis, (self._bodies, self._work), dict(q=q, v=v), self._nn, out)
-
-    def gravity_vector(self, q, out=None):
-        """g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"""
-        if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
-            out = _empty(self.nv) if out is None else _checked_out(out, self._v_shape)
-            status = self._k_gravity(self._bodies, self._work, self.gravity, q, out)
-            if status:
-                self._raise(status)
-            return out
-        return self._run(self._k_gravity, (self._bodies, self._work, self.gravity), dict(q=q), self._v_shape, out)
-
-    def com_position(self, q, out=None):
-        """Centre of mass of the moving bodies in the world frame.  q: (..., nq) -> (..., 3)"""
-        if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
-            out = _empty(3) if out is None else _checked_out(out, (3,))
-            status = self._k_com(self._bodies, self._work, q, out)
-            if status:
-                self._raise(status)
-            return out
-        return self._run(self._k_com, (self._bodies, self._work), dict(q=q), (3,), out)
-
-    def com_jacobian(self, q, out=None):
-        """J_com = (1/m) P^T Lambda J (paper 002, eq. (7)): CoM velocity = J_com v.  q: (..., nq) -> (..., 3, nv)"""
-        if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
-            out = _empty(self._3n) if out is None else _checked_out(out, self._3n)
-            status = self._k_com_jacobian(self._bodies, self._work, q, out)
-            if status:
-                self._raise(status)
-            return out
-        return self._run(self._k_com_jacobian, (self._bodies, self._work), dict(q=q), self._3n, out)
-
-    def regressor(self, q, v, v_ref, a_ref, out=None):
-        """Slotine-Li Y(q, v, v_r, a_r) with Y pi = M a_r + C(q, v) v_r + g (paper 002, eq. (16)).
-
-        q: (..., nq), v, v_ref, a_ref: (..., nv)  ->  (..., nv, 10 nbodies), columns in body_names order.
-        """
-        vs = self._v_shape
-        if _is_state(q, self._q_shape) and _is_state(v, vs) and _is_state(v_ref, vs) and _is_state(a_ref, vs):
-            out = _empty(self._ny) if out is None else _checked_out(out, self._ny)
-            status = self._k_regressor(self._bodies, self._work, self.gravity, q, v, v_ref, a_ref, out)
-            if status:
-                self._raise(status)
-            return out
-        return self._run(self._k_regressor, (self._bodies, self._work, self.gravity),
-                         dict(q=q, v=v, v_ref=v_ref, a_ref=a_ref), self._ny, out)
-
-    def inverse_dynamics(self, q, v, a, out=None):
-        """tau = M a + C v + g by the recursive Newton-Euler algorithm, O(n).  (..., nq), (..., nv) x2 -> (..., nv)"""
-        return self._newton_euler(self._k_rnea, q, v, a, "a", out)
-
-    def forward_dynamics(self, q, v, tau, out=None):
-        """a = M^-1 (tau - C v - g) by the articulated-body algorithm, O(n) (with coupled mimic joints: by a
-        Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)"""
-        if self._coupled:
-            return self._forward_dynamics_coupled(q, v, tau, out)
-        return self._newton_euler(self._k_aba, q, v, tau, "tau", out)
-
-    def kinetic_energy(self, q, v):
-        """1/2 v^T M(q) v.  -> (...,)"""
-        M = self.mass_matrix(q)
-        v = np.asarray(v, dtype=float)
-        return 0.5 * np.einsum("...i,...ij,...j->...", v, M, v)
-
-    def potential_energy(self, q):
-        """-m gravity . com, zero with the CoM at the world origin.  -> (...,)"""
-        return -self.total_mass * self.com_position(q) @ self.gravity
+        row = _ROWS["_dynamics_with_regressor" if want_y else "_dynamics"]
+        arrays = self._batched(row, (q, v, v_ref, a_ref)[:len(row.inputs)], None if out is None else _fields(out),
+                               "out.")
+        return Dynamics(*arrays) if out is None else out
 
     # ---- plumbing ---------------------------------------------------------------------------------------------
-    _ERRORS = {ERR_Q: "q contains non-finite values (NaN or inf)", ERR_V: "v contains non-finite values (NaN or inf)",
-               ERR_VREF: "v_ref contains non-finite values (NaN or inf)",
-               ERR_AREF: "{} contains non-finite values (NaN or inf)",
-               ERR_SINGULAR: "the mass matrix is singular at this q: a joint moves a subtree without mass or "
-                             "inertia, so the forward dynamics is undefined"}
-
-    def _raise(self, status, accel_name="a_ref"):
-        if status == 0:
-            return
+    def _raise(self, status, row):
+        """The ValueError of a kernel's status code (kinematics.ERR_*) for the quantity `row`."""
         if status == ERR_QUAT:
             iq = [j.idx_q for j in self.model.joints if j.type in ("free", "floating")]
             where = ", ".join(f"q[{i + 3}:{i + 7}]" for i in iq)
             raise ValueError(f"{where} is a zero quaternion; expected [qx, qy, qz, qw] of non-zero norm")
-        raise ValueError(self._ERRORS[int(status)].format(accel_name))
+        if status == ERR_SINGULAR:
+            raise ValueError("the mass matrix is singular at this q: a joint moves a subtree without mass or "
+                             "inertia, so the forward dynamics is undefined")
+        raise ValueError(f"{row.inputs[int(status) - ERR_INPUT]} contains non-finite values (NaN or inf)")
 
-    def _newton_euler(self, kernel, q, v, x, name, out):
-        vs = self._v_shape
-        if _is_state(q, self._q_shape) and _is_state(v, vs) and _is_state(x, vs):
-            out = _empty(self.nv) if out is None else _checked_out(out, vs)
-            status = kernel(self._bodies, self._work, self.gravity, q, v, x, out)
-            if status:
-                self._raise(status, name)
-            return out
-        return self._run(kernel, (self._bodies, self._work, self.gravity), {"q": q, "v": v, name: x}, vs, out,
-                         name)
+    def _check_outs(self, row, batch, outs, prefix):
+        for (name, _), shape, x in zip(row.outputs, self._shapes[row.name], outs):
+            _checked_out(x, batch + shape, prefix + name if prefix else "out")
 
-    def _forward_dynamics_coupled(self, q, v, tau, out):
+    def _batched(self, row, states, outs, prefix=""):
+        """The quantity `row` for validated states (any batch shape, or one state given as lists, other dtypes...)
+        by its compiled parallel loop.  outs: None (new arrays) or a list of arrays, one per output, to receive
+        the results; returns the list of results."""
+        *flat, batch = self._batch(**dict(zip(row.inputs, states)))
+        B, nd, shapes = flat[0].shape[0], len(batch), self._shapes[row.name]
+        if outs is None:
+            results = [_empty(batch + s) for s in shapes]
+        else:
+            results = outs
+            self._check_outs(row, batch, results, prefix)
+        targets = [_merged_batch(x, nd, B) for x in results]
+        if any(x is None for x in targets):        # views whose batch dimensions do not merge: compute, copy in
+            targets = [_empty((B,) + s) for s in shapes]
+        status = np.zeros(B, dtype=np.int64)
+        getattr(self, "_p" + row.name)(self._bodies, self._work, (self.gravity,) if row.gravity else (),
+                                       tuple(flat), tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
+        if status.any():
+            self._raise(status[np.flatnonzero(status)[0]], row)
+        for x, y in zip(results, targets):
+            if not np.may_share_memory(x, y):
+                x[...] = y.reshape(x.shape)
+        return results
+
+    def _forward_dynamics_coupled(self, q, v, tau, out=None):
         """Forward dynamics through a Cholesky factor of M: ABA does not apply to joints coupled by mimics."""
         from scipy.linalg import cho_factor, cho_solve       # here: importing scipy.linalg takes ~0.25 s
         q, v, tau, shape = self._batch(q=q, v=v, tau=tau)
@@ -323,68 +246,9 @@ class Robot:
         try:
             a = np.array([cho_solve(cho_factor(M), t - b) for M, t, b in zip(d.M, tau, bias)])
         except np.linalg.LinAlgError:
-            self._raise(ERR_SINGULAR)
+            self._raise(ERR_SINGULAR, _ROWS["forward_dynamics"])
         out[...] = a.reshape(out.shape)
         return out
-
-    def _run(self, kernel, prefix, inputs, shape, out, accel_name="a_ref"):
-        """kernel(*prefix, *state_i, out_i) for every state of a batch of validated inputs -> out (..., *shape),
-        allocated unless given."""
-        *flat, batch = self._batch(**inputs)
-        out = _empty(batch + shape) if out is None else _checked_out(out, batch + shape)
-        for i, index in enumerate(np.ndindex(batch)):
-            self._raise(kernel(*prefix, *(x[i] for x in flat), out[index]), accel_name)
-        return out
-
-    def _dynamics_batch(self, q, v, v_ref, a_ref, out):
-        """dynamics() of validated states (any batch shape, or one state given as lists, other dtypes...) by the
-        parallel kernel, into `out` when given."""
-        want_y = v_ref is not None
-        if want_y:
-            q, v, v_ref, a_ref, shape = self._batch(q=q, v=v, v_ref=v_ref, a_ref=a_ref)
-        else:
-            q, v, shape = self._batch(q=q, v=v)
-            v_ref = a_ref = v
-        B = q.shape[0]
-        if out is None:
-            shapes = [self._nn, self._nn, self._v_shape, (3,), self._3n] + ([self._ny] if want_y else [])
-            fresh = [_empty((B,) + s) for s in shapes]
-            self._dynamics_parallel(q, v, v_ref, a_ref, want_y, fresh)
-            return Dynamics(*(x.reshape(shape + x.shape[1:]) for x in fresh), *([] if want_y else [None]))
-        self._check_out_dynamics(out, shape, want_y)
-        targets = [_merged_batch(x, len(shape), B) for x in _arrays(out)]
-        if all(x is not None for x in targets):
-            self._dynamics_parallel(q, v, v_ref, a_ref, want_y, targets)
-        else:                                      # views whose batch dimensions do not merge: compute, copy in
-            fresh = [_empty((B,) + x.shape[len(shape):]) for x in _arrays(out)]
-            self._dynamics_parallel(q, v, v_ref, a_ref, want_y, fresh)
-            for x, y in zip(_arrays(out), fresh):
-                x[...] = y.reshape(x.shape)
-        return out
-
-    def _dynamics_parallel(self, q, v, v_ref, a_ref, want_y, arrays):
-        """dynamics_batch over the B states of (B, .) inputs into the (B, .) arrays (any strides) M, C, g, com,
-        J_com (and Y when want_y)."""
-        Y = arrays[5] if want_y else self._no_y[None]
-        status = np.zeros(q.shape[0], dtype=np.int64)
-        self._k_batch(self._bodies, self.gravity, q, v, v_ref, a_ref, want_y, *arrays[:5], Y, status)
-        if status.any():
-            self._raise(status[np.flatnonzero(status)[0]])
-
-    def _check_out_dynamics(self, out, shape, want_y):
-        if type(out) is not Dynamics:
-            raise ValueError(f"out must be a Dynamics (as returned by dynamics()), got {type(out).__name__}")
-        if (out.Y is not None) != want_y:
-            raise ValueError("out.Y must be an array exactly when v_ref and a_ref are given"
-                             + (" (out.Y is None)" if want_y else " (out.Y is not None)"))
-        nn = shape + self._nn
-        _checked_out(out.M, nn, "out.M")
-        _checked_out(out.C, nn, "out.C")
-        _checked_out(out.g, shape + self._v_shape, "out.g")
-        _checked_out(out.com, shape + (3,), "out.com")
-        _checked_out(out.J_com, shape + self._3n, "out.J_com")
-        if want_y:
-            _checked_out(out.Y, shape + self._ny, "out.Y")
 
     def _vector(self, x, name, n):
         x = np.array(x, dtype=float)
@@ -418,3 +282,49 @@ class Robot:
                 self._space.normalize(x, name)
             out.append(x.reshape(int(np.prod(shape)), width))
         return (*out, shape)
+
+
+def _fields(d):
+    """M, C, g, com, J_com (and Y when present) of a Dynamics."""
+    return [d.M, d.C, d.g, d.com, d.J_com] + ([] if d.Y is None else [d.Y])
+
+
+# ---- the methods of the registry's single-output rows ------------------------------------------------------------
+# Written from one template, so that each has its own signature (q, v, ..., out=None) and a fast path without a
+# Python loop over its arguments (a generic *args path costs ~0.35 us a call, a third of a small arm's M).
+_TEMPLATE = """
+def {name}(self, {args}, out=None):
+    if {fast}:
+        {allocate}
+        status = self._k{name}(self._bodies, self._work, {constants}{args}, {out_view})
+        if status:
+            self._raise(status, row)
+        return {result}
+    return self._batched(row, ({args},), None if out is None else [out])[0]
+"""
+
+
+def _method(row):
+    """Robot.<row.name>: the compiled kernel for one state of float64 arrays, else the compiled batch loop."""
+    scalar = row.shapes == ((),)
+    shape_of = {name: "self._q_shape" if name.startswith("q") else "self._v_shape" for name in row.inputs}
+    source = _TEMPLATE.format(
+        name=row.name, args=", ".join(row.inputs), constants="self.gravity, " if row.gravity else "",
+        fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
+                          for x in row.inputs),
+        allocate=(f"result = _empty(()) if out is None else _checked_out(out, ())" if scalar else
+                  f"out = _empty(self._shape_{row.name}) if out is None else _checked_out(out, self._shape_{row.name})"),
+        out_view="result[None]" if scalar else "out",            # a scalar's kernel writes into a 1-vector
+        result="result[()] if out is None else result" if scalar else "out")
+    filename = f"<robot_dynamics.robot: {row.name} from the registry>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"_ND": _ND, "_F64": _F64, "_empty": _empty, "_checked_out": _checked_out, "row": row}
+    exec(compile(source, filename, "exec"), namespace)
+    method = namespace[row.name]
+    method.__doc__, method.__qualname__, method.__module__ = row.doc, f"Robot.{row.name}", __name__
+    return method
+
+
+for _row in QUANTITIES:
+    if not _row.name.startswith("_"):
+        setattr(Robot, _row.name, _method(_row))

@@ -8,11 +8,20 @@ eqs. (27)-(28) give the outward recursions U_k = U_p + S qdot_r and P_k = P_p + 
 P_world = gamma_0, and Ad_{0,k} alpha_k = P_k (the adj(v_k) terms cancel).  The block of body k is formed in its
 own frame -- A(.) is the momentum matrix of eq. (8), linear in the body's own parameters -- and mapped back to
 the world as W_k = Ad_{0,k}^-T (A(alpha_k) - adj(v_k)^T A(u_k)); then Y[i, 10k:10k+10] = S_i^T W_k for every
-coordinate i of k and its ancestors.
+coordinate i of k and its ancestors.  reference.regressor writes eq. (16) as it stands.
 """
+import numpy as np
 from numba import njit
 
-from .kinematics import scratch, to_body
+from .kinematics import check_inputs, outward_pass
+from .operators import ad_inv_times, cross, rotate, store6
+
+WORK = [
+    ("U", np.float64, (6,)), ("P", np.float64, (6,)),             # world J_k v_r and J_k a_r + Jdot_k v_r + gamma
+    ("alpha", np.float64, (6,)), ("u_r", np.float64, (6,)),       # alpha_k and u_k = J_k v_r in the body frame
+    ("v_k", np.float64, (6,)),                                    # the body's twist in its own frame
+    ("W", np.float64, (6, 10)),                                   # regressor block in the world frame
+]
 
 
 @njit(cache=True)
@@ -34,76 +43,73 @@ def reference_recursion(bodies, work, gravity, v_ref, a_ref):
                 w.P[r] += w.S[r, c] * ar + w.Sd[r, c] * vr
 
 
+@njit(cache=True, inline="always")
+def bar_column(j, x0, x1, x2):
+    """Column j of the 3x6 matrix x-bar of eq. (12), I x = x-bar [I_xx, I_yy, I_zz, I_xy, I_xz, I_yz]."""
+    if j == 0:
+        return x0, 0.0, 0.0
+    if j == 1:
+        return 0.0, x1, 0.0
+    if j == 2:
+        return 0.0, 0.0, x2
+    if j == 3:
+        return x1, x0, 0.0
+    if j == 4:
+        return x2, 0.0, x0
+    return 0.0, x2, x1
+
+
+@njit(cache=True, inline="always")
+def to_world_wrench(R, p, W, j, f0, f1, f2, n0, n1, n2):
+    """W[:, j] <- Ad_{0,k}^-T [f; n] = [R f; R n + p x R f], the body wrench column in the world frame."""
+    F0, F1, F2 = rotate(R, f0, f1, f2)
+    N0, N1, N2 = rotate(R, n0, n1, n2)
+    m0, m1, m2 = cross(p[0], p[1], p[2], F0, F1, F2)
+    store6(W[:, j], (F0, F1, F2, N0 + m0, N1 + m1, N2 + m2))
+
+
 @njit(cache=True)
 def world_block(alpha, u, v, R, p, W):
     """W <- Ad_{0,k}^-T (A(alpha) - adj(v)^T A(u)), the regressor block of one body (module docstring), written
     out column by column.  alpha = [a; b], u = [c; d], v = [e; w] in the body frame; with A(x) of eqs. (10)-(12)
-    (columns: m -> [x_v; 0], h_j -> [x_w x e_j; e_j x x_v], inertia -> [0; L_j(x_w)]) and
+    (columns: m -> [x_v; 0], h_j -> [x_w x e_j; e_j x x_v], inertia -> [0; x_w-bar column]) and
     adj(v)^T f = [-w x f_v; -e x f_v - w x f_w], the body-frame columns are
         m:        [a + w x c;  e x c]
-        h_j:      [b x e_j + w x n_j;  e_j x a + e x n_j - w x (c x e_j)]      with n_j = d x e_j
-        inertia:  [0;  L_j(b) + w x L_j(d)]
-    and a body wrench [f; n] goes to the world as [R f; R n + p x R f]."""
+        h_j:      [b x e_j + w x (d x e_j);  e_j x a + e x (d x e_j) - w x (c x e_j)]
+        inertia:  [0;  b-bar column + w x d-bar column]"""
     a0, a1, a2, b0, b1, b2 = alpha[0], alpha[1], alpha[2], alpha[3], alpha[4], alpha[5]
     c0, c1, c2, d0, d1, d2 = u[0], u[1], u[2], u[3], u[4], u[5]
     e0, e1, e2, w0, w1, w2 = v[0], v[1], v[2], v[3], v[4], v[5]
-    for j in range(4):
-        if j == 0:                                     # mass column
-            f0, f1, f2 = a0 + w1 * c2 - w2 * c1, a1 + w2 * c0 - w0 * c2, a2 + w0 * c1 - w1 * c0
-            n0, n1, n2 = e1 * c2 - e2 * c1, e2 * c0 - e0 * c2, e0 * c1 - e1 * c0
-        else:                                          # first-moment column h_j, e_j the unit vector
-            i = j - 1
-            x0 = d1 if i == 2 else (-d2 if i == 1 else 0.0)       # n_j = d x e_j
-            x1 = -d0 if i == 2 else (d2 if i == 0 else 0.0)
-            x2 = d0 if i == 1 else (-d1 if i == 0 else 0.0)
-            y0 = c1 if i == 2 else (-c2 if i == 1 else 0.0)       # c x e_j
-            y1 = -c0 if i == 2 else (c2 if i == 0 else 0.0)
-            y2 = c0 if i == 1 else (-c1 if i == 0 else 0.0)
-            f0 = (b1 if i == 2 else (-b2 if i == 1 else 0.0)) + w1 * x2 - w2 * x1     # b x e_j + w x n_j
-            f1 = (-b0 if i == 2 else (b2 if i == 0 else 0.0)) + w2 * x0 - w0 * x2
-            f2 = (b0 if i == 1 else (-b1 if i == 0 else 0.0)) + w0 * x1 - w1 * x0
-            n0 = (-a1 if i == 2 else (a2 if i == 1 else 0.0)) + e1 * x2 - e2 * x1 - (w1 * y2 - w2 * y1)
-            n1 = (a0 if i == 2 else (-a2 if i == 0 else 0.0)) + e2 * x0 - e0 * x2 - (w2 * y0 - w0 * y2)
-            n2 = (-a0 if i == 1 else (a1 if i == 0 else 0.0)) + e0 * x1 - e1 * x0 - (w0 * y1 - w1 * y0)
-        F0 = R[0, 0] * f0 + R[0, 1] * f1 + R[0, 2] * f2
-        F1 = R[1, 0] * f0 + R[1, 1] * f1 + R[1, 2] * f2
-        F2 = R[2, 0] * f0 + R[2, 1] * f1 + R[2, 2] * f2
-        W[0, j], W[1, j], W[2, j] = F0, F1, F2
-        W[3, j] = R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2 + p[1] * F2 - p[2] * F1
-        W[4, j] = R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2 + p[2] * F0 - p[0] * F2
-        W[5, j] = R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2 + p[0] * F1 - p[1] * F0
-    for j in range(4, 10):                             # inertia columns: L_j of eq. (12), pure moments
-        if j == 4:
-            l0, l1, l2, m0, m1, m2 = b0, 0.0, 0.0, d0, 0.0, 0.0
-        elif j == 5:
-            l0, l1, l2, m0, m1, m2 = 0.0, b1, 0.0, 0.0, d1, 0.0
-        elif j == 6:
-            l0, l1, l2, m0, m1, m2 = 0.0, 0.0, b2, 0.0, 0.0, d2
-        elif j == 7:
-            l0, l1, l2, m0, m1, m2 = b1, b0, 0.0, d1, d0, 0.0
-        elif j == 8:
-            l0, l1, l2, m0, m1, m2 = b2, 0.0, b0, d2, 0.0, d0
-        else:
-            l0, l1, l2, m0, m1, m2 = 0.0, b2, b1, 0.0, d2, d1
-        n0, n1, n2 = l0 + w1 * m2 - w2 * m1, l1 + w2 * m0 - w0 * m2, l2 + w0 * m1 - w1 * m0
-        W[0, j], W[1, j], W[2, j] = 0.0, 0.0, 0.0
-        W[3, j] = R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2
-        W[4, j] = R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2
-        W[5, j] = R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2
+    x0, x1, x2 = cross(w0, w1, w2, c0, c1, c2)                     # mass column
+    n0, n1, n2 = cross(e0, e1, e2, c0, c1, c2)
+    to_world_wrench(R, p, W, 0, a0 + x0, a1 + x1, a2 + x2, n0, n1, n2)
+    for j in range(3):                                             # first-moment columns h_j
+        u0, u1, u2 = 1.0 if j == 0 else 0.0, 1.0 if j == 1 else 0.0, 1.0 if j == 2 else 0.0    # e_j
+        m0, m1, m2 = cross(d0, d1, d2, u0, u1, u2)                 # d x e_j
+        y0, y1, y2 = cross(c0, c1, c2, u0, u1, u2)                 # c x e_j
+        f0, f1, f2 = cross(b0, b1, b2, u0, u1, u2)
+        g0, g1, g2 = cross(w0, w1, w2, m0, m1, m2)
+        k0, k1, k2 = cross(u0, u1, u2, a0, a1, a2)
+        l0, l1, l2 = cross(e0, e1, e2, m0, m1, m2)
+        o0, o1, o2 = cross(w0, w1, w2, y0, y1, y2)
+        to_world_wrench(R, p, W, 1 + j, f0 + g0, f1 + g1, f2 + g2, k0 + l0 - o0, k1 + l1 - o1, k2 + l2 - o2)
+    for j in range(6):                                             # inertia columns: pure moments
+        l0, l1, l2 = bar_column(j, b0, b1, b2)
+        m0, m1, m2 = bar_column(j, d0, d1, d2)
+        x0, x1, x2 = cross(w0, w1, w2, m0, m1, m2)
+        to_world_wrench(R, p, W, 4 + j, 0.0, 0.0, 0.0, l0 + x0, l1 + x1, l2 + x2)
 
 
 @njit(cache=True)
 def regressor_blocks(bodies, work, Y):
     """Y[:, 10k:10k+10] for every body k (eq. (16)); Y must be zeroed.  Needs reference_recursion.
     Y[i, 10k:10k+10] = S_i^T W_k, where the inertia columns of W_k are pure moments (no linear part)."""
-    sc = scratch(work)
-    alpha, u, v = sc.s6[1], sc.s6[2], sc.s6[3]
     for k in range(bodies.shape[0]):
         w = work[k]
-        to_body(w.R0, w.p0, w.P, alpha)
-        to_body(w.R0, w.p0, w.U, u)
-        to_body(w.R0, w.p0, w.V, v)
-        world_block(alpha, u, v, w.R0, w.p0, w.W)
+        store6(w.alpha, ad_inv_times(w.R0, w.p0, w.P))
+        store6(w.u_r, ad_inv_times(w.R0, w.p0, w.U))
+        store6(w.v_k, ad_inv_times(w.R0, w.p0, w.V))
+        world_block(w.alpha, w.u_r, w.v_k, w.R0, w.p0, w.W)
         W = w.W
         a = k
         while a >= 0:
@@ -118,3 +124,22 @@ def regressor_blocks(bodies, work, Y):
                 for i in range(4, 10):
                     row[c0 + i] += S[3] * W[3, i] + S[4] * W[4, i] + S[5] * W[5, i]
             a = ba.parent
+
+
+@njit(cache=True)
+def regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y):
+    """Y (eq. (16)) from the poses, axes and rates an outward pass with rates left in work."""
+    Y[:, :] = 0.0
+    reference_recursion(bodies, work, gravity, v_ref, a_ref)
+    regressor_blocks(bodies, work, Y)
+
+
+@njit(cache=True)
+def regressor(bodies, work, gravity, q, v, v_ref, a_ref, Y):
+    """The Slotine-Li Y(q, v, v_ref, a_ref) alone (paper 002, eq. (16))."""
+    status = check_inputs((q, v, v_ref, a_ref))
+    if status == 0:
+        status = outward_pass(bodies, work, q, v, True)
+    if status == 0:
+        regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y)
+    return status

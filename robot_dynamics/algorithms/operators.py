@@ -1,0 +1,211 @@
+"""The spatial operators of paper 002 (appendix) for the compiled kernels: spatial.py's operators, name for name,
+written out on scalars so that nothing allocates.  Twists and wrenches are [linear; angular].
+
+    spatial.py                       here (x, f: 6-vectors; results are 6-tuples unless said)
+    ad_inv(R, p) @ x                 ad_inv_times(R, p, x)
+    Ad(R, p) @ x                     ad_times(R, p, x)
+    ad_inv(R, p).T @ f               ad_inv_transpose_times(R, p, f0, ..., f5)
+    adj(s) @ x                       adj_times(s, x)
+    spatial_inertia(pi) @ x          spatial_inertia_times(pi, x0, ..., x5)
+    -adj(v).T @ spatial_inertia(pi) @ v                bias_force(pi, v)
+    B += adj(V).T @ spatial_inertia(pi)                add_adj_transpose_inertia(pi, V, B)
+    transform_parameters(pi, R, p)                     transform_parameters(pi, R, p, out)
+    I_p += ad_inv(R, p).T @ I @ ad_inv(R, p)           add_transformed_inertia(R, p, I, I_p)
+
+test/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers, and the helpers are
+inlined into their callers (inline="always"): a numba call that is not inlined reference-counts each array
+argument.  Multiply-adds may be fused (CONTRACT: one rounding instead of two; no other fast-math liberty, so NaN
+and inf behave as IEEE 754 says).
+"""
+from numba import njit
+
+CONTRACT = {"contract"}
+inline = njit(cache=True, fastmath=CONTRACT, inline="always")
+
+
+@inline
+def cross(a0, a1, a2, b0, b1, b2):
+    """a x b of two 3-vectors given by their components."""
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@inline
+def rotate(R, x0, x1, x2):
+    """R x."""
+    return (R[0, 0] * x0 + R[0, 1] * x1 + R[0, 2] * x2, R[1, 0] * x0 + R[1, 1] * x1 + R[1, 2] * x2,
+            R[2, 0] * x0 + R[2, 1] * x1 + R[2, 2] * x2)
+
+
+@inline
+def rotate_transpose(R, x0, x1, x2):
+    """R^T x."""
+    return (R[0, 0] * x0 + R[1, 0] * x1 + R[2, 0] * x2, R[0, 1] * x0 + R[1, 1] * x1 + R[2, 1] * x2,
+            R[0, 2] * x0 + R[1, 2] * x1 + R[2, 2] * x2)
+
+
+@inline
+def dot6(a, b):
+    """a^T b of two 6-vectors."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@inline
+def store6(out, x):
+    """out <- the 6-tuple x."""
+    out[0], out[1], out[2], out[3], out[4], out[5] = x[0], x[1], x[2], x[3], x[4], x[5]
+
+
+@inline
+def add6(out, x):
+    """out += the 6-tuple x."""
+    out[0], out[1], out[2] = out[0] + x[0], out[1] + x[1], out[2] + x[2]
+    out[3], out[4], out[5] = out[3] + x[3], out[4] + x[4], out[5] + x[5]
+
+
+@inline
+def ad_inv_times(R, p, x):
+    """Ad^-1 x = [R^T (x_v - p x x_w); R^T x_w]: a twist given in the frame where (R, p) poses frame k, seen
+    from frame k."""
+    y0, y1, y2 = cross(p[0], p[1], p[2], x[3], x[4], x[5])
+    v0, v1, v2 = rotate_transpose(R, x[0] - y0, x[1] - y1, x[2] - y2)
+    w0, w1, w2 = rotate_transpose(R, x[3], x[4], x[5])
+    return v0, v1, v2, w0, w1, w2
+
+
+@inline
+def ad_times(R, p, x):
+    """Ad x = [R x_v + p x R x_w; R x_w]: a twist of frame k (posed at (R, p)) in the outer frame."""
+    w0, w1, w2 = rotate(R, x[3], x[4], x[5])
+    v0, v1, v2 = rotate(R, x[0], x[1], x[2])
+    y0, y1, y2 = cross(p[0], p[1], p[2], w0, w1, w2)
+    return v0 + y0, v1 + y1, v2 + y2, w0, w1, w2
+
+
+@inline
+def ad_inv_transpose_times(R, p, f0, f1, f2, f3, f4, f5):
+    """Ad^-T f = [R f_v; R f_w + p x R f_v]: a wrench on frame k (posed at (R, p)) in the outer frame."""
+    g0, g1, g2 = rotate(R, f0, f1, f2)
+    n0, n1, n2 = rotate(R, f3, f4, f5)
+    m0, m1, m2 = cross(p[0], p[1], p[2], g0, g1, g2)
+    return g0, g1, g2, n0 + m0, n1 + m1, n2 + m2
+
+
+@inline
+def adj_times(s, x):
+    """adj(s) x = [s_w x x_v + s_v x x_w; s_w x x_w], the Lie bracket [s, x] (paper 002, appendix)."""
+    a0, a1, a2 = cross(s[3], s[4], s[5], x[0], x[1], x[2])
+    b0, b1, b2 = cross(s[0], s[1], s[2], x[3], x[4], x[5])
+    c0, c1, c2 = cross(s[3], s[4], s[5], x[3], x[4], x[5])
+    return a0 + b0, a1 + b1, a2 + b2, c0, c1, c2
+
+
+@inline
+def spatial_inertia_times(pi, x0, x1, x2, x3, x4, x5):
+    """Lambda(pi) x = [m x_v - h x x_w; h x x_v + I x_w] with h = m c (paper 002, appendix): from the ten
+    parameters in 24 multiplications instead of 36."""
+    m, h0, h1, h2 = pi[0], pi[1], pi[2], pi[3]
+    y0, y1, y2 = cross(h0, h1, h2, x3, x4, x5)
+    z0, z1, z2 = cross(h0, h1, h2, x0, x1, x2)
+    return (m * x0 - y0, m * x1 - y1, m * x2 - y2,
+            pi[4] * x3 + pi[7] * x4 + pi[8] * x5 + z0,
+            pi[7] * x3 + pi[5] * x4 + pi[9] * x5 + z1,
+            pi[8] * x3 + pi[9] * x4 + pi[6] * x5 + z2)
+
+
+@inline
+def bias_force(pi, v):
+    """-adj(v)^T Lambda v = [w x l; v_v x l + w x k] with [l; k] = Lambda v, w = v_w: the velocity term of
+    paper 002, eq. (2)."""
+    v0, v1, v2, v3, v4, v5 = v[0], v[1], v[2], v[3], v[4], v[5]
+    l0, l1, l2, k0, k1, k2 = spatial_inertia_times(pi, v0, v1, v2, v3, v4, v5)
+    f0, f1, f2 = cross(v3, v4, v5, l0, l1, l2)
+    g0, g1, g2 = cross(v0, v1, v2, l0, l1, l2)
+    e0, e1, e2 = cross(v3, v4, v5, k0, k1, k2)
+    return f0, f1, f2, g0 + e0, g1 + e1, g2 + e2
+
+
+@inline
+def add_adj_transpose_inertia(pi, V, B):
+    """B += adj(V)^T Lambda(pi) = [[-m w~, w~ h~], [-m v~ - w~ h~, v~ h~ - w~ I]] for the twist V = [v; w]."""
+    m = pi[0]
+    v0, v1, v2, w0, w1, w2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    h0, h1, h2 = pi[1], pi[2], pi[3]
+    W = ((0.0, -w2, w1), (w2, 0.0, -w0), (-w1, w0, 0.0))              # w~, v~, h~ and I as nested tuples
+    Vx = ((0.0, -v2, v1), (v2, 0.0, -v0), (-v1, v0, 0.0))
+    H = ((0.0, -h2, h1), (h2, 0.0, -h0), (-h1, h0, 0.0))
+    I = ((pi[4], pi[7], pi[8]), (pi[7], pi[5], pi[9]), (pi[8], pi[9], pi[6]))
+    for i in range(3):
+        for j in range(3):
+            WH = W[i][0] * H[0][j] + W[i][1] * H[1][j] + W[i][2] * H[2][j]
+            VH = Vx[i][0] * H[0][j] + Vx[i][1] * H[1][j] + Vx[i][2] * H[2][j]
+            WI = W[i][0] * I[0][j] + W[i][1] * I[1][j] + W[i][2] * I[2][j]
+            B[i, j] -= m * W[i][j]
+            B[i, 3 + j] += WH
+            B[3 + i, j] -= m * Vx[i][j] + WH
+            B[3 + i, 3 + j] += VH - WI
+
+
+@inline
+def transform_parameters(pi, R, p, out):
+    """out <- pi of a body posed at (R, p), in the outer frame (spatial.transform_parameters):
+    h' = R h + m p,  I' = R I R^T + m (|p|^2 E - p p^T) + 2 (p.h) E - p h^T - h p^T  with h = R h_body."""
+    m = pi[0]
+    a00, a11, a22, a01, a02, a12 = pi[4], pi[5], pi[6], pi[7], pi[8], pi[9]
+    t00, t10, t20 = rotate(R, a00, a01, a02)                        # T = R I, column by column
+    t01, t11, t21 = rotate(R, a01, a11, a12)
+    t02, t12, t22 = rotate(R, a02, a12, a22)
+    h0, h1, h2 = rotate(R, pi[1], pi[2], pi[3])
+    p0, p1, p2 = p[0], p[1], p[2]
+    diag = m * (p0 * p0 + p1 * p1 + p2 * p2) + 2.0 * (p0 * h0 + p1 * h1 + p2 * h2)
+    out[0] = m
+    out[1], out[2], out[3] = h0 + m * p0, h1 + m * p1, h2 + m * p2
+    out[4] = t00 * R[0, 0] + t01 * R[0, 1] + t02 * R[0, 2] + diag - m * p0 * p0 - 2.0 * p0 * h0
+    out[5] = t10 * R[1, 0] + t11 * R[1, 1] + t12 * R[1, 2] + diag - m * p1 * p1 - 2.0 * p1 * h1
+    out[6] = t20 * R[2, 0] + t21 * R[2, 1] + t22 * R[2, 2] + diag - m * p2 * p2 - 2.0 * p2 * h2
+    out[7] = t00 * R[1, 0] + t01 * R[1, 1] + t02 * R[1, 2] - m * p0 * p1 - p0 * h1 - h0 * p1
+    out[8] = t00 * R[2, 0] + t01 * R[2, 1] + t02 * R[2, 2] - m * p0 * p2 - p0 * h2 - h0 * p2
+    out[9] = t10 * R[2, 0] + t11 * R[2, 1] + t12 * R[2, 2] - m * p1 * p2 - p1 * h2 - h1 * p2
+
+
+@inline
+def rotate_block(R, M, i0, j0):
+    """R B R^T for the 3x3 block B = M[i0:i0+3, j0:j0+3], row by row as a 9-tuple."""
+    t00, t10, t20 = rotate(R, M[i0, j0], M[i0 + 1, j0], M[i0 + 2, j0])            # T = R B, column by column
+    t01, t11, t21 = rotate(R, M[i0, j0 + 1], M[i0 + 1, j0 + 1], M[i0 + 2, j0 + 1])
+    t02, t12, t22 = rotate(R, M[i0, j0 + 2], M[i0 + 1, j0 + 2], M[i0 + 2, j0 + 2])
+    r00, r01, r02 = rotate(R, t00, t01, t02)                                       # rows of T R^T = R T^T ...
+    r10, r11, r12 = rotate(R, t10, t11, t12)
+    r20, r21, r22 = rotate(R, t20, t21, t22)
+    return r00, r01, r02, r10, r11, r12, r20, r21, r22
+
+
+@inline
+def add_transformed_inertia(R, p, I, I_p):
+    """I_p += Ad^-T I Ad^-1 for a symmetric 6x6 I of frame k posed at (R, p): the inertia in the outer frame
+    (paper 003, Algorithm 8.1's I^A_p += X^T I^a X).  Written out by blocks: with Ad^-1 = [[R^T, -R^T P], [0, R^T]]
+    (P = p~) and I = [[A, B], [B^T, C]], rotate the blocks, A' = R A R^T, B' = R B R^T, C' = R C R^T, then shift:
+        Ad^-T I Ad^-1 = [[A', B' - A' P], [(B' - A' P)^T, C' + P B' + (P B')^T - P A' P]]."""
+    a00, a01, a02, _, a11, a12, _, _, a22 = rotate_block(R, I, 0, 0)
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = rotate_block(R, I, 0, 3)
+    c00, c01, c02, _, c11, c12, _, _, c22 = rotate_block(R, I, 3, 3)
+    p0, p1, p2 = p[0], p[1], p[2]
+    n00, n01, n02 = cross(a00, a01, a02, p0, p1, p2)               # N = A' P: row i of N = row i of A' x p
+    n10, n11, n12 = cross(a01, a11, a12, p0, p1, p2)
+    n20, n21, n22 = cross(a02, a12, a22, p0, p1, p2)
+    k00, k10, k20 = cross(p0, p1, p2, b00, b10, b20)               # K = P B': column j of K = p x column j of B'
+    k01, k11, k21 = cross(p0, p1, p2, b01, b11, b21)
+    k02, k12, k22 = cross(p0, p1, p2, b02, b12, b22)
+    l00, _, _ = cross(p0, p1, p2, n00, n10, n20)                   # L = P N = P A' P (symmetric): its upper half
+    l01, l11, _ = cross(p0, p1, p2, n01, n11, n21)
+    l02, l12, l22 = cross(p0, p1, p2, n02, n12, n22)
+    upper = ((a00, a01, a02, b00 - n00, b01 - n01, b02 - n02),
+             (0.0, a11, a12, b10 - n10, b11 - n11, b12 - n12),
+             (0.0, 0.0, a22, b20 - n20, b21 - n21, b22 - n22),
+             (0.0, 0.0, 0.0, c00 + 2.0 * k00 - l00, c01 + k01 + k10 - l01, c02 + k02 + k20 - l02),
+             (0.0, 0.0, 0.0, 0.0, c11 + 2.0 * k11 - l11, c12 + k12 + k21 - l12),
+             (0.0, 0.0, 0.0, 0.0, 0.0, c22 + 2.0 * k22 - l22))
+    for i in range(6):
+        I_p[i, i] += upper[i][i]
+        for j in range(i + 1, 6):
+            I_p[i, j] += upper[i][j]
+            I_p[j, i] += upper[i][j]

@@ -1,0 +1,68 @@
+"""The table of quantities: a row per Robot method that computes arrays from a state.
+
+From a row, robot.py derives the method -- its single-state fast path straight into the compiled kernel, its
+batch path through the compiled parallel loop (compiled.parallel), its `out=` checks and its error messages --
+and test/test_in_place.py the list of methods it checks.  Adding a quantity is one algorithm module (its kernel:
+kernel(bodies, work, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row here.
+
+Shapes are tuples of ints and the names "nq", "nv", "nb" (bodies) and "ny" (10 nb); an output of shape () is a
+scalar per state.  Inputs named q* have nq entries, the others nv.
+"""
+from dataclasses import dataclass
+
+from ..compiled import parallel
+from . import bundle, energy, kinematics, matrices, newton_euler, regressor
+
+
+@dataclass(frozen=True)
+class Quantity:
+    name: str                 # the Robot method
+    kernel: object            # the compiled entry point (a numba dispatcher)
+    inputs: tuple             # names of the state arguments, in order
+    outputs: tuple            # (name, shape) of each result
+    gravity: bool             # the kernel takes the gravity vector after the workspace
+    doc: str
+
+    @property
+    def shapes(self):
+        return tuple(shape for _, shape in self.outputs)
+
+
+QUANTITIES = (
+    Quantity("mass_matrix", matrices.mass_matrix, ("q",), (("M", ("nv", "nv")),), False,
+             "M(q) = sum_k J_k^T Lambda_k J_k (paper 002, eq. (6a)).  q: (..., nq) -> (..., nv, nv)"),
+    Quantity("coriolis_matrix", matrices.coriolis_matrix, ("q", "v"), (("C", ("nv", "nv")),), False,
+             "C(q, v) of paper 002, eq. (6b): C v holds the Coriolis and centrifugal torques, Mdot = C + C^T.\n\n"
+             "q: (..., nq), v: (..., nv) -> (..., nv, nv)"),
+    Quantity("gravity_vector", matrices.gravity_vector, ("q",), (("g", ("nv",)),), True,
+             "g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"),
+    Quantity("com_position", matrices.com_position, ("q",), (("com", (3,)),), False,
+             "Centre of mass of the moving bodies in the world frame.  q: (..., nq) -> (..., 3)"),
+    Quantity("com_jacobian", matrices.com_jacobian, ("q",), (("J_com", (3, "nv")),), False,
+             "J_com = (1/m) P^T Lambda J (paper 002, eq. (7)): CoM velocity = J_com v.  q: (..., nq) -> (..., 3, nv)"),
+    Quantity("regressor", regressor.regressor, ("q", "v", "v_ref", "a_ref"), (("Y", ("nv", "ny")),), True,
+             "Slotine-Li Y(q, v, v_r, a_r) with Y pi = M a_r + C(q, v) v_r + g (paper 002, eq. (16)).\n\n"
+             "q: (..., nq), v, v_ref, a_ref: (..., nv)  ->  (..., nv, 10 nbodies), columns in body_names order."),
+    Quantity("inverse_dynamics", newton_euler.inverse_dynamics, ("q", "v", "a"), (("tau", ("nv",)),), True,
+             "tau = M a + C v + g by the recursive Newton-Euler algorithm, O(n).  (..., nq), (..., nv) x2 -> "
+             "(..., nv)"),
+    Quantity("forward_dynamics", newton_euler.forward_dynamics, ("q", "v", "tau"), (("a", ("nv",)),), True,
+             "a = M^-1 (tau - C v - g) by the articulated-body algorithm, O(n) (with coupled mimic joints: by a\n"
+             "Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)"),
+    Quantity("body_placements", kinematics.body_placements, ("q",), (("T", ("nb", 4, 4)),), False,
+             "T_{0,k} of every body: (..., nbodies, 4, 4) homogeneous transforms, body frames in the world."),
+    Quantity("kinetic_energy", energy.kinetic_energy, ("q", "v"), (("T", ()),), False,
+             "1/2 v^T M(q) v, summed body by body: 1/2 sum_k v_k^T Lambda_k v_k.  -> (...,)"),
+    Quantity("potential_energy", energy.potential_energy, ("q",), (("U", ()),), True,
+             "-m gravity . com, zero with the CoM at the world origin.  -> (...,)"),
+    # Robot.dynamics (a Dynamics, with Y when references are given) is written by hand on these two:
+    Quantity("_dynamics", bundle.dynamics, ("q", "v"),
+             (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv"))),
+             True, "M, C, g, com and J_com from one outward pass."),
+    Quantity("_dynamics_with_regressor", bundle.dynamics_with_regressor, ("q", "v", "v_ref", "a_ref"),
+             (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv")),
+              ("Y", ("nv", "ny"))), True, "M, C, g, com, J_com and Y from one outward pass."),
+)
+
+# The compiled loop over a batch of states of each quantity (compiled.parallel).
+PARALLEL = {row.name: parallel(row.kernel, "parallel_" + row.name.lstrip("_")) for row in QUANTITIES}
