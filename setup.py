@@ -13,13 +13,12 @@ setup(
     python_requires=">=3.10",
     install_requires=["numpy>=1.24", "scipy>=1.10", "lxml>=4.9", "numba>=0.59", "matplotlib>=3.6"],
     extras_require={
-        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "matplotlib>=3.6"],
+        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1"],
         "ros": [
             "ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-sensor-msgs",
             "ros-nav-msgs", "ros-geometry-msgs", "ros-trajectory-msgs", "ros-rosgraph-msgs", "ros-rcl-interfaces",
             "ros-builtin-interfaces",
         ],
-        "plot": ["matplotlib>=3.6"],
     },
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),

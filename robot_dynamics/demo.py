@@ -27,29 +27,34 @@ import numpy as np
 
 from . import load_urdf
 from .bundled import bundled_urdf
-from .controllers import InertiaMetric, PiecewiseTrajectory, Simulator, SlotineLi, SumOfSines, with_payload
+from .controllers import (InertiaMetric, PiecewiseTrajectory, RelativeGains, Simulator, SumOfSines, TrackingRecord,
+                          with_payload)
 
 READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])      # rad, a pose well inside arm7's joint limits
 PAYLOAD_BODY = "link7"
 PAYLOAD_COM = (0.0, 0.0, 0.107)                                # m, in link7's frame: bolted to the flange
 PERIOD = 2.0                                                   # s, of the reference trajectory
 SAMPLE = 0.01                                                  # s between the points of the JointTrajectory
-LAMBDA, KD, GAMMA = 5.0, 10.0, 3.0                             # the controller's gains (see below)
 
 
 @dataclass
 class Scenario:
     """What the demo simulates and with which controller.
 
-    nominal : the description (what the controller reads); truth : the simulated arm (nominal plus payload);
-    pi_hat0 : (10 nb,) the controller's initial estimate; reference : PiecewiseTrajectory through points every
-    SAMPLE seconds (what a JointTrajectory carries); duration : s; rate : control ticks per second.
+    urdf : the description's file; nominal : the description (what the controller reads); truth : the simulated
+    arm (nominal plus a payload of payload_mass kg on the body payload_body, its centre of mass at payload_com in
+    that body's frame); pi_hat0 : (10 nb,) the controller's initial estimate; reference : PiecewiseTrajectory
+    through points every SAMPLE seconds (what a JointTrajectory carries); duration : s; rate : control ticks per
+    second.
     """
 
+    urdf: os.PathLike
     nominal: object
     truth: object
     pi_hat0: np.ndarray
     reference: PiecewiseTrajectory
+    payload_body: str
+    payload_com: tuple
     payload_mass: float
     duration: float
     rate: float
@@ -57,7 +62,8 @@ class Scenario:
 
 def make_scenario(duration, rate, payload_mass=2.0, seed=2):
     """The arm, its payload, the controller's wrong initial estimate and the reference trajectory."""
-    nominal = load_urdf(bundled_urdf("arm7"))
+    urdf = bundled_urdf("arm7")
+    nominal = load_urdf(urdf)
     truth = with_payload(nominal, PAYLOAD_BODY, payload_mass, PAYLOAD_COM)
     rng = np.random.default_rng(seed)
     n = nominal.nv
@@ -68,31 +74,14 @@ def make_scenario(duration, rate, payload_mass=2.0, seed=2):
     points = sines(times)
     factors = 1 + rng.uniform(0.2, 0.5, nominal.nbodies) * rng.choice([-1.0, 1.0], nominal.nbodies)
     pi_hat0 = nominal.parameters * np.repeat(factors, 10)     # every body's parameters off by 20-50 %
-    return Scenario(nominal, truth, pi_hat0, PiecewiseTrajectory(times, points.q, points.v, points.a),
-                    payload_mass, duration, rate)
+    return Scenario(urdf, nominal, truth, pi_hat0, PiecewiseTrajectory(times, points.q, points.v, points.a),
+                    PAYLOAD_BODY, PAYLOAD_COM, payload_mass, duration, rate)
 
 
 def make_controller(sc):
-    """The controller adaptive_controller_node builds from its default gains and ``initial_parameters``.
-
-    Lambda = 5/s; K_D = 10/s times the estimate's joint inertias at the start; Gamma = InertiaMetric(pi_hat0)
-    .gain(3): each body's estimate adapts relative to its own size; the projection keeps every body physical.
-    """
-    model = sc.nominal.with_parameters(sc.pi_hat0)
-    metric = InertiaMetric(sc.pi_hat0)
-    K_D = KD * np.diag(model.mass_matrix(sc.reference(0.0).q))
-    return SlotineLi(model, LAMBDA, K_D, metric.gain(GAMMA), pi_hat=sc.pi_hat0, projection=metric.project)
-
-
-@dataclass
-class Record:
-    """The closed loop as the controller saw it: at each answered tick t (K,), the tracking error e (K, n) and
-    its rate edot (K, n) in model joint order, and the estimate pi_hat (K, 10 nb) after that tick's update."""
-
-    t: np.ndarray
-    e: np.ndarray
-    e_dot: np.ndarray
-    pi_hat: np.ndarray
+    """The controller adaptive_controller_node builds from its default gains and ``initial_parameters``: the
+    library's RelativeGains() at the reference's start, with the projection that keeps every body physical."""
+    return RelativeGains().slotine_li(sc.nominal, sc.pi_hat0, sc.reference(0.0).q)
 
 
 class Progress:
@@ -135,7 +124,7 @@ def run_in_process(sc, progress):
 
     start = sc.reference(0.0)
     Simulator(sc.truth, dt).run(start.q, start.v, tick, sc.duration, control_period=dt)
-    return Record(np.array(t_), np.array(e_), np.array(e_dot_), np.array(pi_))
+    return TrackingRecord(np.array(t_), np.array(e_), np.array(e_dot_), np.array(pi_))
 
 
 @dataclass
@@ -154,7 +143,7 @@ class Summary:
 
 
 def summarize(sc, rec):
-    """The Summary of the Record ``rec`` of the Scenario ``sc``."""
+    """The Summary of the TrackingRecord ``rec`` of the Scenario ``sc``."""
     first = rec.t < 1.0
     last = rec.t >= sc.duration - 1.0
     rms = [float(np.sqrt(np.mean(np.sum(rec.e[w] ** 2, axis=1)))) for w in (first, last)]
@@ -187,7 +176,7 @@ def report(sc, summary, out):
     out.write(f"  Lyapunov function V = (s^T M s + pi~^T Gamma^-1 pi~) / 2      {s.V[0]:10.3g} {s.V[-1]:10.3g}\n")
     out.write("body masses [kg]        true   start     end\n")
     for k, name in enumerate(sc.nominal.body_names):
-        tag = f" (+{sc.payload_mass:g} kg payload)" if name == PAYLOAD_BODY else ""
+        tag = f" (+{sc.payload_mass:g} kg payload)" if name == sc.payload_body else ""
         out.write(f"  {name:<18}{s.masses[0][k]:7.3f} {s.masses[1][k]:7.3f} {s.masses[2][k]:7.3f}{tag}\n")
     out.write("* combinations of parameters that this motion does not excite cannot be learnt: they stay put\n")
 
@@ -198,7 +187,7 @@ def plot(sc, rec, summary, path, mode):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    k = sc.nominal.body_names.index(PAYLOAD_BODY)
+    k = sc.nominal.body_names.index(sc.payload_body)
     fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True, constrained_layout=True)
     for j, name in enumerate(sc.nominal.joint_names):
         axes[0].plot(rec.t, rec.e[:, j], lw=0.8, label=name)
@@ -209,7 +198,7 @@ def plot(sc, rec, summary, path, mode):
     axes[1].set_ylabel("V(t)")
     axes[2].plot(rec.t, rec.pi_hat[:, 10 * k], label="estimate")
     axes[2].axhline(sc.truth.parameters[10 * k], color="k", ls="--", label="true (with payload)")
-    axes[2].set_ylabel(f"{PAYLOAD_BODY} mass [kg]")
+    axes[2].set_ylabel(f"{sc.payload_body} mass [kg]")
     axes[2].set_xlabel("simulated time [s]")
     axes[2].legend(loc="lower right")
     fig.savefig(path, dpi=100)
@@ -300,11 +289,8 @@ def main(argv=None, out=None):
         out.write(f"(the recorder received {len(rec.t)} of the {ticks} ticks; the figures are over those)\n")
     if answered is not None:
         out.write(f"dynamics_node published {answered} mass matrices alongside\n")
-    try:
-        plot(sc, rec, summary, args.plot, mode)
-        out.write(f"plot: {args.plot}\n")
-    except ImportError:
-        out.write("no plot: matplotlib is not installed (pip install '.[plot]')\n")
+    plot(sc, rec, summary, args.plot, mode)
+    out.write(f"plot: {args.plot}\n")
     out.write(f"finished in {time.monotonic() - began:.1f} s\n")
     return 0
 

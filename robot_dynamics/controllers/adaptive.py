@@ -46,6 +46,8 @@ pi -> pi: with another Gamma the estimate stays physical but V's guarantee is lo
 Use: ``update(q, v, q_d, v_d, a_d, dt)`` once per control tick (one Euler step of the adaptation law, the
 projection, then the torque with the new estimate); ``adapt`` and ``torque`` split the two; ``law`` is the pure
 continuous-time map (tau, pi_hat_dot) for integrating pi_hat together with the robot's state.
+``RelativeGains().slotine_li(robot, pi_hat0, q0)`` builds the controller with the default gains and the projection
+(what the demo and adaptive_controller_node run); ``TrackingRecord`` holds what such a loop reports.
 """
 from typing import NamedTuple
 
@@ -221,6 +223,47 @@ class SlotineLi:
         M_s = (self.robot.regressor(q, zero, zero, s) - self.robot.regressor(q, zero, zero, zero)) @ pi
         pi_tilde = pi_hat - pi
         return 0.5 * s @ M_s + 0.5 * pi_tilde @ self._Gamma_inv @ pi_tilde
+
+
+class RelativeGains(NamedTuple):
+    """Slotine-Li gains relative to the robot and to the initial estimate pi_hat0; the defaults are those of the
+    demo and of adaptive_controller_node.
+
+    Lambda [1/s]: Lambda of s = v - v_d - Lambda e, scalar or (nv,);
+    kd [1/s]: K_D = diag(kd) diag(M_hat(q0)), the initial estimate's joint inertias at the first state, so kd is
+    a rate whatever the size of the joint; scalar or (nv,);
+    gamma: Gamma = InertiaMetric(pi_hat0).gain(gamma), each body's estimate adapting relative to its own size;
+    scalar or (nbodies,).
+    """
+
+    Lambda: object = 5.0
+    kd: object = 10.0
+    gamma: object = 3.0
+
+    def matrices(self, model, q0):
+        """(Lambda (nv, nv), K_D (nv, nv), Gamma (10 nb, 10 nb)) for a controller whose ``model`` carries the
+        initial estimate pi_hat0 as its parameters, starting at the configuration q0 (nq,)."""
+        nv = model.nv
+        K_D = self.kd * np.diag(model.mass_matrix(q0))
+        return (gain_matrix(self.Lambda, nv, "Lambda"), gain_matrix(K_D, nv, "K_D"),
+                InertiaMetric(model.parameters).gain(self.gamma))
+
+    def slotine_li(self, robot, pi_hat0, q0, project=True):
+        """SlotineLi for ``robot`` (its kinematics) with the estimate pi_hat0 (10 nb,), these gains at q0 (nq,)
+        and, if ``project``, the projection of InertiaMetric(pi_hat0), for which Gamma keeps V's guarantee."""
+        model = robot.with_parameters(pi_hat0)
+        projection = InertiaMetric(pi_hat0).project if project else None
+        return SlotineLi(model, *self.matrices(model, q0), pi_hat=pi_hat0, projection=projection)
+
+
+class TrackingRecord(NamedTuple):
+    """A closed loop as its controller saw it: at each answered tick t (K,), the tracking error e (K, nv) and its
+    rate e_dot (K, nv) in model joint order, and the estimate pi_hat (K, 10 nb) after that tick's update."""
+
+    t: np.ndarray
+    e: np.ndarray
+    e_dot: np.ndarray
+    pi_hat: np.ndarray
 
 
 def _check_dt(dt):

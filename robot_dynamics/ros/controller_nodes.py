@@ -45,29 +45,25 @@ Parameters (read-only unless marked *)::
                                adaptation_gain * (3): one or one per body; initial_parameters (10 per body);
                                project (true); max_adaptation_step * [s] (0.01); body_names (output)
 """
-import collections
 import sys
 
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.duration import Duration
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robot_dynamics.controllers import (ComputedTorque, InertiaMetric, PiecewiseTrajectory, Reference, SlotineLi,
-                                        gain_matrix)
+from robot_dynamics.controllers import ComputedTorque, PiecewiseTrajectory, Reference, RelativeGains, gain_matrix
 from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, as_float_array, multiarray_layout,
                                             seconds, set_multiarray_data)
-from robot_dynamics.ros.description import (WARN_PERIOD, SkipsBadMessages, describe, description_from_parameters,
-                                            load_robot, valid_gravity)
-from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
+from robot_dynamics.ros.description import describe
+from robot_dynamics.ros.qos import OUTPUT_QOS, STATE_QOS
+from robot_dynamics.ros.robot_node import COMMAND_TOPIC, RobotNode
 from robot_dynamics.ros.runner import run
 
-COMMAND_TOPIC = "/effort_controller/commands"
 ACK_TIMEOUT = 1.0                 # s, how long the last (zero) command may take to be acknowledged on shutdown
 CLOCK_RESET = 1.0                 # s, a joint-state clock that jumps back further has been reset
 # The adaptive controller's diagnostics: reliable, the last 100 kept, so a recorder that falls up to 100 ticks
@@ -153,111 +149,14 @@ def reference_from_msg(msg, joints_to_model):
     return Reference(*model)
 
 
-# --- the robot a node serves -----------------------------------------------------------------------------------
-
-class RobotNode(SkipsBadMessages, Node):
-    """A node serving one robot, loaded once: the ``robot_description`` parameter, else ``urdf_path``, else the
-    ``robot_description`` topic (transient local), as dynamics_node reads it.
-
-    Subclasses finish their ``__init__`` with ``self._load_description()`` and implement ``_install(robot)``,
-    which prepares the node for ``robot`` or raises ValueError to refuse it. The first robot installed is kept.
-
-    Attributes
-    ----------
-    robot : robot_dynamics.Robot or None
-        The model; None until a description has been installed.
-    joints : list of str
-        The order of the command vector (parameter ``joints``; default the model's joint order).
-    joint_index : (n,) int array
-        ``joint_index[i]`` is the model's index of ``joints[i]``.
-    skipped : collections.Counter
-        Messages skipped, per kind of fault.
-    """
-
-    floating_base = False
-
-    def __init__(self, node_name, **kwargs):
-        super().__init__(node_name, **kwargs)
-        self.robot = None
-        self.joints, self.joint_index = [], np.zeros(0, dtype=np.intp)
-        self.skipped = collections.Counter()
-        self._description_sub = None
-        self.declare_parameter("robot_description", "", describe(
-            "URDF XML of the robot. If empty, urdf_path is used; if that is empty too, the robot_description "
-            "topic (transient local). The first description that loads is kept.", read_only=True))
-        self.declare_parameter("urdf_path", "", describe(
-            "Path of a URDF file, used when robot_description is empty.", read_only=True))
-        gravity = self.declare_parameter("gravity", [0.0, 0.0, -9.81], describe(
-            "Gravity acceleration in the world frame [m/s^2], three doubles.", read_only=True)).value
-        if not valid_gravity(gravity):
-            raise ValueError(f"parameter gravity must be three finite doubles, got {gravity}")
-
-    def _load_description(self):
-        """Install the description of the parameters now (ValueError, OSError if it fails), else wait for the topic."""
-        xml, source = description_from_parameters(self.get_parameter("robot_description").value,
-                                                  self.get_parameter("urdf_path").value)
-        if xml is not None:
-            self._build(xml, source)
-            return
-        self._description_sub = self.create_subscription(
-            String, "robot_description", self._on_description, DESCRIPTION_QOS)
-        self.get_logger().info("waiting for robot_description")
-
-    def _on_description(self, msg):
-        if self.robot is not None:
-            self.get_logger().info("ignoring a new robot_description: the model is kept; restart the node to change "
-                                   "robots", throttle_duration_sec=WARN_PERIOD)
-            return
-        try:
-            self._build(msg.data, "topic robot_description")
-        except ValueError as err:
-            self.get_logger().error(f"robot_description from the topic rejected: {err}")
-
-    def _build(self, xml, source):
-        robot = load_robot(self.get_logger(), xml, self.floating_base, self.get_parameter("gravity").value)
-        nj = len(robot.joint_names)
-        if robot.nv - (6 if self.floating_base else 0) != nj:
-            raise ValueError(f"every joint must have one degree of freedom; {nj} joints have "
-                             f"{robot.nv - (6 if self.floating_base else 0)}")
-        if not self.has_parameter("joints"):
-            self.declare_parameter("joints", list(robot.joint_names), describe(
-                "The joints in the order of the effort commands (ros2_control's forward_command_controller "
-                "'joints'); every joint of the model once. Default: the model's joint order.", read_only=True))
-        joints = list(self.get_parameter("joints").value)
-        if sorted(joints) != sorted(robot.joint_names):
-            raise ValueError(f"parameter joints {joints} must name every joint of the model once: "
-                             f"{list(robot.joint_names)}")
-        self.joints = joints
-        self.joint_index = np.array([robot.joint_names.index(j) for j in joints], dtype=np.intp)
-        self._install(robot)
-        self.robot = robot
-        self.get_logger().info(f"model from {source}: {nj} joints, {robot.nbodies} bodies")
-
-    def _install(self, robot):
-        raise NotImplementedError
-
-    def _per_joint(self, name, value):
-        """A gain parameter (one number, or one per joint in ``joints`` order) as (n,) in model order.
-
-        Raises ValueError unless every value is finite and positive.
-        """
-        values = np.atleast_1d(np.asarray(value, dtype=float))
-        n = len(self.joints)
-        if values.ndim != 1 or len(values) not in (1, n) or not np.all(np.isfinite(values) & (values > 0)):
-            raise ValueError(f"parameter {name} must be one positive number or {n} (one per joint), got {value}")
-        model = np.empty(n)
-        model[self.joint_index] = np.broadcast_to(values, (n,))
-        return model
-
-
 # --- the controllers -------------------------------------------------------------------------------------------
 
 class ControllerNode(RobotNode):
     """What both controllers share: the reference, the tick on every joint state, the effort command, ``enabled``.
 
-    Subclasses declare their gains in ``_declare_gains``, build their controller in ``_make_controller(robot)``
-    (ValueError refuses the robot), apply gain changes in ``_set_gains`` and compute tau (nv,) in model order in
-    ``_torque(q, v, reference, dt)``.
+    Subclasses declare their gains in ``_declare_gains``, prepare their controller for the robot in
+    ``_prepare(robot)`` (ValueError refuses the robot), apply gain changes in ``_set_gains`` and compute tau (nv,)
+    in model order in ``_torque(q, v, reference, dt)``.
 
     Attributes
     ----------
@@ -293,7 +192,7 @@ class ControllerNode(RobotNode):
         self._command.layout = multiarray_layout((len(self.joints),))
         q, z = robot.neutral(), np.zeros(robot.nv)          # load (or compile) the kernels before the first state
         robot.inverse_dynamics(q, z, z), robot.regressor(q, z, z, z), robot.mass_matrix(q)
-        self._make_controller(robot)
+        self._prepare(robot)
         self.create_subscription(JointState, "joint_states", self._on_joint_state, STATE_QOS)
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, OUTPUT_QOS)
         self.create_subscription(JointTrajectoryPoint, "~/joint_references", self._on_reference, STATE_QOS)
@@ -327,6 +226,19 @@ class ControllerNode(RobotNode):
                 self.publish_zero()
         if names & set(self.GAINS) and self.robot is not None:
             self._set_gains()
+
+    def _per_joint(self, name, value):
+        """A gain parameter (one number, or one per joint in ``joints`` order) as (n,) in model order.
+
+        Raises ValueError unless every value is finite and positive.
+        """
+        values = np.atleast_1d(np.asarray(value, dtype=float))
+        n = len(self.joints)
+        if values.ndim != 1 or len(values) not in (1, n) or not np.all(np.isfinite(values) & (values > 0)):
+            raise ValueError(f"parameter {name} must be one positive number or {n} (one per joint), got {value}")
+        model = np.empty(n)
+        model[self.joint_index] = np.broadcast_to(values, (n,))
+        return model
 
     # --- inputs ----------------------------------------------------------------------------------------------
 
@@ -442,7 +354,7 @@ class ComputedTorqueNode(ControllerNode):
         self.declare_parameter("kd", 20.0, describe(
             "Damping [1/s]: one number, or one per joint in the order of joints.", dynamic_typing=True))
 
-    def _make_controller(self, robot):
+    def _prepare(self, robot):
         self.controller = ComputedTorque(robot, 0.0, 0.0)
         self._set_gains()
 
@@ -459,7 +371,8 @@ class AdaptiveControllerNode(ControllerNode):
     """``adaptive_controller_node``: Slotine-Li adaptive tracking, tau = Y pi_hat - K_D s, pi_hat' = -Gamma Y^T s.
 
     One ``SlotineLi.update`` per answered joint state: the estimate advances by the time since the last answered
-    stamp, then the torque uses it. Gains (see robot_dynamics.controllers.adaptive):
+    stamp, then the torque uses it. The controller is robot_dynamics.controllers.RelativeGains(lambda, kd,
+    adaptation_gain).slotine_li(robot, pi_hat0, q0), built at the first state answered (q0); its gains:
 
     - ``lambda`` [1/s]: Lambda of the sliding variable s = v - v_d - Lambda e;
     - ``kd`` [1/s]: K_D = diag(kd) diag(M_hat(q0)), the initial estimate's joint inertias at the first state
@@ -473,18 +386,19 @@ class AdaptiveControllerNode(ControllerNode):
     GAINS = ("lambda", "kd", "adaptation_gain")
 
     def __init__(self, node_name="adaptive_controller_node", **kwargs):
-        self.controller = None
-        self._inertia = None                      # diag(M_hat(q0)) (nv,), from the first state answered
+        self.controller = None                    # SlotineLi, from the first state answered
+        self._pi_hat0, self._q0 = None, None      # the initial estimate (10 nb,); the first state answered (nq,)
         super().__init__(node_name, **kwargs)
         self._estimate_pub = self.create_publisher(Float64MultiArray, "~/parameter_estimate", DIAGNOSTICS_QOS)
         self._error_pub = self.create_publisher(JointState, "~/tracking_error", DIAGNOSTICS_QOS)
 
     def _declare_gains(self):
-        self.declare_parameter("lambda", 5.0, describe(
+        defaults = RelativeGains()
+        self.declare_parameter("lambda", defaults.Lambda, describe(
             "Lambda [1/s] of s = v - v_d - Lambda e: one number, or one per joint.", dynamic_typing=True))
-        self.declare_parameter("kd", 10.0, describe(
+        self.declare_parameter("kd", defaults.kd, describe(
             "Damping rate [1/s]: K_D = diag(kd) diag(M_hat(q0)); one number, or one per joint.", dynamic_typing=True))
-        self.declare_parameter("adaptation_gain", 3.0, describe(
+        self.declare_parameter("adaptation_gain", defaults.gamma, describe(
             "gamma of Gamma = InertiaMetric(pi_hat0).gain(gamma): one number, or one per body.", dynamic_typing=True))
         self._initial_parameters = self.declare_parameter("initial_parameters", Parameter.Type.DOUBLE_ARRAY, describe(
             "Initial estimate pi_hat0, 10 per body in body_names order; default: the description's.",
@@ -502,40 +416,41 @@ class AdaptiveControllerNode(ControllerNode):
 
     def _per_body(self, value):
         values = np.atleast_1d(np.asarray(value, dtype=float))
-        nb = self.controller.robot.nbodies
+        nb = self.robot.nbodies
         if values.ndim != 1 or len(values) not in (1, nb) or not np.all(np.isfinite(values) & (values > 0)):
             raise ValueError(f"parameter adaptation_gain must be one positive number or {nb} (one per body), "
                              f"got {value}")
         return np.broadcast_to(values, (nb,))
 
-    def _make_controller(self, robot):
+    def _prepare(self, robot):
+        """Check ``initial_parameters``; the controller is built at the first state answered, whose q sets K_D."""
         given = self._initial_parameters
         pi_hat0 = np.array(robot.parameters if given is None else given, dtype=float)
         if pi_hat0.shape != robot.parameters.shape or not np.all(np.isfinite(pi_hat0)):
             raise ValueError(f"parameter initial_parameters must be {robot.parameters.size} finite numbers "
                              f"(10 per body), got {pi_hat0.size}")
-        self.metric = InertiaMetric(pi_hat0)
-        projection = self.metric.project if self.get_parameter("project").value else None
-        self.controller = SlotineLi(robot.with_parameters(pi_hat0), 1.0, 1.0, 1.0, pi_hat=pi_hat0,
-                                    projection=projection)
-        self._set_gains()
+        self._pi_hat0 = pi_hat0
         self.declare_parameter("body_names", list(robot.body_names), describe(
             "Read-only. The bodies in the order of the rows of ~/parameter_estimate.", read_only=True))
         self._estimate = Float64MultiArray(layout=multiarray_layout((robot.nbodies, 10)))
         self._error = JointState(name=list(self.joints))
 
+    def _gains(self):
+        """The gain parameters: lambda and kd (n,) in model order, adaptation_gain (nbodies,)."""
+        return RelativeGains(self._per_joint("lambda", self.get_parameter("lambda").value),
+                             self._per_joint("kd", self.get_parameter("kd").value),
+                             self._per_body(self.get_parameter("adaptation_gain").value))
+
     def _set_gains(self):
-        c, nv = self.controller, self.controller.robot.nv
-        c.Lambda = gain_matrix(self._per_joint("lambda", self.get_parameter("lambda").value), nv)
-        kd = self._per_joint("kd", self.get_parameter("kd").value)
-        c.K_D = gain_matrix(kd * (1.0 if self._inertia is None else self._inertia), nv)
-        gamma = self._per_body(self.get_parameter("adaptation_gain").value)
-        c.Gamma = self.metric.gain(gamma)
+        c = self.controller
+        if c is not None:
+            c.Lambda, c.K_D, c.Gamma = self._gains().matrices(c.robot, self._q0)
 
     def _torque(self, q, v, reference, dt):
-        if self._inertia is None:
-            self._inertia = np.diag(self.controller.robot.mass_matrix(q))
-            self._set_gains()
+        if self.controller is None:
+            self._q0 = q.copy()
+            self.controller = self._gains().slotine_li(self.robot, self._pi_hat0, self._q0,
+                                                       project=self.get_parameter("project").value)
         dt = min(dt, self.get_parameter("max_adaptation_step").value)
         return self.controller.update(q, v, reference.q, reference.v, reference.a, dt)
 

@@ -1,13 +1,17 @@
 """The ROS 2 half of `robot-dynamics demo`: sim_node and adaptive_controller_node (and optionally dynamics_node)
-run as processes over loopback DDS, while this process sends the trajectory and records what they publish."""
+run as processes over loopback DDS, while this process sends the trajectory and records what they publish.
+
+The demo hands over its scenario ``sc``: the description's file ``urdf`` and its model ``nominal``, the payload
+(``payload_body``, ``payload_mass``, ``payload_com``), the initial estimate ``pi_hat0``, the ``reference``
+(a PiecewiseTrajectory), ``duration`` (s) and ``rate`` (Hz).
+"""
 import os
 import sys
 import time
 
 import numpy as np
 
-from robot_dynamics.bundled import bundled_urdf
-from robot_dynamics.demo import GAMMA, KD, LAMBDA, PAYLOAD_BODY, PAYLOAD_COM, Record
+from robot_dynamics.controllers import TrackingRecord
 from robot_dynamics.ros.conversions import sec_nanosec, seconds
 from robot_dynamics.ros.processes import stop
 
@@ -16,8 +20,9 @@ def run_over_ros(sc, progress, log_dir, dynamics_node=False):
     """The closed loop over loopback DDS between node processes; this process sends the trajectory and records.
 
     sim_node simulates the arm with the payload in lockstep (it steps when the controller's command for its last
-    state has arrived), adaptive_controller_node controls it with the description and ``initial_parameters``.
-    Returns the Record and the number of mass matrices dynamics_node published (None without it).
+    state has arrived), adaptive_controller_node controls it with the description, ``initial_parameters`` and its
+    default gains (the library's RelativeGains(), as the demo's in-process loop).
+    Returns the TrackingRecord and the number of mass matrices dynamics_node published (None without it).
     Raises RuntimeError when a node dies or the loop stalls.
     """
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"      # read by rclpy.init here and in the nodes
@@ -72,20 +77,17 @@ def _start_nodes(sc, namespace, log_dir, dynamics_node):
     """The node processes, as a user starts them (``python -m ...``), their output in ``log_dir``."""
     import subprocess
 
-    urdf = str(bundled_urdf("arm7"))
     start = sc.reference(0.0)
-    common = ["-r", f"__ns:={namespace}", "-p", f"urdf_path:={urdf}",
+    common = ["-r", f"__ns:={namespace}", "-p", f"urdf_path:={sc.urdf}",
               "-p", "command_topic:=effort_controller/commands"]          # relative: inside the demo's namespace
     commands = {
         "sim_node": ["robot_dynamics.ros.sim_node", "--ros-args", *common,
                      "-p", f"rate:={float(sc.rate)!r}", "-p", "lockstep:=true", "-p", "real_time_factor:=0.0",
-                     "-p", f"payload_body:={PAYLOAD_BODY}", "-p", f"payload_mass:={float(sc.payload_mass)!r}",
-                     "-p", f"payload_com:={_yaml(PAYLOAD_COM)}",
+                     "-p", f"payload_body:={sc.payload_body}", "-p", f"payload_mass:={float(sc.payload_mass)!r}",
+                     "-p", f"payload_com:={_yaml(sc.payload_com)}",
                      "-p", f"initial_positions:={_yaml(start.q)}", "-p", f"initial_velocities:={_yaml(start.v)}"],
         "adaptive_controller_node": ["robot_dynamics.ros.controller_nodes", "adaptive", "--ros-args", *common,
-                                     "-p", f"initial_parameters:={_yaml(sc.pi_hat0)}",
-                                     "-p", f"lambda:={LAMBDA!r}", "-p", f"kd:={KD!r}",
-                                     "-p", f"adaptation_gain:={GAMMA!r}"],
+                                     "-p", f"initial_parameters:={_yaml(sc.pi_hat0)}"],
     }
     if dynamics_node:
         commands["dynamics_node"] = ["robot_dynamics.ros.dynamics_node", "--ros-args", *common]
@@ -128,7 +130,7 @@ class _Recorder:
         self._trajectory = self._trajectory_msg()
 
     def _trajectory_msg(self):
-        """The reference's points (positions, velocities, accelerations every demo.SAMPLE s), stamped 0: start now."""
+        """The reference's points (positions, velocities, accelerations), stamped 0: start now."""
         from builtin_interfaces.msg import Duration
         from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -166,7 +168,5 @@ class _Recorder:
             if k >= 0:
                 pi_hat[k:] = estimate
         keep = np.array(self.t) < self.sc.duration - 0.5 / self.sc.rate
-        return Record(np.array(self.t)[keep], np.array(self._e)[keep], np.array(self._e_dot)[keep], pi_hat[keep])
-
-
-# --- what the run shows ----------------------------------------------------------------------------------------
+        return TrackingRecord(np.array(self.t)[keep], np.array(self._e)[keep], np.array(self._e_dot)[keep],
+                              pi_hat[keep])

@@ -41,11 +41,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics.controllers import Simulator, with_payload
-from robot_dynamics.ros.controller_nodes import COMMAND_TOPIC, RobotNode
-from robot_dynamics.ros.description import describe
-from robot_dynamics.ros.runner import run
 from robot_dynamics.ros.conversions import BadMessage, as_float_array, sec_nanosec
+from robot_dynamics.ros.description import describe
 from robot_dynamics.ros.qos import OUTPUT_QOS
+from robot_dynamics.ros.robot_node import COMMAND_TOPIC, RobotNode
+from robot_dynamics.ros.runner import run
 
 MAX_LAG = 0.1          # s of wall time the paced clock may fall behind before it slips
 REPUBLISH = 0.1        # s of wall time between repetitions of the initial state until the first command
