@@ -4,8 +4,9 @@
 
 Per robot it prints, for the bundle (M, C, g, J_com and the Slotine-Li Y in one call against Pinocchio's five
 calls), each single method against its Pinocchio counterpart, and a batch of states (ours: one batched call
-using all cores; Pinocchio: a Python loop over its five calls): our median time, Pinocchio's, and the median of
-the per-round ratios ours/Pinocchio (below 1 means we are faster).  The "out=" rows write into the results of
+using all cores; Pinocchio: a Python loop over its five calls), and the batch of each of mass_matrix, regressor,
+inverse_dynamics and forward_dynamics against a Python loop of its Pinocchio counterpart: our median time,
+Pinocchio's, and the median of the per-round ratios ours/Pinocchio (below 1 means we are faster).  The "out=" rows write into the results of
 an earlier call, as a control loop or an identification run would (Pinocchio writes into its Data too); for
 the batch this removes the page faults of ~100 MB of fresh output memory per call.
 """
@@ -98,6 +99,26 @@ def bench_robot(name, floating_base, rounds, batch):
     t_ours, t_pin, ratio = compare(lambda: robot.dynamics(Q, V, VR, AR, out=batch_buffers), pin_batch,
                                    max(3, rounds // 3), 1)
     results.append((f"batch of {batch}, out= (per state)", t_ours / batch, t_pin / batch, ratio))
+
+    A = rng.normal(size=(batch, robot.nv))
+    TAU = robot.inverse_dynamics(Q, V, A)
+    AP, TAUP = [twin.v(x) for x in A], [twin.v(x) for x in TAU]
+    singles = [  # each method's batch (one call, all cores) against a Python loop of Pinocchio's counterpart
+        ("mass_matrix", lambda out=None: robot.mass_matrix(Q, out=out), lambda i: pin.crba(model, data, QP[i])),
+        ("regressor", lambda out=None: robot.regressor(Q, V, VR, AR, out=out),
+         lambda i: pin.computeJointTorqueRegressor(model, data, QP[i], VRP[i], ARP[i])),
+        ("inverse_dynamics", lambda out=None: robot.inverse_dynamics(Q, V, A, out=out),
+         lambda i: pin.rnea(model, data, QP[i], VP[i], AP[i])),
+        ("forward_dynamics", lambda out=None: robot.forward_dynamics(Q, V, TAU, out=out),
+         lambda i: pin.aba(model, data, QP[i], VP[i], TAUP[i]))]
+    for label, ours, theirs in singles:
+        def pin_loop(theirs=theirs):
+            for i in range(batch):
+                theirs(i)
+        buffer = ours()
+        for suffix, call in (("", ours), (", out=", lambda ours=ours, buffer=buffer: ours(buffer))):
+            t_ours, t_pin, ratio = compare(call, pin_loop, max(3, rounds // 3), 1)
+            results.append((f"{label} batch{suffix}", t_ours / batch, t_pin / batch, ratio))
     return robot, results
 
 

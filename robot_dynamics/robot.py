@@ -29,6 +29,11 @@ def _merged_batch(x, batch_ndim, B):
     return y if np.may_share_memory(x, y) else None     # a copy is new memory
 
 
+def _fits(x, shape):
+    """x can receive a result of this shape in place (the fast test; _checked_out says what is wrong)."""
+    return type(x) is _ND and x.dtype is _F64 and x.shape == shape and x.flags.writeable
+
+
 def _checked_out(out, shape, name="out"):
     """out, if it can receive a result of this shape in place; else a ValueError naming it."""
     if not (isinstance(out, np.ndarray) and out.dtype == _F64 and out.shape == shape and out.flags.writeable):
@@ -179,7 +184,9 @@ class Robot:
                 nn = self._shape_mass_matrix
                 out = Dynamics(_empty(nn), _empty(nn), _empty(vs), _empty(3), _empty(self._shape_com_jacobian),
                                _empty(self._shape_regressor) if want_y else None)
-            else:
+            elif not (_fits(out.M, nn := self._shape_mass_matrix) and _fits(out.C, nn) and _fits(out.g, vs)
+                      and _fits(out.com, (3,)) and _fits(out.J_com, self._shape_com_jacobian)
+                      and (not want_y or _fits(out.Y, self._shape_regressor))):
                 self._check_outs(_ROWS["_dynamics_with_regressor" if want_y else "_dynamics"], (), _fields(out),
                                  "out.")
             if want_y:
@@ -312,8 +319,8 @@ def _method(row):
         name=row.name, args=", ".join(row.inputs), constants="self.gravity, " if row.gravity else "",
         fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
                           for x in row.inputs),
-        allocate=(f"result = _empty(()) if out is None else _checked_out(out, ())" if scalar else
-                  f"out = _empty(self._shape_{row.name}) if out is None else _checked_out(out, self._shape_{row.name})"),
+        allocate=("result = _empty(()) if out is None else _checked_out(out, ())" if scalar else
+                  "out = _empty(self._shape_{0}) if out is None else _checked_out(out, self._shape_{0})".format(row.name)),
         out_view="result[None]" if scalar else "out",            # a scalar's kernel writes into a 1-vector
         result="result[()] if out is None else result" if scalar else "out")
     filename = f"<robot_dynamics.robot: {row.name} from the registry>"

@@ -9,6 +9,7 @@ import pytest
 
 import robot_dynamics as rd
 from oracle import erd_path
+from robot_dynamics.algorithms.registry import QUANTITIES
 from robot_dynamics.bundled import bundled_urdf
 
 
@@ -18,11 +19,12 @@ def robot():
 
 
 def methods(robot):
-    """(name, positional state arguments' kinds, result shape) of every method that takes out=."""
-    nv, ny = robot.nv, 10 * robot.nbodies
-    return [("mass_matrix", "q", (nv, nv)), ("coriolis_matrix", "qv", (nv, nv)), ("gravity_vector", "q", (nv,)),
-            ("com_position", "q", (3,)), ("com_jacobian", "q", (3, nv)), ("regressor", "qvvv", (nv, ny)),
-            ("inverse_dynamics", "qvv", (nv,)), ("forward_dynamics", "qvv", (nv,))]
+    """(name, positional state arguments' kinds, result shape) of every method that takes out=: the registry's
+    quantities (algorithms/registry.py) with array results; the scalar ones are test_scalar_out's."""
+    sizes = {"nq": robot.nq, "nv": robot.nv, "nb": robot.nbodies, "ny": 10 * robot.nbodies}
+    return [(row.name, "".join(name[0] if name[0] == "q" else "v" for name in row.inputs),
+             tuple(sizes.get(n, n) for n in row.shapes[0]))
+            for row in QUANTITIES if not row.name.startswith("_") and row.shapes[0] != ()]
 
 
 def states(robot, kinds, rng, batch=()):
@@ -163,3 +165,24 @@ def test_other_dtypes_and_containers_are_converted_not_misread(robot):
                     lambda x: x.astype(">f8")):
         np.testing.assert_array_equal(robot.coriolis_matrix(convert(q), convert(v)), expected)
         np.testing.assert_array_equal(robot.gravity_vector(convert(q)), robot.gravity_vector(q))
+
+
+@pytest.mark.parametrize("name, kinds", [("kinetic_energy", "qv"), ("potential_energy", "q")])
+def test_scalar_out(robot, name, kinds):
+    """A scalar per state: a 0-d out for one state (a float is returned without it), a strided (B,) out for a
+    batch -- the same numbers as without out (and the batch's, from the parallel loop, those of single calls to
+    round-off, as in test_identities)."""
+    rng = np.random.default_rng(12)
+    method = getattr(robot, name)
+    args = states(robot, kinds, rng)
+    expected = method(*args)
+    assert np.ndim(expected) == 0 and not isinstance(expected, np.ndarray)
+    out = np.full((), np.nan)
+    assert method(*args, out=out) is out and out == expected
+    batch = states(robot, kinds, rng, (3,))
+    expected = method(*batch)
+    assert expected.shape == (3,)
+    np.testing.assert_allclose(expected, [method(*(x[i] for x in batch)) for i in range(3)], rtol=1e-13, atol=0)
+    out = strided_copy(np.full(3, np.nan), rng)
+    assert method(*batch, out=out) is out
+    np.testing.assert_array_equal(out, expected)

@@ -68,3 +68,33 @@ def test_compiled_regressor_block_is_its_definition(rng):
         world_block(alpha, u, v, R, p, W)
         expected = ad_inv(R, p).T @ (momentum_matrix(alpha) - adj(v).T @ momentum_matrix(u))
         np.testing.assert_allclose(W, expected, rtol=0, atol=EXACT)
+
+
+def test_compiled_operators_are_the_spatial_layer(rng):
+    """operators.py writes spatial.py's operators out on scalars (for the kernels); each against its definition.
+    Inertias: a random spatial inertia, and a random symmetric 6x6 (an articulated inertia)."""
+    from robot_dynamics.algorithms import operators as op
+    for _ in range(5):
+        pi, x, s, f = random_parameters(rng), *rng.normal(size=(3, 6))
+        R, p = rpy_rotation(rng.uniform(-np.pi, np.pi, 3)), rng.normal(size=3)
+        X, L = ad_inv(R, p), spatial_inertia(pi)
+        Ad = np.block([[R, skew(p) @ R], [np.zeros((3, 3)), R]])
+        for got, expected in ((op.ad_inv_times(R, p, x), X @ x), (op.ad_times(R, p, x), Ad @ x),
+                              (op.ad_inv_transpose_times(R, p, *f), X.T @ f), (op.adj_times(s, x), adj(s) @ x),
+                              (op.spatial_inertia_times(pi, *x), L @ x), (op.bias_force(pi, x), -adj(x).T @ L @ x),
+                              (op.rotate(R, *x[:3]), R @ x[:3]), (op.rotate_transpose(R, *x[:3]), R.T @ x[:3])):
+            np.testing.assert_allclose(np.array(got), expected, rtol=0, atol=EXACT)
+        B = rng.normal(size=(6, 6))
+        expected = B + adj(x).T @ L
+        op.add_adj_transpose_inertia(pi, x, B)
+        np.testing.assert_allclose(B, expected, rtol=0, atol=EXACT)
+        out = np.empty(10)
+        op.transform_parameters(pi, R, p, out)
+        np.testing.assert_allclose(out, transform_parameters(pi, R, p), rtol=0, atol=EXACT)
+        A = rng.normal(size=(6, 6))
+        A = A + A.T
+        P = rng.normal(size=(6, 6))
+        P = P + P.T
+        expected = P + X.T @ A @ X
+        op.add_transformed_inertia(R, p, A, P)
+        np.testing.assert_allclose(P, expected, rtol=0, atol=EXACT)

@@ -2,15 +2,11 @@
 says on stderr that it compiles, and a second run loads them silently.  (Timing goals are in
 benchmarks/startup.py, not here.)
 """
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-from types import SimpleNamespace
-
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = """
@@ -55,28 +51,37 @@ def test_read_only_install_caches_in_user_directory(tmp_path):
     assert not list(site.rglob("*.nbi")) and not list(site.rglob("*.nbc")), "nothing written beside the package"
 
 
-def test_a_changed_kernel_source_empties_the_cache(tmp_path):
-    """numba validates a cached kernel against its own file only; clear_stale_cache fingerprints every kernel
-    source, so that editing a callee (kinematics.py) cannot leave a caller (entry_points) loading stale code."""
-    from robot_dynamics.algorithms import entry_points
-    from robot_dynamics.compiled import clear_stale_cache
+def test_a_changed_kernel_source_gets_a_new_cache_directory(tmp_path):
+    """numba validates a cached kernel against its own file only; kernel_cache names the cache directory after a
+    hash of every kernel source, so that editing a callee (kinematics.py) cannot leave a caller loading stale
+    code -- and nothing is deleted.  Kernels decorated inside the context cache there; numba's setting is
+    restored after it."""
+    import importlib.util
+    import numba
+    from robot_dynamics import compiled
 
-    assert Path(entry_points.dynamics._cache._cache_path).is_dir(), "the mechanism sees numba's cache folder"
-    cache, sources = tmp_path / "cache", tmp_path / "src"
+    package, sources = tmp_path / "package", tmp_path / "src"
+    package.mkdir()
     sources.mkdir()
-    for name in ("kinematics.py", "entry_points.py"):
-        (sources / name).write_text(f"# {name}\n")
-    dispatcher = SimpleNamespace(_cache=SimpleNamespace(_cache_path=str(cache)))
-    files = sorted(sources.glob("*.py"))
-    clear_stale_cache(dispatcher, files)                       # first use: records the fingerprint
-    (cache / "entry_points.dynamics-1.py311.nbi").write_text("index")
-    (cache / "entry_points.dynamics-1.py311.1.nbc").write_text("code")
-    (cache / "entry_points.cpython-311.pyc").write_text("bytecode")
-    clear_stale_cache(dispatcher, files)                       # unchanged sources: the cache stays
-    assert len(list(cache.glob("*.nb?"))) == 2
-    (sources / "kinematics.py").write_text("# kinematics.py, edited\n")
-    clear_stale_cache(dispatcher, files)                       # a callee changed: the cache goes
-    assert not list(cache.glob("*.nb?")) and (cache / "entry_points.cpython-311.pyc").exists()
-    clear_stale_cache(dispatcher, files)
-    fingerprint = hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
-    assert (cache / "robot_dynamics-sources.sha256").read_text() == fingerprint
+    callee, kernel = sources / "callee.py", package / "kernel_module.py"
+    callee.write_text("# a callee\n")
+    kernel.write_text("from numba import njit\n\n\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    files = [callee, kernel]
+    setting = numba.config.CACHE_DIR
+
+    def load():
+        with compiled.kernel_cache(package, files):
+            spec = importlib.util.spec_from_file_location("kernel_module", kernel)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        assert numba.config.CACHE_DIR == setting
+        assert module.twice(21) == 42
+        return compiled._cache_dir
+
+    first = load()
+    assert first.parent == package / "__pycache__" and list(first.rglob("*.nbi")), "cached in the hashed folder"
+    assert load() == first, "unchanged sources: the same folder"
+    callee.write_text("# a callee, edited\n")
+    second = load()
+    assert second != first and list(second.rglob("*.nbi")), "a changed callee: a new folder, compiled afresh"
+    assert list(first.rglob("*.nbi")), "the old folder is left as it was"

@@ -207,11 +207,10 @@ def one_dof_inward(b, w, tau):
     t = Dinv * u
     for r in range(6):                                             # pa = pA + IA c + U D^-1 (u - U^T c)
         pa[r] += w.pA[r] + U[r, 0] * t
-    for r in range(6):                                             # Ia = IA - (U D^-1) U^T
-        g = U[r, 0] * Dinv
+    for r in range(6):                                             # Ia = IA - (U D^-1) U^T, upper triangle
+        g = U[r, 0] * Dinv                                         # (all add_transformed_inertia reads)
         for j in range(r, 6):
             w.Ia[r, j] = IA[r, j] - g * U[j, 0]
-            w.Ia[j, r] = w.Ia[r, j]
     return True
 
 

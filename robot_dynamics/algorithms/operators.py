@@ -173,21 +173,62 @@ def rotate_block(R, M, i0, j0):
     t00, t10, t20 = rotate(R, M[i0, j0], M[i0 + 1, j0], M[i0 + 2, j0])            # T = R B, column by column
     t01, t11, t21 = rotate(R, M[i0, j0 + 1], M[i0 + 1, j0 + 1], M[i0 + 2, j0 + 1])
     t02, t12, t22 = rotate(R, M[i0, j0 + 2], M[i0 + 1, j0 + 2], M[i0 + 2, j0 + 2])
-    r00, r01, r02 = rotate(R, t00, t01, t02)                                       # rows of T R^T = R T^T ...
+    r00, r01, r02 = rotate(R, t00, t01, t02)                                       # row i of T R^T is R T[i]
     r10, r11, r12 = rotate(R, t10, t11, t12)
     r20, r21, r22 = rotate(R, t20, t21, t22)
     return r00, r01, r02, r10, r11, r12, r20, r21, r22
 
 
 @inline
+def rotate_symmetric(R, M, i0):
+    """R S R^T for the symmetric S = M[i0:i0+3, i0:i0+3], read from its upper triangle; the upper triangle of the
+    result (00, 01, 02, 11, 12, 22) as a 6-tuple."""
+    m00, m01, m02 = M[i0, i0], M[i0, i0 + 1], M[i0, i0 + 2]
+    m11, m12, m22 = M[i0 + 1, i0 + 1], M[i0 + 1, i0 + 2], M[i0 + 2, i0 + 2]
+    t00, t10, t20 = rotate(R, m00, m01, m02)                                       # T = R S, column by column
+    t01, t11, t21 = rotate(R, m01, m11, m12)
+    t02, t12, t22 = rotate(R, m02, m12, m22)
+    r00, r01, r02 = rotate(R, t00, t01, t02)                                       # row i of T R^T is R T[i]
+    _, r11, r12 = rotate(R, t10, t11, t12)
+    r22 = R[2, 0] * t20 + R[2, 1] * t21 + R[2, 2] * t22
+    return r00, r01, r02, r11, r12, r22
+
+
+@inline
+def add_symmetric3(M, i0, x00, x01, x02, x11, x12, x22):
+    """M[i0:i0+3, i0:i0+3] += the symmetric 3x3 given by its upper triangle."""
+    M[i0, i0] += x00
+    M[i0, i0 + 1] += x01
+    M[i0, i0 + 2] += x02
+    M[i0 + 1, i0] += x01
+    M[i0 + 1, i0 + 1] += x11
+    M[i0 + 1, i0 + 2] += x12
+    M[i0 + 2, i0] += x02
+    M[i0 + 2, i0 + 1] += x12
+    M[i0 + 2, i0 + 2] += x22
+
+
+@inline
+def add_off_diagonal(M, x00, x01, x02, x10, x11, x12, x20, x21, x22):
+    """M[0:3, 3:6] += X and M[3:6, 0:3] += X^T."""
+    M[0, 3], M[0, 4], M[0, 5] = M[0, 3] + x00, M[0, 4] + x01, M[0, 5] + x02
+    M[1, 3], M[1, 4], M[1, 5] = M[1, 3] + x10, M[1, 4] + x11, M[1, 5] + x12
+    M[2, 3], M[2, 4], M[2, 5] = M[2, 3] + x20, M[2, 4] + x21, M[2, 5] + x22
+    M[3, 0], M[3, 1], M[3, 2] = M[3, 0] + x00, M[3, 1] + x10, M[3, 2] + x20
+    M[4, 0], M[4, 1], M[4, 2] = M[4, 0] + x01, M[4, 1] + x11, M[4, 2] + x21
+    M[5, 0], M[5, 1], M[5, 2] = M[5, 0] + x02, M[5, 1] + x12, M[5, 2] + x22
+
+
+@inline
 def add_transformed_inertia(R, p, I, I_p):
-    """I_p += Ad^-T I Ad^-1 for a symmetric 6x6 I of frame k posed at (R, p): the inertia in the outer frame
-    (paper 003, Algorithm 8.1's I^A_p += X^T I^a X).  Written out by blocks: with Ad^-1 = [[R^T, -R^T P], [0, R^T]]
-    (P = p~) and I = [[A, B], [B^T, C]], rotate the blocks, A' = R A R^T, B' = R B R^T, C' = R C R^T, then shift:
+    """I_p += Ad^-T I Ad^-1 for a symmetric 6x6 I of frame k posed at (R, p), read from its upper triangle: the
+    inertia in the outer frame (paper 003, Algorithm 8.1's I^A_p += X^T I^a X).  Written out by blocks: with
+    Ad^-1 = [[R^T, -R^T P], [0, R^T]] (P = p~) and I = [[A, B], [B^T, C]], rotate the blocks, A' = R A R^T,
+    B' = R B R^T, C' = R C R^T, then shift:
         Ad^-T I Ad^-1 = [[A', B' - A' P], [(B' - A' P)^T, C' + P B' + (P B')^T - P A' P]]."""
-    a00, a01, a02, _, a11, a12, _, _, a22 = rotate_block(R, I, 0, 0)
+    a00, a01, a02, a11, a12, a22 = rotate_symmetric(R, I, 0)
     b00, b01, b02, b10, b11, b12, b20, b21, b22 = rotate_block(R, I, 0, 3)
-    c00, c01, c02, _, c11, c12, _, _, c22 = rotate_block(R, I, 3, 3)
+    c00, c01, c02, c11, c12, c22 = rotate_symmetric(R, I, 3)
     p0, p1, p2 = p[0], p[1], p[2]
     n00, n01, n02 = cross(a00, a01, a02, p0, p1, p2)               # N = A' P: row i of N = row i of A' x p
     n10, n11, n12 = cross(a01, a11, a12, p0, p1, p2)
@@ -198,14 +239,8 @@ def add_transformed_inertia(R, p, I, I_p):
     l00, _, _ = cross(p0, p1, p2, n00, n10, n20)                   # L = P N = P A' P (symmetric): its upper half
     l01, l11, _ = cross(p0, p1, p2, n01, n11, n21)
     l02, l12, l22 = cross(p0, p1, p2, n02, n12, n22)
-    upper = ((a00, a01, a02, b00 - n00, b01 - n01, b02 - n02),
-             (0.0, a11, a12, b10 - n10, b11 - n11, b12 - n12),
-             (0.0, 0.0, a22, b20 - n20, b21 - n21, b22 - n22),
-             (0.0, 0.0, 0.0, c00 + 2.0 * k00 - l00, c01 + k01 + k10 - l01, c02 + k02 + k20 - l02),
-             (0.0, 0.0, 0.0, 0.0, c11 + 2.0 * k11 - l11, c12 + k12 + k21 - l12),
-             (0.0, 0.0, 0.0, 0.0, 0.0, c22 + 2.0 * k22 - l22))
-    for i in range(6):
-        I_p[i, i] += upper[i][i]
-        for j in range(i + 1, 6):
-            I_p[i, j] += upper[i][j]
-            I_p[j, i] += upper[i][j]
+    add_symmetric3(I_p, 0, a00, a01, a02, a11, a12, a22)
+    add_off_diagonal(I_p, b00 - n00, b01 - n01, b02 - n02, b10 - n10, b11 - n11, b12 - n12, b20 - n20, b21 - n21,
+                     b22 - n22)
+    add_symmetric3(I_p, 3, c00 + 2.0 * k00 - l00, c01 + k01 + k10 - l01, c02 + k02 + k20 - l02,
+                   c11 + 2.0 * k11 - l11, c12 + k12 + k21 - l12, c22 + 2.0 * k22 - l22)

@@ -44,6 +44,16 @@ def reference_recursion(bodies, work, gravity, v_ref, a_ref):
 
 
 @njit(cache=True, inline="always")
+def cross_unit(x0, x1, x2, j):
+    """x x e_j, e_j the j-th unit vector."""
+    if j == 0:
+        return 0.0, x2, -x1
+    if j == 1:
+        return -x2, 0.0, x0
+    return x1, -x0, 0.0
+
+
+@njit(cache=True, inline="always")
 def bar_column(j, x0, x1, x2):
     """Column j of the 3x6 matrix x-bar of eq. (12), I x = x-bar [I_xx, I_yy, I_zz, I_xy, I_xz, I_yz]."""
     if j == 0:
@@ -84,20 +94,20 @@ def world_block(alpha, u, v, R, p, W):
     n0, n1, n2 = cross(e0, e1, e2, c0, c1, c2)
     to_world_wrench(R, p, W, 0, a0 + x0, a1 + x1, a2 + x2, n0, n1, n2)
     for j in range(3):                                             # first-moment columns h_j
-        u0, u1, u2 = 1.0 if j == 0 else 0.0, 1.0 if j == 1 else 0.0, 1.0 if j == 2 else 0.0    # e_j
-        m0, m1, m2 = cross(d0, d1, d2, u0, u1, u2)                 # d x e_j
-        y0, y1, y2 = cross(c0, c1, c2, u0, u1, u2)                 # c x e_j
-        f0, f1, f2 = cross(b0, b1, b2, u0, u1, u2)
+        m0, m1, m2 = cross_unit(d0, d1, d2, j)                     # d x e_j
+        y0, y1, y2 = cross_unit(c0, c1, c2, j)                     # c x e_j
+        f0, f1, f2 = cross_unit(b0, b1, b2, j)                     # b x e_j
+        k0, k1, k2 = cross_unit(a0, a1, a2, j)                     # a x e_j = -(e_j x a)
         g0, g1, g2 = cross(w0, w1, w2, m0, m1, m2)
-        k0, k1, k2 = cross(u0, u1, u2, a0, a1, a2)
         l0, l1, l2 = cross(e0, e1, e2, m0, m1, m2)
         o0, o1, o2 = cross(w0, w1, w2, y0, y1, y2)
-        to_world_wrench(R, p, W, 1 + j, f0 + g0, f1 + g1, f2 + g2, k0 + l0 - o0, k1 + l1 - o1, k2 + l2 - o2)
-    for j in range(6):                                             # inertia columns: pure moments
+        to_world_wrench(R, p, W, 1 + j, f0 + g0, f1 + g1, f2 + g2, l0 - k0 - o0, l1 - k1 - o1, l2 - k2 - o2)
+    for j in range(6):                                             # inertia columns: pure moments, [0; R n]
         l0, l1, l2 = bar_column(j, b0, b1, b2)
         m0, m1, m2 = bar_column(j, d0, d1, d2)
         x0, x1, x2 = cross(w0, w1, w2, m0, m1, m2)
-        to_world_wrench(R, p, W, 4 + j, 0.0, 0.0, 0.0, l0 + x0, l1 + x1, l2 + x2)
+        N0, N1, N2 = rotate(R, l0 + x0, l1 + x1, l2 + x2)
+        store6(W[:, 4 + j], (0.0, 0.0, 0.0, N0, N1, N2))
 
 
 @njit(cache=True)

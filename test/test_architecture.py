@@ -1,0 +1,117 @@
+"""The package's shape: the import graph has no cycle and follows the layers, only robot_dynamics/ros imports
+rclpy, nothing reaches into numba's private attributes, and every quantity of the registry is a Robot method
+whose batch runs in the compiled parallel loop."""
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics.algorithms.registry import PARALLEL, QUANTITIES
+from robot_dynamics.bundled import bundled_urdf
+
+PACKAGE = Path(rd.__file__).parent
+
+
+def module_name(path):
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path):
+    """The robot_dynamics modules (and top-level packages) that the module at `path` imports, at any depth."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph():
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: {m for m in imports(path) if m in modules and m != name} for name, path in modules.items()}
+
+
+def test_no_import_cycle(graph):
+    """Depth-first search for a back edge; a package's own __init__ importing its submodules is not a cycle
+    (importing a submodule imports its package first, which Python resolves)."""
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = "open"
+        stack.append(m)
+        for n in sorted(graph[m]):
+            if m.startswith(n + "."):          # a module importing its own package (e.g. `from .. import model`)
+                continue
+            if state.get(n) == "open":
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(n):] + [n]))
+            if n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+
+
+def test_layers(graph):
+    """spatial -> model, urdf -> algorithms -> robot -> controllers -> ros: nothing imports a layer below it, and
+    the ROS layer imports neither the demo nor the command line (an application imports the library, never the
+    reverse)."""
+    below = {"robot_dynamics.spatial": ("robot_dynamics.model", "robot_dynamics.algorithms", "robot_dynamics.robot",
+                                        "robot_dynamics.controllers", "robot_dynamics.ros"),
+             "robot_dynamics.algorithms": ("robot_dynamics.robot", "robot_dynamics.controllers",
+                                           "robot_dynamics.ros", "robot_dynamics.demo", "robot_dynamics.cli"),
+             "robot_dynamics.controllers": ("robot_dynamics.ros", "robot_dynamics.demo", "robot_dynamics.cli"),
+             "robot_dynamics.ros": ("robot_dynamics.demo", "robot_dynamics.cli")}
+    for module, targets in graph.items():
+        for layer, forbidden in below.items():
+            if module == layer or module.startswith(layer + "."):
+                bad = [t for t in targets if t.startswith(forbidden)]
+                assert not bad, f"{module} imports {bad}"
+
+
+def test_only_ros_imports_rclpy_and_nobody_reaches_into_numba():
+    """rclpy is imported under robot_dynamics/ros only; no module imports numba.core or touches a private
+    attribute (a name with one leading underscore) of an object other than self or super(): lxml's public
+    etree._Element type is the one exception."""
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        if "ros" not in path.relative_to(PACKAGE).parts:
+            assert not any(x.split(".")[0] == "rclpy" for x in names), path
+        assert not any(x.startswith("numba.core") for x in names), f"{path} imports numba's internals"
+        foreign = [(n.lineno, n.attr) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                   and n.attr.startswith("_") and not n.attr.startswith("__")
+                   and not (isinstance(n.value, ast.Name) and n.value.id == "self") and n.attr != "_Element"
+                   and not (isinstance(n.value, ast.Call) and getattr(n.value.func, "id", None) == "super")]
+        assert not foreign, f"{path}: private attributes {foreign}"
+
+
+@pytest.mark.parametrize("row", [r for r in QUANTITIES if not r.name.startswith("_")], ids=lambda r: r.name)
+def test_every_quantity_is_a_method_with_a_parallel_batch(row):
+    """A registry row is a Robot method with the row's docstring; its batch goes through the row's compiled
+    parallel loop, and each state of the batch equals the single-state call (one compiled pass, two loops)."""
+    robot = rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
+    method = getattr(robot, row.name)
+    assert method.__doc__ == row.doc
+    rng = np.random.default_rng(3)
+    batch = [[robot.random_configuration(rng) if name.startswith("q") else rng.normal(size=robot.nv)
+              for name in row.inputs] for _ in range(3)]
+    stacked = [np.array(x) for x in zip(*batch)]
+    got = method(*stacked)
+    assert PARALLEL[row.name].signatures, "the batch ran the compiled parallel loop"
+    for i, state in enumerate(batch):
+        np.testing.assert_allclose(got[i], method(*state), rtol=0, atol=1e-13, err_msg=row.name)
