@@ -6,9 +6,9 @@ Per robot it prints, for the bundle (M, C, g, J_com and the Slotine-Li Y in one 
 calls), each single method against its Pinocchio counterpart, and a batch of states (ours: one batched call
 using all cores; Pinocchio: a Python loop over its five calls), and the batch of each of mass_matrix, regressor,
 inverse_dynamics and forward_dynamics against a Python loop of its Pinocchio counterpart: our median time,
-Pinocchio's, and the median of the per-round ratios ours/Pinocchio (below 1 means we are faster).  The "out=" rows write into the results of
-an earlier call, as a control loop or an identification run would (Pinocchio writes into its Data too); for
-the batch this removes the page faults of ~100 MB of fresh output memory per call.
+Pinocchio's, and the median of the per-round ratios ours/Pinocchio (below 1 means we are faster).  The "out="
+rows write into the results of an earlier call, as a control loop or an identification run would (Pinocchio
+writes into its Data too); for the batch this removes the page faults of ~100 MB of fresh output memory per call.
 """
 import argparse
 import sys

@@ -320,7 +320,8 @@ def _method(row):
         fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
                           for x in row.inputs),
         allocate=("result = _empty(()) if out is None else _checked_out(out, ())" if scalar else
-                  "out = _empty(self._shape_{0}) if out is None else _checked_out(out, self._shape_{0})".format(row.name)),
+                  f"out = _empty(self._shape_{row.name}) if out is None else "
+                  f"_checked_out(out, self._shape_{row.name})"),
         out_view="result[None]" if scalar else "out",            # a scalar's kernel writes into a 1-vector
         result="result[()] if out is None else result" if scalar else "out")
     filename = f"<robot_dynamics.robot: {row.name} from the registry>"

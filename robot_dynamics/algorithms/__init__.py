@@ -1,16 +1,17 @@
 """Layer 3: one module per published algorithm or family, compiled with numba (see compiled.py for the cache).
 
-The kernel modules are imported here, inside `kernel_cache`, so that numba caches them in a directory keyed by
-a hash of all their sources (a change to any callee invalidates every caller)."""
+The kernel modules are imported here (through the registry, which imports them all), inside `kernel_cache`, so
+that numba caches them in a folder keyed by a hash of every module of this package but reference.py (plain
+numpy), of model.py (the body record) and of compiled.py (the batch loop): a change to any callee invalidates
+every caller."""
 from pathlib import Path
 
 from .. import model
 from ..compiled import kernel_cache
 
 _HERE = Path(__file__).parent
-_KERNELS = ("operators", "kinematics", "matrices", "regressor", "newton_euler", "bundle", "energy", "workspace",
-            "registry")
+_SOURCES = [p for p in _HERE.glob("*.py") if p.name != "reference.py"] + [Path(model.__file__),
+                                                                         _HERE.parent / "compiled.py"]
 
-with kernel_cache(_HERE, [_HERE / f"{name}.py" for name in _KERNELS] + [Path(model.__file__),
-                                                                       Path(__file__).parent.parent / "compiled.py"]):
-    from . import registry, workspace                                                 # noqa: F401 (and the rest)
+with kernel_cache(_HERE, _SOURCES):
+    from . import registry                                                            # noqa: F401

@@ -2,17 +2,15 @@
 (matrices.py) and, with references, the Slotine-Li regressor (regressor.py), which reuses the pass's rates."""
 from numba import njit
 
-from .kinematics import check_inputs, outward_pass
-from .matrices import (com_jacobian_terms, com_terms, composites, coriolis_matrix_terms, gravity_terms,
-                       mass_matrix_terms)
+from .matrices import (com_jacobian_terms, com_terms, coriolis_matrix_terms, gravity_terms, mass_matrix_terms,
+                       prepared)
 from .regressor import regressor_after_pass
 
 
 @njit(cache=True)
-def _all_matrices(bodies, work, gravity, q, v, M, C, g, com, J_com):
-    status = outward_pass(bodies, work, q, v, True)
+def _all_matrices(bodies, work, gravity, inputs, q, v, M, C, g, com, J_com):
+    status = prepared(bodies, work, inputs, q, v, True, True)
     if status == 0:
-        composites(bodies, work, True, True)
         M[:, :] = 0.0
         C[:, :] = 0.0
         mass_matrix_terms(bodies, work, M)
@@ -26,16 +24,13 @@ def _all_matrices(bodies, work, gravity, q, v, M, C, g, com, J_com):
 @njit(cache=True)
 def dynamics(bodies, work, gravity, q, v, M, C, g, com, J_com):
     """M, C, g, com and J_com at one state."""
-    status = check_inputs((q, v))
-    return status if status != 0 else _all_matrices(bodies, work, gravity, q, v, M, C, g, com, J_com)
+    return _all_matrices(bodies, work, gravity, (q, v), q, v, M, C, g, com, J_com)
 
 
 @njit(cache=True)
 def dynamics_with_regressor(bodies, work, gravity, q, v, v_ref, a_ref, M, C, g, com, J_com, Y):
     """M, C, g, com, J_com and Y(q, v, v_ref, a_ref) at one state."""
-    status = check_inputs((q, v, v_ref, a_ref))
-    if status == 0:
-        status = _all_matrices(bodies, work, gravity, q, v, M, C, g, com, J_com)
+    status = _all_matrices(bodies, work, gravity, (q, v, v_ref, a_ref), q, v, M, C, g, com, J_com)
     if status == 0:
         regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y)
     return status

@@ -3,16 +3,14 @@ body's twist in its own frame (paper 002, eq. (2): the kinetic energy of one bod
 c_k^w (c_k^w = p_{0,k} + R_{0,k} c_k, the body's CoM in the world).  Independent of M: 1/2 v^T M v = T is a test."""
 from numba import njit
 
-from .kinematics import check_inputs, outward_pass
+from .kinematics import checked_pass
 from .operators import ad_inv_times, rotate, spatial_inertia_times
 
 
 @njit(cache=True)
 def kinetic_energy(bodies, work, q, v, T):
     """T[0] <- the kinetic energy at (q, v)."""
-    status = check_inputs((q, v))
-    if status == 0:
-        status = outward_pass(bodies, work, q, v, True)
+    status = checked_pass(bodies, work, (q, v), q, v, True)
     if status != 0:
         return status
     T[0] = 0.0
@@ -27,9 +25,7 @@ def kinetic_energy(bodies, work, q, v, T):
 @njit(cache=True)
 def potential_energy(bodies, work, gravity, q, U):
     """U[0] <- the potential energy at q, zero with the CoM at the world origin."""
-    status = check_inputs((q,))
-    if status == 0:
-        status = outward_pass(bodies, work, q, q, False)
+    status = checked_pass(bodies, work, (q,), q, q, False)
     if status != 0:
         return status
     U[0] = 0.0

@@ -152,11 +152,16 @@ def outward_pass(bodies, work, q, v, with_rates):
 
 
 @njit(cache=True)
+def checked_pass(bodies, work, inputs, q, v, with_rates):
+    """check_inputs, then outward_pass: how most entry points begin.  0 or the first error's code."""
+    status = check_inputs(inputs)
+    return status if status != 0 else outward_pass(bodies, work, q, v, with_rates)
+
+
+@njit(cache=True)
 def body_placements(bodies, work, q, T):
     """T[k] <- T_{0,k}, the homogeneous pose of body k in the world, for every body (one outward pass)."""
-    status = check_inputs((q,))
-    if status == 0:
-        status = outward_pass(bodies, work, q, q, False)
+    status = checked_pass(bodies, work, (q,), q, q, False)
     if status != 0:
         return status
     for k in range(bodies.shape[0]):

@@ -19,7 +19,7 @@ compute one quantity each, and bundle.dynamics all of them from one pass.
 import numpy as np
 from numba import njit
 
-from .kinematics import check_inputs, outward_pass
+from .kinematics import checked_pass
 from .operators import (add_adj_transpose_inertia, cross, dot6, spatial_inertia_times, store6,
                         transform_parameters)
 
@@ -169,62 +169,52 @@ def com_jacobian_terms(bodies, work, J_com):
 
 # ---- entry points: inputs checked, passes run, one quantity written --------------------------------------------
 @njit(cache=True)
-def _zero(x):
-    x[...] = 0.0
+def prepared(bodies, work, inputs, q, v, with_rates, with_inertia):
+    """Inputs checked, the outward pass (with rates for C) and the composites (with inertias for M and C, with
+    Bc for C) done.  0 or the first error's code."""
+    status = checked_pass(bodies, work, inputs, q, v, with_rates)
+    if status == 0:
+        composites(bodies, work, with_inertia, with_rates)
+    return status
 
 
 @njit(cache=True)
 def mass_matrix(bodies, work, q, M):
-    status = check_inputs((q,))
+    status = prepared(bodies, work, (q,), q, q, False, True)
     if status == 0:
-        status = outward_pass(bodies, work, q, q, False)
-    if status == 0:
-        composites(bodies, work, True, False)
-        _zero(M)
+        M[:, :] = 0.0
         mass_matrix_terms(bodies, work, M)
     return status
 
 
 @njit(cache=True)
 def coriolis_matrix(bodies, work, q, v, C):
-    status = check_inputs((q, v))
+    status = prepared(bodies, work, (q, v), q, v, True, True)
     if status == 0:
-        status = outward_pass(bodies, work, q, v, True)
-    if status == 0:
-        composites(bodies, work, True, True)
-        _zero(C)
+        C[:, :] = 0.0
         coriolis_matrix_terms(bodies, work, C)
     return status
 
 
 @njit(cache=True)
 def gravity_vector(bodies, work, gravity, q, g):
-    status = check_inputs((q,))
+    status = prepared(bodies, work, (q,), q, q, False, False)
     if status == 0:
-        status = outward_pass(bodies, work, q, q, False)
-    if status == 0:
-        composites(bodies, work, False, False)
         gravity_terms(bodies, work, gravity, g)
     return status
 
 
 @njit(cache=True)
 def com_position(bodies, work, q, com):
-    status = check_inputs((q,))
+    status = prepared(bodies, work, (q,), q, q, False, False)
     if status == 0:
-        status = outward_pass(bodies, work, q, q, False)
-    if status == 0:
-        composites(bodies, work, False, False)
         com_terms(bodies, work, com)
     return status
 
 
 @njit(cache=True)
 def com_jacobian(bodies, work, q, J_com):
-    status = check_inputs((q,))
+    status = prepared(bodies, work, (q,), q, q, False, False)
     if status == 0:
-        status = outward_pass(bodies, work, q, q, False)
-    if status == 0:
-        composites(bodies, work, False, False)
         com_jacobian_terms(bodies, work, J_com)
     return status

@@ -13,7 +13,7 @@ coordinate i of k and its ancestors.  reference.regressor writes eq. (16) as it 
 import numpy as np
 from numba import njit
 
-from .kinematics import check_inputs, outward_pass
+from .kinematics import checked_pass
 from .operators import ad_inv_times, cross, rotate, store6
 
 WORK = [
@@ -147,9 +147,7 @@ def regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y):
 @njit(cache=True)
 def regressor(bodies, work, gravity, q, v, v_ref, a_ref, Y):
     """The Slotine-Li Y(q, v, v_ref, a_ref) alone (paper 002, eq. (16))."""
-    status = check_inputs((q, v, v_ref, a_ref))
-    if status == 0:
-        status = outward_pass(bodies, work, q, v, True)
+    status = checked_pass(bodies, work, (q, v, v_ref, a_ref), q, v, True)
     if status == 0:
         regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y)
     return status
