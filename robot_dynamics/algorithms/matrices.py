@@ -60,7 +60,7 @@ def composites(bodies, work, with_inertia, with_c):
                         work[par].Bc[r, c] += work[k].Bc[r, c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def composite_times(w, x, out):
     """out <- Ic x, the composite inertia of w's subtree (its pic) times the 6-vector x."""
     store6(out, spatial_inertia_times(w.pic, x[0], x[1], x[2], x[3], x[4], x[5]))

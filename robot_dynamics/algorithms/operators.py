@@ -12,15 +12,17 @@ written out on scalars so that nothing allocates.  Twists and wrenches are [line
     transform_parameters(pi, R, p)                     transform_parameters(pi, R, p, out)
     I_p += ad_inv(R, p).T @ I @ ad_inv(R, p)           add_transformed_inertia(R, p, I, I_p)
 
-test/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers, and the helpers are
-inlined into their callers (inline="always"): a numba call that is not inlined reference-counts each array
-argument.  Multiply-adds may be fused (CONTRACT: one rounding instead of two; no other fast-math liberty, so NaN
+test/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  The small helpers
+are inlined into their callers (inline="always": a numba call that is not inlined reference-counts each array
+argument); the large ones, used once per body, are called (each inlined copy costs compile time at first use,
+which the cold start-up of benchmarks/startup.py measures).  Multiply-adds may be fused (CONTRACT: one rounding instead of two; no other fast-math liberty, so NaN
 and inf behave as IEEE 754 says).
 """
 from numba import njit
 
 CONTRACT = {"contract"}
-inline = njit(cache=True, fastmath=CONTRACT, inline="always")
+inline = njit(cache=True, fastmath=CONTRACT, inline="always")    # small, array-touching: into the caller
+call = njit(cache=True, fastmath=CONTRACT)                        # large, once per body: called
 
 
 @inline
@@ -124,7 +126,7 @@ def bias_force(pi, v):
     return f0, f1, f2, g0 + e0, g1 + e1, g2 + e2
 
 
-@inline
+@call
 def add_adj_transpose_inertia(pi, V, B):
     """B += adj(V)^T Lambda(pi) = [[-m w~, w~ h~], [-m v~ - w~ h~, v~ h~ - w~ I]] for the twist V = [v; w]."""
     m = pi[0]
@@ -145,7 +147,7 @@ def add_adj_transpose_inertia(pi, V, B):
             B[3 + i, 3 + j] += VH - WI
 
 
-@inline
+@call
 def transform_parameters(pi, R, p, out):
     """out <- pi of a body posed at (R, p), in the outer frame (spatial.transform_parameters):
     h' = R h + m p,  I' = R I R^T + m (|p|^2 E - p p^T) + 2 (p.h) E - p h^T - h p^T  with h = R h_body."""

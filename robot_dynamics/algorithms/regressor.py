@@ -43,7 +43,7 @@ def reference_recursion(bodies, work, gravity, v_ref, a_ref):
                 w.P[r] += w.S[r, c] * ar + w.Sd[r, c] * vr
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def cross_unit(x0, x1, x2, j):
     """x x e_j, e_j the j-th unit vector."""
     if j == 0:
@@ -53,7 +53,7 @@ def cross_unit(x0, x1, x2, j):
     return x1, -x0, 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def bar_column(j, x0, x1, x2):
     """Column j of the 3x6 matrix x-bar of eq. (12), I x = x-bar [I_xx, I_yy, I_zz, I_xy, I_xz, I_yz]."""
     if j == 0:
@@ -69,7 +69,7 @@ def bar_column(j, x0, x1, x2):
     return 0.0, x2, x1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def to_world_wrench(R, p, W, j, f0, f1, f2, n0, n1, n2):
     """W[:, j] <- Ad_{0,k}^-T [f; n] = [R f; R n + p x R f], the body wrench column in the world frame."""
     F0, F1, F2 = rotate(R, f0, f1, f2)
@@ -111,14 +111,20 @@ def world_block(alpha, u, v, R, p, W):
 
 
 @njit(cache=True)
+def to_body_frame(w, x, out):
+    """out <- Ad_{0,k}^-1 x: the world twist x in the frame of the body whose workspace record is w."""
+    store6(out, ad_inv_times(w.R0, w.p0, x))
+
+
+@njit(cache=True)
 def regressor_blocks(bodies, work, Y):
     """Y[:, 10k:10k+10] for every body k (eq. (16)); Y must be zeroed.  Needs reference_recursion.
     Y[i, 10k:10k+10] = S_i^T W_k, where the inertia columns of W_k are pure moments (no linear part)."""
     for k in range(bodies.shape[0]):
         w = work[k]
-        store6(w.alpha, ad_inv_times(w.R0, w.p0, w.P))
-        store6(w.u_r, ad_inv_times(w.R0, w.p0, w.U))
-        store6(w.v_k, ad_inv_times(w.R0, w.p0, w.V))
+        to_body_frame(w, w.P, w.alpha)
+        to_body_frame(w, w.U, w.u_r)
+        to_body_frame(w, w.V, w.v_k)
         world_block(w.alpha, w.u_r, w.v_k, w.R0, w.p0, w.W)
         W = w.W
         a = k
