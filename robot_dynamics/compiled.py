@@ -128,15 +128,27 @@ def _row(arrays, i):
     return take(len(arrays))
 
 
-def _parallel(bodies, work, constants, inputs, outputs, status):
-    """KERNEL(bodies, work, *constants, *inputs[i], *outputs[i]) for every state i, in parallel; status[i]
-    receives each state's code.  One workspace per chunk of states (chunks: at most 64)."""
+def copies(arrays):
+    """(x.copy() for x in arrays), as a tuple, inside compiled code."""
+
+
+@overload(copies)
+def _copies(arrays):
+    """copies for tuples of 0 to 2 arrays."""
+    return {0: lambda arrays: (),
+            1: lambda arrays: (arrays[0].copy(),),
+            2: lambda arrays: (arrays[0].copy(), arrays[1].copy())}[len(arrays)]
+
+
+def _parallel(bodies, work, scratch, constants, inputs, outputs, status):
+    """KERNEL(bodies, work, *scratch, *constants, *inputs[i], *outputs[i]) for every state i, in parallel; status[i]
+    receives each state's code.  One workspace and scratch per chunk of states (chunks: at most 64)."""
     n = status.shape[0]
     chunks = min(n, 64)
     for c in prange(chunks):
-        own = work.copy()
+        own, own_scratch = work.copy(), copies(scratch)
         for i in range(c * n // chunks, (c + 1) * n // chunks):
-            status[i] = KERNEL(bodies, own, *constants, *row(inputs, i), *row(outputs, i))  # noqa: F821
+            status[i] = KERNEL(bodies, own, *own_scratch, *constants, *row(inputs, i), *row(outputs, i))  # noqa
 
 
 def parallel(kernel, name):

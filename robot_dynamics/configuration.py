@@ -7,7 +7,7 @@ simulated trajectory matches Pinocchio's `integrate` one-to-one.
 import numpy as np
 
 from .model import FREE, PLANAR
-from .spatial import quaternion_rotation, skew
+from .spatial import adj, quaternion_rotation, skew
 
 
 def _so3_left_jacobian(w):
@@ -75,6 +75,9 @@ class ConfigurationSpace:
         self.prismatic = np.array([j.idx_q for j in independent if j.type == "prismatic"], dtype=np.int64)
         self.free = [(j.idx_q, j.idx_v) for j in independent if jtype[j.body] == FREE]
         self.planar = [(j.idx_q, j.idx_v) for j in independent if jtype[j.body] == PLANAR]
+        # Lie groups among the joints: the velocity slice and the basis Xi (6, n) of its algebra in se(3)
+        self.groups = [(j.idx_v, model.bodies["Xi"][j.body][:, :j.nv]) for j in independent
+                       if jtype[j.body] in (FREE, PLANAR)]
 
     def neutral(self):
         q = np.zeros(self.nq)
@@ -117,6 +120,20 @@ class ConfigurationSpace:
             out[iq:iq + 2] += _rot2(out[iq + 2]) @ _se2_translation(v[iv:iv + 3])
             out[iq + 2] += v[iv + 2]
         return out
+
+    def integrate_jacobians(self, w):
+        """(d/dq, d/dw) of integrate(q, w), both (nv, nv), in tangent coordinates (q perturbed as integrate(q, e),
+        as Pinocchio's dIntegrate): the identity for 1-DoF joints; for a free or planar joint, with X = ad(w_j) the
+        Lie bracket of its algebra (Xi^T adj(Xi w_j) Xi), exp(-X) = Ad(exp(-w_j)) and the right Jacobian
+        sum_k (-X)^k / (k+1)!, both read off exp([[-X, E], [0, 0]])."""
+        from scipy.linalg import expm
+        Jq, Jw = np.eye(self.nv), np.eye(self.nv)
+        for iv, Xi in self.groups:
+            n = Xi.shape[1]
+            X = Xi.T @ adj(Xi @ w[iv:iv + n]) @ Xi
+            E = expm(np.block([[-X, np.eye(n)], [np.zeros((n, 2 * n))]]))
+            Jq[iv:iv + n, iv:iv + n], Jw[iv:iv + n, iv:iv + n] = E[:n, :n], E[:n, n:]
+        return Jq, Jw
 
     def difference(self, q0, q1):
         """v with integrate(q0, v) = q1 (the log of q0^-1 q1 for free and planar joints).  -> (nv,)"""

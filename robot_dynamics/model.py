@@ -35,7 +35,8 @@ _NV = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 6}
 
 # One record per body: the whole model travels into a compiled kernel as a single array argument.
 BODY = np.dtype([
-    ("parent", np.int64), ("jtype", np.int64), ("iq", np.int64), ("iv", np.int64), ("nvj", np.int64),
+    ("parent", np.int64), ("last", np.int64),        # parent index; the last body of k's subtree (k..last, preorder)
+    ("jtype", np.int64), ("iq", np.int64), ("iv", np.int64), ("nvj", np.int64),
     ("mult", np.float64), ("offset", np.float64),
     ("R_tree", np.float64, (3, 3)), ("p_tree", np.float64, (3,)), ("axis", np.float64, (3,)),
     ("Xi", np.float64, (6, 6)), ("pi", np.float64, (10,)), ("Lam", np.float64, (6, 6)),
@@ -209,6 +210,10 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
 
     bodies = np.zeros(nb, dtype=BODY)
     bodies["parent"], bodies["jtype"], bodies["iq"], bodies["iv"] = par, jtype, iq, iv
+    bodies["last"] = np.arange(nb)
+    for k in range(nb - 1, 0, -1):                   # preorder: a subtree is k and the bodies up to its last
+        if par[k] >= 0:
+            bodies["last"][par[k]] = max(bodies["last"][par[k]], bodies["last"][k])
     bodies["nvj"] = [_NV[t] for t in jtype]
     bodies["mult"], bodies["offset"] = mult, offset
     bodies["R_tree"] = np.array(R_tree).reshape(nb, 3, 3)

@@ -97,6 +97,7 @@ class Robot:
         self._coupled = any(j.mimic is not None for j in model.joints)
         if self._coupled:                           # ABA does not apply to joints coupled by mimics
             self.forward_dynamics = self._forward_dynamics_coupled
+            self.inverse_dynamics_derivatives = self.forward_dynamics_derivatives = self._no_coupled_derivatives
         sizes = {"nq": model.nq, "nv": model.nv, "nb": model.nbodies, "ny": 10 * model.nbodies}
         self._shapes = {row.name: tuple(tuple(sizes.get(n, n) for n in shape) for shape in row.shapes)
                         for row in QUANTITIES}
@@ -104,10 +105,12 @@ class Robot:
         # (compiled.strided); only the types of the example arguments matter.
         for row in QUANTITIES:
             constants = (self.gravity,) if row.gravity else ()
+            scratch = tuple(np.zeros(tuple(sizes.get(n, n) for n in shape)) for shape in row.scratch)
+            setattr(self, "_s" + row.name, scratch)
             outputs = [strided(max(len(s), 1)) for s in row.shapes]
-            resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *constants,
+            resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *scratch, *constants,
                     *(strided(1) for _ in row.inputs), *outputs)
-            resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work, constants,
+            resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work, scratch, constants,
                     tuple(strided(2) for _ in row.inputs), tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
                     np.zeros(2, dtype=np.int64))
         for row in QUANTITIES:                      # the output shape of single-output methods, for their fast path
@@ -203,6 +206,41 @@ class Robot:
                                "out.")
         return Dynamics(*arrays) if out is None else out
 
+    def linearize(self, q, v, tau, dt=None):
+        """(A, B) of the dynamics linearized at (q, v, tau), for LQR and MPC: x = (dq, v) with dq in the tangent
+        space at q (q + dq = integrate(q, dq)), u = tau.
+
+        Continuous time (dt None): dx/dt = A dx + B du with A = [[0, E], [da/dq, da/dv]], B = [[0], [M^-1]].
+        Discrete time (dt given): one semi-implicit Euler step, v+ = v + dt a, q+ = integrate(q, dt v+), with dq+
+        in the tangent space at the nominal q+:  A = [[Jq + dt^2 Jw da/dq, dt Jw (E + dt da/dv)],
+        [dt da/dq, E + dt da/dv]],  B = [[dt^2 Jw M^-1], [dt M^-1]], where Jq, Jw = integrate_jacobians(dt v+).
+        These feed scipy.linalg.solve_continuous_are / solve_discrete_are as they are.
+        (..., nq), (..., nv) x2 -> (..., 2 nv, 2 nv), (..., 2 nv, nv)
+        """
+        da_dq, da_dv, M_inv = self.forward_dynamics_derivatives(q, v, tau)
+        nv, batch = self.nv, da_dq.shape[:-2]
+        A, B, E = np.zeros(batch + (2 * nv, 2 * nv)), np.zeros(batch + (2 * nv, nv)), np.eye(nv)
+        if dt is None:
+            A[..., :nv, nv:] = E
+            A[..., nv:, :nv], A[..., nv:, nv:], B[..., nv:, :] = da_dq, da_dv, M_inv
+            return A, B
+        dt = float(dt)
+        v_next = np.asarray(v, dtype=float) + dt * self.forward_dynamics(q, v, tau)
+        w = (dt * v_next).reshape(-1, nv)
+        Jq, Jw = (np.array(x).reshape(batch + (nv, nv)) for x in zip(*map(self._space.integrate_jacobians, w)))
+        A[..., nv:, :nv], A[..., nv:, nv:] = dt * da_dq, E + dt * da_dv
+        A[..., :nv, :nv] = Jq + dt * Jw @ A[..., nv:, :nv]
+        A[..., :nv, nv:] = dt * Jw @ A[..., nv:, nv:]
+        B[..., nv:, :] = dt * M_inv
+        B[..., :nv, :] = dt * Jw @ B[..., nv:, :]
+        return A, B
+
+    def integrate_jacobians(self, w):
+        """(d/dq, d/dw) of integrate(q, w) in tangent coordinates, as Pinocchio's dIntegrate (they do not depend on
+        q): identity blocks for 1-DoF joints, Ad(exp(-w_j)) and the right Jacobian of exp for free and planar
+        joints.  w: (nv,) -> (nv, nv), (nv, nv)"""
+        return self._space.integrate_jacobians(self._vector(w, "w", self.nv))
+
     # ---- plumbing ---------------------------------------------------------------------------------------------
     def _raise(self, status, row):
         """The ValueError of a kernel's status code (kinematics.ERR_*) for the quantity `row`."""
@@ -215,9 +253,15 @@ class Robot:
                              "inertia, so the forward dynamics is undefined")
         raise ValueError(f"{row.inputs[int(status) - ERR_INPUT]} contains non-finite values (NaN or inf)")
 
-    def _check_outs(self, row, batch, outs, prefix):
-        for (name, _), shape, x in zip(row.outputs, self._shapes[row.name], outs):
-            _checked_out(x, batch + shape, prefix + name if prefix else "out")
+    def _check_outs(self, row, batch, outs, prefix=""):
+        """Each of outs can receive its output of `row` for this batch shape, else a ValueError naming it: out, or
+        out[i] for a tuple of outputs, or prefix + the output's name (out.M of a Dynamics)."""
+        n = len(row.outputs)
+        if not isinstance(outs, (tuple, list)) or len(outs) != n:
+            raise ValueError(f"out must be a tuple of {n} arrays ({', '.join(name for name, _ in row.outputs)}), "
+                             f"got {type(outs).__name__}")
+        for i, ((name, _), shape, x) in enumerate(zip(row.outputs, self._shapes[row.name], outs)):
+            _checked_out(x, batch + shape, prefix + name if prefix else f"out[{i}]" if n > 1 else "out")
 
     def _batched(self, row, states, outs, prefix=""):
         """The quantity `row` for validated states (any batch shape, or one state given as lists, other dtypes...)
@@ -234,14 +278,20 @@ class Robot:
         if any(x is None for x in targets):        # views whose batch dimensions do not merge: compute, copy in
             targets = [_empty((B,) + s) for s in shapes]
         status = np.zeros(B, dtype=np.int64)
-        getattr(self, "_p" + row.name)(self._bodies, self._work, (self.gravity,) if row.gravity else (),
-                                       tuple(flat), tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
+        getattr(self, "_p" + row.name)(self._bodies, self._work, getattr(self, "_s" + row.name),
+                                       (self.gravity,) if row.gravity else (), tuple(flat),
+                                       tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
         if status.any():
             self._raise(status[np.flatnonzero(status)[0]], row)
         for x, y in zip(results, targets):
             if not np.may_share_memory(x, y):
                 x[...] = y.reshape(x.shape)
         return results
+
+    def _no_coupled_derivatives(self, *args, **kwargs):
+        raise ValueError("the dynamics derivatives do not cover joints coupled by mimics (load with mimic=False: "
+                         "the mimic joints become independent coordinates, and the chain rule through "
+                         "q_full = G q_reduced gives the reduced derivatives)")
 
     def _forward_dynamics_coupled(self, q, v, tau, out=None):
         """Forward dynamics through a Cholesky factor of M: ABA does not apply to joints coupled by mimics."""
@@ -296,40 +346,51 @@ def _fields(d):
     return [d.M, d.C, d.g, d.com, d.J_com] + ([] if d.Y is None else [d.Y])
 
 
-# ---- the methods of the registry's single-output rows ------------------------------------------------------------
+# ---- the methods of the registry's rows ------------------------------------------------------------------------
 # Written from one template, so that each has its own signature (q, v, ..., out=None) and a fast path without a
 # Python loop over its arguments (a generic *args path costs ~0.35 us a call, a third of a small arm's M).
 _TEMPLATE = """
 def {name}(self, {args}, out=None):
     if {fast}:
         {allocate}
-        status = self._k{name}(self._bodies, self._work, {constants}{args}, {out_view})
+        status = self._k{name}(self._bodies, self._work, {scratch}{constants}{args}, {out_args})
         if status:
             self._raise(status, row)
         return {result}
-    return self._batched(row, ({args},), None if out is None else [out])[0]
+    {batch}
 """
 
 
 def _method(row):
-    """Robot.<row.name>: the compiled kernel for one state of float64 arrays, else the compiled batch loop."""
-    scalar = row.shapes == ((),)
-    shape_of = {name: "self._q_shape" if name.startswith("q") else "self._v_shape" for name in row.inputs}
-    source = _TEMPLATE.format(
-        name=row.name, args=", ".join(row.inputs), constants="self.gravity, " if row.gravity else "",
-        fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
-                          for x in row.inputs),
-        allocate=("result = _empty(()) if out is None else _checked_out(out, ())" if scalar else
-                  f"out = _empty(self._shape_{row.name}) if out is None else "
-                  f"_checked_out(out, self._shape_{row.name})"),
-        out_view="result[None]" if scalar else "out",            # a scalar's kernel writes into a 1-vector
-        result="result[()] if out is None else result" if scalar else "out")
-    filename = f"<robot_dynamics.robot: {row.name} from the registry>"
+    """Robot.<row.name>: the compiled kernel for one state of float64 arrays, else the compiled batch loop.  One
+    output: an array (a float for a scalar), into `out` if given; several: a tuple, into the tuple `out`."""
+    name, n = row.name, len(row.outputs)
+    shape_of = {x: "self._q_shape" if x.startswith("q") else "self._v_shape" for x in row.inputs}
+    fields = dict(name=name, args=", ".join(row.inputs), constants="self.gravity, " if row.gravity else "",
+                  scratch="".join(f"self._s{name}[{i}], " for i in range(len(row.scratch))),
+                  fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
+                                    for x in row.inputs))
+    if n > 1:                                                      # a tuple of arrays
+        fields.update(allocate=f"out = tuple(_empty(s) for s in self._shapes[{name!r}]) if out is None else "
+                               f"self._check_outs(row, (), out) or out",
+                      out_args=", ".join(f"out[{i}]" for i in range(n)), result="tuple(out)",
+                      batch=f"return tuple(self._batched(row, ({fields['args']},), None if out is None else out))")
+    elif row.shapes == ((),):                                      # a scalar: its kernel writes into a 1-vector
+        fields.update(allocate="result = _empty(()) if out is None else _checked_out(out, ())",
+                      out_args="result[None]", result="result[()] if out is None else result",
+                      batch=f"return self._batched(row, ({fields['args']},), None if out is None else [out])[0]")
+    else:
+        fields.update(allocate=f"out = _empty(self._shape_{name}) if out is None else "
+                               f"_checked_out(out, self._shape_{name})",
+                      out_args="out", result="out",
+                      batch=f"return self._batched(row, ({fields['args']},), None if out is None else [out])[0]")
+    source = _TEMPLATE.format(**fields)
+    filename = f"<robot_dynamics.robot: {name} from the registry>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"_ND": _ND, "_F64": _F64, "_empty": _empty, "_checked_out": _checked_out, "row": row}
     exec(compile(source, filename, "exec"), namespace)
-    method = namespace[row.name]
-    method.__doc__, method.__qualname__, method.__module__ = row.doc, f"Robot.{row.name}", __name__
+    method = namespace[name]
+    method.__doc__, method.__qualname__, method.__module__ = row.doc, f"Robot.{name}", __name__
     return method
 
 

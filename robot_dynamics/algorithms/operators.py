@@ -7,6 +7,7 @@ written out on scalars so that nothing allocates.  Twists and wrenches are [line
     ad_inv(R, p).T @ f               ad_inv_transpose_times(R, p, f0, ..., f5)
     adj(s) @ x                       adj_times(s, x)
     spatial_inertia(pi) @ x          spatial_inertia_times(pi, x0, ..., x5)
+    -adj(s).T @ f                    force_cross(s, f0, ..., f5)
     -adj(v).T @ spatial_inertia(pi) @ v                bias_force(pi, v)
     B += adj(V).T @ spatial_inertia(pi)                add_adj_transpose_inertia(pi, V, B)
     transform_parameters(pi, R, p)                     transform_parameters(pi, R, p, out)
@@ -99,6 +100,16 @@ def adj_times(s, x):
     b0, b1, b2 = cross(s[0], s[1], s[2], x[3], x[4], x[5])
     c0, c1, c2 = cross(s[3], s[4], s[5], x[3], x[4], x[5])
     return a0 + b0, a1 + b1, a2 + b2, c0, c1, c2
+
+
+@inline
+def force_cross(s, f0, f1, f2, f3, f4, f5):
+    """s x* f = -adj(s)^T f = [s_w x f_v; s_v x f_v + s_w x f_w]: the rate of a wrench f carried by the twist s
+    (the dual of adj)."""
+    a0, a1, a2 = cross(s[3], s[4], s[5], f0, f1, f2)
+    b0, b1, b2 = cross(s[0], s[1], s[2], f0, f1, f2)
+    c0, c1, c2 = cross(s[3], s[4], s[5], f3, f4, f5)
+    return a0, a1, a2, b0 + c0, b1 + c1, b2 + c2
 
 
 @inline

@@ -3,7 +3,9 @@
 From a row, robot.py derives the method -- its single-state fast path straight into the compiled kernel, its
 batch path through the compiled parallel loop (compiled.parallel), its `out=` checks and its error messages --
 and test/test_in_place.py the list of methods it checks.  Adding a quantity is one algorithm module (its kernel:
-kernel(bodies, work, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row here.
+kernel(bodies, work, *scratch, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row
+here.  A per-body quantity an algorithm keeps goes into its module's WORK fields (workspace.py); an array sized by
+the robot (an (nv, nv) factor, say) is a scratch of its row, allocated per Robot (and per thread of a batch).
 
 Shapes are tuples of ints and the names "nq", "nv", "nb" (bodies) and "ny" (10 nb); an output of shape () is a
 scalar per state.  Inputs named q* have nq entries, the others nv.
@@ -11,7 +13,7 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 from dataclasses import dataclass
 
 from ..compiled import parallel
-from . import bundle, energy, kinematics, matrices, newton_euler, regressor
+from . import bundle, dynamics_derivatives, energy, kinematics, matrices, newton_euler, regressor
 
 
 @dataclass(frozen=True)
@@ -20,8 +22,9 @@ class Quantity:
     kernel: object            # the compiled entry point (a numba dispatcher)
     inputs: tuple             # names of the state arguments, in order
     outputs: tuple            # (name, shape) of each result
-    gravity: bool             # the kernel takes the gravity vector after the workspace
+    gravity: bool             # the kernel takes the gravity vector after the workspace (and scratch)
     doc: str
+    scratch: tuple = ()       # shapes of per-robot scratch arrays the kernel takes right after the workspace
 
     @property
     def shapes(self):
@@ -55,6 +58,15 @@ QUANTITIES = (
              "1/2 v^T M(q) v, summed body by body: 1/2 sum_k v_k^T Lambda_k v_k.  -> (...,)"),
     Quantity("potential_energy", energy.potential_energy, ("q",), (("U", ()),), True,
              "-m gravity . com, zero with the CoM at the world origin.  -> (...,)"),
+    Quantity("inverse_dynamics_derivatives", dynamics_derivatives.inverse_dynamics_derivatives, ("q", "v", "a"),
+             (("dtau_dq", ("nv", "nv")), ("dtau_dv", ("nv", "nv")), ("M", ("nv", "nv"))), True,
+             "(dtau/dq, dtau/dv, M) of tau = ID(q, v, a); q-derivatives along the tangent directions of integrate\n"
+             "(Pinocchio's computeRNEADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)"),
+    Quantity("forward_dynamics_derivatives", dynamics_derivatives.forward_dynamics_derivatives, ("q", "v", "tau"),
+             (("da_dq", ("nv", "nv")), ("da_dv", ("nv", "nv")), ("M_inv", ("nv", "nv"))), True,
+             "(da/dq, da/dv, M^-1) of a = FD(q, v, tau); q-derivatives along the tangent directions of integrate\n"
+             "(Pinocchio's computeABADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)",
+             scratch=(("nv", "nv"),)),
     # Robot.dynamics (a Dynamics, with Y when references are given) is written by hand on these two:
     Quantity("_dynamics", bundle.dynamics, ("q", "v"),
              (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv"))),

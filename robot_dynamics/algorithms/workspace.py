@@ -4,9 +4,9 @@ rather than one per module, so that a kernel takes a single workspace argument (
 ~50 ns to pass from Python).  A field name belongs to one module only."""
 import numpy as np
 
-from . import kinematics, matrices, newton_euler, regressor
+from . import dynamics_derivatives, kinematics, matrices, newton_euler, regressor
 
-MODULES = (kinematics, matrices, regressor, newton_euler)
+MODULES = (kinematics, matrices, regressor, newton_euler, dynamics_derivatives)
 
 
 def _union(modules):
