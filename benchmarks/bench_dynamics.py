@@ -78,7 +78,11 @@ def bench_robot(name, floating_base, rounds, batch):
              lambda: pin.computeJointTorqueRegressor(model, data, qp, vrp, arp)),
             ("inverse_dynamics", lambda: robot.inverse_dynamics(q, v, a), lambda: pin.rnea(model, data, qp, vp, ap)),
             ("forward_dynamics", lambda: robot.forward_dynamics(q, v, tau),
-             lambda: pin.aba(model, data, qp, vp, taup))]
+             lambda: pin.aba(model, data, qp, vp, taup)),
+            ("inverse_dynamics_derivatives", lambda: robot.inverse_dynamics_derivatives(q, v, a),
+             lambda: pin.computeRNEADerivatives(model, data, qp, vp, ap)),
+            ("forward_dynamics_derivatives", lambda: robot.forward_dynamics_derivatives(q, v, tau),
+             lambda: pin.computeABADerivatives(model, data, qp, vp, taup))]
     results = [(label, *compare(ours, theirs, rounds, n)) for label, ours, theirs in rows]
 
     Q = np.array([robot.random_configuration(rng) for _ in range(batch)])
@@ -133,9 +137,9 @@ def main():
     for name, floating_base in robots:
         robot, results = bench_robot(name, floating_base, args.rounds, args.batch)
         print(f"\n{name}{', floating' if floating_base else ''} (nv = {robot.nv})")
-        print(f"  {'quantity':<30}{'ours [us]':>12}{'pinocchio [us]':>16}{'ratio':>8}")
+        print(f"  {'quantity':<34}{'ours [us]':>12}{'pinocchio [us]':>16}{'ratio':>8}")
         for label, t_ours, t_pin, ratio in results:
-            print(f"  {label:<30}{t_ours * 1e6:12.2f}{t_pin * 1e6:16.2f}{ratio:8.2f}")
+            print(f"  {label:<34}{t_ours * 1e6:12.2f}{t_pin * 1e6:16.2f}{ratio:8.2f}")
         sys.stdout.flush()
 
 

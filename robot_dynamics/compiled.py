@@ -134,21 +134,22 @@ def copies(arrays):
 
 @overload(copies)
 def _copies(arrays):
-    """copies for tuples of 0 to 2 arrays."""
+    """copies for tuples of 0 to 3 arrays."""
     return {0: lambda arrays: (),
             1: lambda arrays: (arrays[0].copy(),),
-            2: lambda arrays: (arrays[0].copy(), arrays[1].copy())}[len(arrays)]
+            2: lambda arrays: (arrays[0].copy(), arrays[1].copy()),
+            3: lambda arrays: (arrays[0].copy(), arrays[1].copy(), arrays[2].copy())}[len(arrays)]
 
 
-def _parallel(bodies, work, scratch, constants, inputs, outputs, status):
-    """KERNEL(bodies, work, *scratch, *constants, *inputs[i], *outputs[i]) for every state i, in parallel; status[i]
-    receives each state's code.  One workspace and scratch per chunk of states (chunks: at most 64)."""
+def _parallel(bodies, work, arrays, constants, inputs, outputs, status):
+    """KERNEL(bodies, work, *arrays, *constants, *inputs[i], *outputs[i]) for every state i, in parallel; status[i]
+    receives each state's code.  One workspace and copy of the robot's arrays per chunk of states (at most 64)."""
     n = status.shape[0]
     chunks = min(n, 64)
     for c in prange(chunks):
-        own, own_scratch = work.copy(), copies(scratch)
+        own, own_arrays = work.copy(), copies(arrays)
         for i in range(c * n // chunks, (c + 1) * n // chunks):
-            status[i] = KERNEL(bodies, own, *own_scratch, *constants, *row(inputs, i), *row(outputs, i))  # noqa
+            status[i] = KERNEL(bodies, own, *own_arrays, *constants, *row(inputs, i), *row(outputs, i))  # noqa
 
 
 def parallel(kernel, name):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .algorithms.kinematics import ERR_INPUT, ERR_QUAT, ERR_SINGULAR
 from .algorithms.registry import PARALLEL, QUANTITIES
-from .algorithms.workspace import workspace
+from .algorithms.workspace import ARRAYS, workspace
 from .compiled import resolve, strided
 from .configuration import ConfigurationSpace
 from .model import build_model
@@ -105,7 +105,7 @@ class Robot:
         # (compiled.strided); only the types of the example arguments matter.
         for row in QUANTITIES:
             constants = (self.gravity,) if row.gravity else ()
-            scratch = tuple(np.zeros(tuple(sizes.get(n, n) for n in shape)) for shape in row.scratch)
+            scratch = tuple(ARRAYS[name](model) for name in row.arrays)
             setattr(self, "_s" + row.name, scratch)
             outputs = [strided(max(len(s), 1)) for s in row.shapes]
             resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *scratch, *constants,
@@ -113,9 +113,9 @@ class Robot:
             resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work, scratch, constants,
                     tuple(strided(2) for _ in row.inputs), tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
                     np.zeros(2, dtype=np.int64))
-        for row in QUANTITIES:                      # the output shape of single-output methods, for their fast path
-            if len(row.outputs) == 1:
-                setattr(self, "_shape_" + row.name, self._shapes[row.name][0])
+        for row in QUANTITIES:                      # the output shape(s) of each method, for its fast path
+            shapes = self._shapes[row.name]
+            setattr(self, "_shape_" + row.name, shapes[0] if len(shapes) == 1 else shapes)
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -367,12 +367,13 @@ def _method(row):
     name, n = row.name, len(row.outputs)
     shape_of = {x: "self._q_shape" if x.startswith("q") else "self._v_shape" for x in row.inputs}
     fields = dict(name=name, args=", ".join(row.inputs), constants="self.gravity, " if row.gravity else "",
-                  scratch="".join(f"self._s{name}[{i}], " for i in range(len(row.scratch))),
+                  scratch="".join(f"self._s{name}[{i}], " for i in range(len(row.arrays))),
                   fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
                                     for x in row.inputs))
     if n > 1:                                                      # a tuple of arrays
-        fields.update(allocate=f"out = tuple(_empty(s) for s in self._shapes[{name!r}]) if out is None else "
-                               f"self._check_outs(row, (), out) or out",
+        fields.update(allocate=f"S = self._shape_{name}\n        out = ("
+                               + ", ".join(f"_empty(S[{i}])" for i in range(n))
+                               + ") if out is None else self._check_outs(row, (), out) or out",
                       out_args=", ".join(f"out[{i}]" for i in range(n)), result="tuple(out)",
                       batch=f"return tuple(self._batched(row, ({fields['args']},), None if out is None else out))")
     elif row.shapes == ((),):                                      # a scalar: its kernel writes into a 1-vector

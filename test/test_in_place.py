@@ -20,11 +20,12 @@ def robot():
 
 def methods(robot):
     """(name, positional state arguments' kinds, result shape) of every method that takes out=: the registry's
-    quantities (algorithms/registry.py) with array results; the scalar ones are test_scalar_out's."""
+    quantities (algorithms/registry.py) with one array result; the scalar ones are test_scalar_out's, those with
+    several results test_tuple_out's."""
     sizes = {"nq": robot.nq, "nv": robot.nv, "nb": robot.nbodies, "ny": 10 * robot.nbodies}
     return [(row.name, "".join(name[0] if name[0] == "q" else "v" for name in row.inputs),
              tuple(sizes.get(n, n) for n in row.shapes[0]))
-            for row in QUANTITIES if not row.name.startswith("_") and row.shapes[0] != ()]
+            for row in QUANTITIES if not row.name.startswith("_") and len(row.shapes) == 1 and row.shapes[0] != ()]
 
 
 def states(robot, kinds, rng, batch=()):
@@ -186,3 +187,21 @@ def test_scalar_out(robot, name, kinds):
     out = strided_copy(np.full(3, np.nan), rng)
     assert method(*batch, out=out) is out
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("batch", [(), (3,)], ids=["single", "batch3"])
+def test_tuple_out(robot, batch):
+    """Several results per state (the dynamics derivatives): out is a tuple of arrays, strided ones included."""
+    rng = np.random.default_rng(13)
+    for row in QUANTITIES:
+        if row.name.startswith("_") or len(row.shapes) == 1:
+            continue
+        method = getattr(robot, row.name)
+        args = states(robot, "".join(n[0] if n[0] == "q" else "v" for n in row.inputs), rng, batch)
+        expected = method(*args)
+        assert isinstance(expected, tuple) and len(expected) == len(row.shapes)
+        out = tuple(strided_copy(np.full(x.shape, np.nan), rng) for x in expected)
+        got = method(*args, out=out)
+        assert all(x is y for x, y in zip(got, out)), row.name
+        for x, y in zip(out, expected):
+            np.testing.assert_array_equal(x, y, err_msg=row.name)

@@ -28,11 +28,12 @@ from numba import njit
 
 from .kinematics import ERR_SINGULAR, checked_pass
 from .newton_euler import aba
-from .operators import adj_times, force_cross, spatial_inertia_times, store6, transform_parameters
+from .operators import adj_times, cross, force_cross, spatial_inertia_times, store6, transform_parameters
 
 WORK = [                                                         # world frame, per body k
     ("A_gf", np.float64, (6,)),                                  # spatial acceleration A_k (gravity included)
-    ("Yc", np.float64, (10,)), ("dYc", np.float64, (6, 6)),      # Y and dY summed over the subtree
+    ("Yc", np.float64, (10,)),                                   # Y summed over the subtree
+    ("dYl", np.float64, (3,)), ("dYB", np.float64, (3, 3)),      # dY = [[0, dYl~], [0, dYB]], summed likewise
     ("fc", np.float64, (6,)),                                    # wrench summed over the subtree
     ("dVdq", np.float64, (6, 6)), ("dAdq", np.float64, (6, 6)), ("dAdv", np.float64, (6, 6)),   # k's own columns
     ("dFda", np.float64, (6, 6)), ("dFdq", np.float64, (6, 6)), ("dFdv", np.float64, (6, 6)),
@@ -64,15 +65,26 @@ def _forward(bodies, work, gravity, v, a):
         f = spatial_inertia_times(w.Yc, A[0], A[1], A[2], A[3], A[4], A[5])            # f_k = Y A + V x* h
         g = force_cross(V, h[0], h[1], h[2], h[3], h[4], h[5])
         store6(w.fc, (f[0] + g[0], f[1] + g[1], f[2] + g[2], f[3] + g[3], f[4] + g[4], f[5] + g[5]))
-        for c in range(6):                      # column c of dY = -adj(V)^T Y - Y adj(V) + [x* h]: m = e_c
-            m = _unit(c)
-            y = spatial_inertia_times(w.Yc, m[0], m[1], m[2], m[3], m[4], m[5])
-            t1 = force_cross(V, y[0], y[1], y[2], y[3], y[4], y[5])                    # -adj(V)^T Y m
-            u = adj_times(V, m)
-            t2 = spatial_inertia_times(w.Yc, u[0], u[1], u[2], u[3], u[4], u[5])       # Y adj(V) m
-            t3 = force_cross(m, h[0], h[1], h[2], h[3], h[4], h[5])                    # m x* h
-            for r in range(6):
-                w.dYc[r, c] = t1[r] - t2[r] + t3[r]
+        # dY = -adj(V)^T Y - Y adj(V) + [x* h] in closed form: with V = [v; w], Y = [[m E, -s~], [s~, I]] and
+        # h = Y V = [l; k], the left blocks cancel and dY = [[0, -2 l~], [0, w~ I - I w~ - v~ s~ - s~ v~ - k~]].
+        Y = w.Yc
+        s0, s1, s2 = Y[1], Y[2], Y[3]
+        v0, v1, v2, w0, w1, w2 = V[0], V[1], V[2], V[3], V[4], V[5]
+        w.dYl[0], w.dYl[1], w.dYl[2] = -2.0 * h[0], -2.0 * h[1], -2.0 * h[2]
+        # w~ I - I w~ = T + T^T with T = w~ I; v~ s~ + s~ v~ = s v^T + v s^T - 2 (v.s) E; k~ is skew
+        t00, t01, t02 = -w2 * Y[7] + w1 * Y[8], -w2 * Y[5] + w1 * Y[9], -w2 * Y[9] + w1 * Y[6]
+        t10, t11, t12 = w2 * Y[4] - w0 * Y[8], w2 * Y[7] - w0 * Y[9], w2 * Y[8] - w0 * Y[6]
+        t20, t21, t22 = -w1 * Y[4] + w0 * Y[7], -w1 * Y[7] + w0 * Y[5], -w1 * Y[8] + w0 * Y[9]
+        vs = 2.0 * (v0 * s0 + v1 * s1 + v2 * s2)
+        k0, k1, k2 = h[3], h[4], h[5]
+        B = w.dYB
+        B[0, 0] = 2.0 * t00 - 2.0 * s0 * v0 + vs
+        B[1, 1] = 2.0 * t11 - 2.0 * s1 * v1 + vs
+        B[2, 2] = 2.0 * t22 - 2.0 * s2 * v2 + vs
+        x01, x02, x12 = t01 + t10 - s0 * v1 - v0 * s1, t02 + t20 - s0 * v2 - v0 * s2, t12 + t21 - s1 * v2 - v1 * s2
+        B[0, 1], B[1, 0] = x01 + k2, x01 - k2
+        B[0, 2], B[2, 0] = x02 - k1, x02 + k1
+        B[1, 2], B[2, 1] = x12 + k0, x12 - k0
         for c in range(b.nvj):                  # the columns of k's own coordinates
             S = w.S[:, c]
             if par < 0:
@@ -114,23 +126,23 @@ def _backward(bodies, work, dtau_dq, dtau_dv, M):
     M[:, :] = 0.0
     for k in range(bodies.shape[0] - 1, -1, -1):
         b, w = bodies[k], work[k]
-        Yc, dY = w.Yc, w.dYc
+        Yc, L, B = w.Yc, w.dYl, w.dYB
         for c in range(b.nvj):
-            S = w.S[:, c]
+            S, x, y = w.S[:, c], w.dVdq[:, c], w.dAdv[:, c]
             store6(w.dFda[:, c], spatial_inertia_times(Yc, S[0], S[1], S[2], S[3], S[4], S[5]))
-            x = w.dAdq[:, c]
-            y = spatial_inertia_times(Yc, x[0], x[1], x[2], x[3], x[4], x[5])
-            x = w.dAdv[:, c]
-            z = spatial_inertia_times(Yc, x[0], x[1], x[2], x[3], x[4], x[5])
-            for r in range(6):
-                dq, dv, t = 0.0, 0.0, 0.0
-                for s in range(6):
-                    dq += dY[r, s] * w.dVdq[s, c]
-                    dv += dY[r, s] * S[s]
-                    t += dY[s, r] * S[s]
-                w.dFdq[r, c] = dq + y[r]                                   # dF/dq = dYc dV/dq + Yc dA/dq
-                w.dFdv[r, c] = dv + z[r]                                   # dF/dv = dYc S + Yc dA/dv
-                w.dYtJ[r, c] = t                                           # dYc^T S
+            z = w.dAdq[:, c]
+            f = spatial_inertia_times(Yc, z[0], z[1], z[2], z[3], z[4], z[5])
+            g = spatial_inertia_times(Yc, y[0], y[1], y[2], y[3], y[4], y[5])
+            p0, p1, p2 = cross(L[0], L[1], L[2], x[3], x[4], x[5])                   # dYc dV/dq
+            r0, r1, r2 = cross(L[0], L[1], L[2], S[3], S[4], S[5])                   # dYc S
+            t0, t1, t2 = cross(S[0], S[1], S[2], L[0], L[1], L[2])                   # dYc^T S: -L x S_v
+            store6(w.dFdq[:, c], (p0 + f[0], p1 + f[1], p2 + f[2], f[3], f[4], f[5]))   # dYc dV/dq + Yc dA/dq
+            store6(w.dFdv[:, c], (r0 + g[0], r1 + g[1], r2 + g[2], g[3], g[4], g[5]))   # dYc S + Yc dA/dv
+            store6(w.dYtJ[:, c], (0.0, 0.0, 0.0, t0, t1, t2))                          # dYc^T S
+            for r in range(3):
+                w.dFdq[3 + r, c] += B[r, 0] * x[3] + B[r, 1] * x[4] + B[r, 2] * x[5]
+                w.dFdv[3 + r, c] += B[r, 0] * S[3] + B[r, 1] * S[4] + B[r, 2] * S[5]
+                w.dYtJ[3 + r, c] += B[0, r] * S[3] + B[1, r] * S[4] + B[2, r] * S[5]
         for c in range(b.nvj):
             i = b.iv + c
             for d in range(k, b.last + 1):                  # rows and columns of the subtree's coordinates
@@ -156,8 +168,10 @@ def _backward(bodies, work, dtau_dq, dtau_dv, M):
                 wp.Yc[r] += Yc[r]
             for r in range(6):
                 wp.fc[r] += w.fc[r]
-                for s in range(6):
-                    wp.dYc[r, s] += dY[r, s]
+            for r in range(3):
+                wp.dYl[r] += L[r]
+                for c in range(3):
+                    wp.dYB[r, c] += B[r, c]
 
 
 @njit(cache=True)
@@ -171,83 +185,71 @@ def inverse_dynamics_derivatives(bodies, work, gravity, q, v, a, dtau_dq, dtau_d
 
 
 # ---- M = L^T D L in the tree's sparsity (Featherstone, RBDA section 6.5: LTDL) ------------------------------------
-@njit(cache=True, inline="always")
-def _up(bodies, b, c):
-    """The coordinate before coordinate c of body b on the path to the root, as (body, coordinate), (-1, -1) at
-    the root: lambda(i) of Featherstone's LTDL."""
-    if c > 0:
-        return b, c - 1
-    p = bodies[b].parent
-    return (p, bodies[p].nvj - 1) if p >= 0 else (-1, -1)
-
-
 @njit(cache=True)
-def ltdl(bodies, H):
+def ltdl(lam, H):
     """H <- L and D of H = L^T D L, in place: D on the diagonal, the unit lower L below it (only the lower triangle
-    of H is read).  L[k, i] is non-zero only for i on k's path to the root.  False if H is not positive definite."""
-    for kb in range(bodies.shape[0] - 1, -1, -1):
-        for kc in range(bodies[kb].nvj - 1, -1, -1):
-            k = bodies[kb].iv + kc
-            if not H[k, k] > 0.0:
-                return False
-            ib, ic = _up(bodies, kb, kc)
-            while ib >= 0:
-                i = bodies[ib].iv + ic
-                x = H[k, i] / H[k, k]
-                jb, jc = ib, ic
-                while jb >= 0:
-                    j = bodies[jb].iv + jc
-                    H[i, j] -= x * H[k, j]
-                    jb, jc = _up(bodies, jb, jc)
-                H[k, i] = x
-                ib, ic = _up(bodies, ib, ic)
+    of H is read).  lam[i]: the coordinate before i on its path to the root (-1 at the root); L[k, i] is non-zero
+    only for i on k's path.  False if H is not positive definite."""
+    for k in range(H.shape[0] - 1, -1, -1):
+        if not H[k, k] > 0.0:
+            return False
+        i = lam[k]
+        while i >= 0:
+            x = H[k, i] / H[k, k]
+            j = i
+            while j >= 0:
+                H[i, j] -= x * H[k, j]
+                j = lam[j]
+            H[k, i] = x
+            i = lam[i]
     return True
 
 
 @njit(cache=True)
-def ltdl_solve(bodies, H, x):
-    """x <- M^-1 x with H from ltdl: L^T y = x backwards, y / D, then L z = y forwards; O(n d)."""
-    for kb in range(bodies.shape[0] - 1, -1, -1):
-        for kc in range(bodies[kb].nvj - 1, -1, -1):
-            k = bodies[kb].iv + kc
-            ib, ic = _up(bodies, kb, kc)
-            while ib >= 0:
-                i = bodies[ib].iv + ic
-                x[i] -= H[k, i] * x[k]
-                ib, ic = _up(bodies, ib, ic)
-    for k in range(x.shape[0]):
-        x[k] /= H[k, k]
-    for kb in range(bodies.shape[0]):
-        for kc in range(bodies[kb].nvj):
-            k = bodies[kb].iv + kc
-            ib, ic = _up(bodies, kb, kc)
-            while ib >= 0:
-                i = bodies[ib].iv + ic
-                x[k] -= H[k, i] * x[i]
-                ib, ic = _up(bodies, ib, ic)
+def ltdl_solve(lam, H, X, scale):
+    """X <- scale M^-1 X for the (n, m) X, with H from ltdl: L^T Y = X backwards, Y / D, then L Z = Y forwards,
+    each a row operation on all m columns at once; O(n d m)."""
+    n, m = X.shape
+    for k in range(n - 1, -1, -1):
+        i = lam[k]
+        while i >= 0:
+            h = H[k, i]
+            for c in range(m):
+                X[i, c] -= h * X[k, c]
+            i = lam[i]
+    for k in range(n):
+        h = scale / H[k, k]
+        for c in range(m):
+            X[k, c] *= h
+    for k in range(n):
+        i = lam[k]
+        while i >= 0:
+            h = H[k, i]
+            for c in range(m):
+                X[k, c] -= h * X[i, c]
+            i = lam[i]
 
 
 @njit(cache=True)
-def forward_dynamics_derivatives(bodies, work, H, gravity, q, v, tau, da_dq, da_dv, M_inv):
-    """da/dq, da/dv and da/dtau = M^-1 at a = FD(q, v, tau) (the module docstring).  H: an (nv, nv) scratch."""
+def forward_dynamics_derivatives(bodies, work, lam, H, X, gravity, q, v, tau, da_dq, da_dv, M_inv):
+    """da/dq, da/dv and da/dtau = M^-1 at a = FD(q, v, tau) (the module docstring).  lam: the coordinates'
+    parents, H: room for the factor of M, X: for [dtau/dq, dtau/dv, -E], solved at once (workspace.ARRAYS)."""
     status = checked_pass(bodies, work, (q, v, tau), q, v, True)
     a = M_inv[0]                                   # a, kept in the first row of M^-1 until M^-1 is formed
     if status == 0:
         status = aba(bodies, work, gravity, q, v, tau, a)
     if status != 0:
         return status
-    _forward(bodies, work, gravity, v, a)
-    _backward(bodies, work, da_dq, da_dv, H)       # dtau/dq, dtau/dv and M
-    if not ltdl(bodies, H):
-        return ERR_SINGULAR
     n = H.shape[0]
-    for j in range(n):
-        ltdl_solve(bodies, H, da_dq[:, j])
-        ltdl_solve(bodies, H, da_dv[:, j])
-        for i in range(n):
-            da_dq[i, j] = -da_dq[i, j]
-            da_dv[i, j] = -da_dv[i, j]
-            M_inv[i, j] = 1.0 if i == j else 0.0
-    for j in range(n):
-        ltdl_solve(bodies, H, M_inv[:, j])
+    _forward(bodies, work, gravity, v, a)
+    _backward(bodies, work, X[:, :n], X[:, n:2 * n], H)          # dtau/dq, dtau/dv and M
+    if not ltdl(lam, H):
+        return ERR_SINGULAR
+    for i in range(n):
+        for j in range(n):
+            X[i, 2 * n + j] = -1.0 if i == j else 0.0
+    ltdl_solve(lam, H, X, -1.0)                    # [da/dq, da/dv, M^-1] = -M^-1 [dtau/dq, dtau/dv, -E]
+    for i in range(n):
+        for j in range(n):
+            da_dq[i, j], da_dv[i, j], M_inv[i, j] = X[i, j], X[i, n + j], X[i, 2 * n + j]
     return 0

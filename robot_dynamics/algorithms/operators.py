@@ -16,14 +16,14 @@ written out on scalars so that nothing allocates.  Twists and wrenches are [line
 test/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  The small helpers
 are inlined into their callers (inline="always": a numba call that is not inlined reference-counts each array
 argument); the large ones, used once per body, are called (each inlined copy costs compile time at first use,
-which the cold start-up of benchmarks/startup.py measures).  Multiply-adds may be fused (CONTRACT: one rounding instead of two; no other fast-math liberty, so NaN
-and inf behave as IEEE 754 says).
+which the cold start-up of benchmarks/startup.py measures).  In the small ones multiply-adds may be fused
+(CONTRACT: one rounding instead of two; no other fast-math liberty, so NaN and inf behave as IEEE 754 says).
 """
 from numba import njit
 
 CONTRACT = {"contract"}
 inline = njit(cache=True, fastmath=CONTRACT, inline="always")    # small, array-touching: into the caller
-call = njit(cache=True, fastmath=CONTRACT)                        # large, once per body: called
+call = njit(cache=True)            # large, once per body: called (no FMA: the same rounding in every pass)
 
 
 @inline

@@ -3,9 +3,9 @@
 From a row, robot.py derives the method -- its single-state fast path straight into the compiled kernel, its
 batch path through the compiled parallel loop (compiled.parallel), its `out=` checks and its error messages --
 and test/test_in_place.py the list of methods it checks.  Adding a quantity is one algorithm module (its kernel:
-kernel(bodies, work, *scratch, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row
-here.  A per-body quantity an algorithm keeps goes into its module's WORK fields (workspace.py); an array sized by
-the robot (an (nv, nv) factor, say) is a scratch of its row, allocated per Robot (and per thread of a batch).
+kernel(bodies, work, *arrays, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row
+here.  A per-body quantity an algorithm keeps goes into its module's WORK fields; an array sized by the robot
+(an (nv, nv) factor, say) is one of workspace.ARRAYS, named by the row.
 
 Shapes are tuples of ints and the names "nq", "nv", "nb" (bodies) and "ny" (10 nb); an output of shape () is a
 scalar per state.  Inputs named q* have nq entries, the others nv.
@@ -24,7 +24,7 @@ class Quantity:
     outputs: tuple            # (name, shape) of each result
     gravity: bool             # the kernel takes the gravity vector after the workspace (and scratch)
     doc: str
-    scratch: tuple = ()       # shapes of per-robot scratch arrays the kernel takes right after the workspace
+    arrays: tuple = ()        # names of per-robot arrays (workspace.ARRAYS) the kernel takes after the workspace
 
     @property
     def shapes(self):
@@ -66,7 +66,7 @@ QUANTITIES = (
              (("da_dq", ("nv", "nv")), ("da_dv", ("nv", "nv")), ("M_inv", ("nv", "nv"))), True,
              "(da/dq, da/dv, M^-1) of a = FD(q, v, tau); q-derivatives along the tangent directions of integrate\n"
              "(Pinocchio's computeABADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)",
-             scratch=(("nv", "nv"),)),
+             arrays=("lam", "H", "X")),
     # Robot.dynamics (a Dynamics, with Y when references are given) is written by hand on these two:
     Quantity("_dynamics", bundle.dynamics, ("q", "v"),
              (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv"))),
