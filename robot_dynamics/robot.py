@@ -5,6 +5,7 @@ The methods that compute arrays from a state are derived from the table algorith
 each takes `out=`, goes straight into its compiled kernel for a single state of float64 arrays, and runs a batch
 in the compiled parallel loop.
 """
+import inspect
 import linecache
 from dataclasses import dataclass
 
@@ -58,6 +59,27 @@ class Dynamics:
     Y: np.ndarray | None = None
 
 
+@dataclass(slots=True)
+class TimeDerivatives:
+    """d/dt of M, C(q, v), g and J_com along a motion (Robot.time_derivatives): Mdot = C + C^T.
+
+    M_dot, C_dot: (..., nv, nv); g_dot: (..., nv); J_com_dot: (..., 3, nv).
+    """
+    M_dot: np.ndarray
+    C_dot: np.ndarray
+    g_dot: np.ndarray
+    J_com_dot: np.ndarray
+
+
+@dataclass(slots=True)
+class ParameterDerivatives:
+    """d/dpi of M, C(q, v) and g at one state, the last index over robot.parameters (paper 002, Prop. 2): M, C and g
+    are linear in pi, so M = dM_dpi @ pi.  dM_dpi, dC_dpi: (..., nv, nv, 10 nb); dg_dpi: (..., nv, 10 nb)."""
+    dM_dpi: np.ndarray
+    dC_dpi: np.ndarray
+    dg_dpi: np.ndarray
+
+
 def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=False, strict_inertia=False):
     """Robot of a URDF file path or XML string.
 
@@ -95,6 +117,7 @@ class Robot:
         self._bodies = model.bodies.copy()          # kernels take writable arrays; the model stays frozen
         self._work = workspace(model.nbodies)
         self._coupled = any(j.mimic is not None for j in model.joints)
+        self._weightless = None                     # the same robot without gravity (parameter_derivatives)
         if self._coupled:                           # ABA does not apply to joints coupled by mimics
             self.forward_dynamics = self._forward_dynamics_coupled
             self.inverse_dynamics_derivatives = self.forward_dynamics_derivatives = self._no_coupled_derivatives
@@ -234,6 +257,23 @@ class Robot:
         B[..., nv:, :] = dt * M_inv
         B[..., :nv, :] = dt * Jw @ B[..., nv:, :]
         return A, B
+
+    def parameter_derivatives(self, q, v):
+        """dM/dpi, dC/dpi, dg/dpi at (q, v) (paper 002, Prop. 2), read off the regressor, of which they are the
+        columns: with Y0 the regressor without gravity, dM_dpi[:, j] = Y0(q, v, 0, e_j), dC_dpi[:, j] =
+        Y0(q, v, e_j, 0) and dg_dpi = Y(q, v, 0, 0) -- 2 nv + 1 states of one batched regressor call each.
+        (..., nq), (..., nv) -> ParameterDerivatives"""
+        q, v, batch = self._batch(q=q, v=v)
+        B, nv, ny = q.shape[0], self.nv, 10 * self.nbodies
+        if self._weightless is None:
+            self._weightless = Robot(self.model.with_gravity(np.zeros(3)))
+        E, Z = np.eye(nv), np.zeros((nv, nv))
+        Y0 = self._weightless.regressor(np.repeat(q, 2 * nv, axis=0), np.repeat(v, 2 * nv, axis=0),
+                                        np.tile(np.vstack([Z, E]), (B, 1)), np.tile(np.vstack([E, Z]), (B, 1)))
+        Y0 = Y0.reshape(B, 2, nv, nv, ny).transpose(1, 0, 3, 2, 4)          # [kind, state, i, j, p]
+        g = self.regressor(q, v, np.zeros((B, nv)), np.zeros((B, nv)))
+        return ParameterDerivatives(Y0[0].reshape(batch + (nv, nv, ny)), Y0[1].reshape(batch + (nv, nv, ny)),
+                                    g.reshape(batch + (nv, ny)))
 
     def integrate_jacobians(self, w):
         """(d/dq, d/dw) of integrate(q, w) in tangent coordinates, as Pinocchio's dIntegrate (they do not depend on
@@ -395,6 +435,20 @@ def _method(row):
     return method
 
 
+def _named(method, cls):
+    """method, returning (and taking as out=) the dataclass cls of its tuple of results."""
+    def named(self, *states, out=None):
+        if out is not None and type(out) is not cls:
+            raise ValueError(f"out must be a {cls.__name__}, got {type(out).__name__}")
+        result = method(self, *states, out=None if out is None else tuple(getattr(out, f) for f in cls.__slots__))
+        return cls(*result) if out is None else out
+    named.__signature__ = inspect.signature(method)
+    named.__doc__, named.__name__, named.__qualname__ = method.__doc__, method.__name__, method.__qualname__
+    return named
+
+
+_NAMED = {"time_derivatives": TimeDerivatives}
 for _row in QUANTITIES:
     if not _row.name.startswith("_"):
-        setattr(Robot, _row.name, _method(_row))
+        _m = _method(_row)
+        setattr(Robot, _row.name, _named(_m, _NAMED[_row.name]) if _row.name in _NAMED else _m)

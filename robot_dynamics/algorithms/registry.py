@@ -13,7 +13,7 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 from dataclasses import dataclass
 
 from ..compiled import parallel
-from . import bundle, dynamics_derivatives, energy, kinematics, matrices, newton_euler, regressor
+from . import bundle, dynamics_derivatives, energy, kinematics, matrices, newton_euler, regressor, time_derivatives
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,11 @@ QUANTITIES = (
              "(da/dq, da/dv, M^-1) of a = FD(q, v, tau); q-derivatives along the tangent directions of integrate\n"
              "(Pinocchio's computeABADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)",
              arrays=("lam", "H", "X")),
+    Quantity("time_derivatives", time_derivatives.time_derivatives, ("q", "v", "a"),
+             (("M_dot", ("nv", "nv")), ("C_dot", ("nv", "nv")), ("g_dot", ("nv",)), ("J_com_dot", (3, "nv"))), True,
+             "d/dt of M(q), C(q, v), g(q) and J_com(q) along q' = v (on the Lie group for a floating base),\n"
+             "v' = a (paper 002, Prop. 6).  (..., nq), (..., nv) x2 -> TimeDerivatives (M_dot, C_dot: (..., nv, nv),\n"
+             "g_dot: (..., nv), J_com_dot: (..., 3, nv)); out: a TimeDerivatives to write into."),
     # Robot.dynamics (a Dynamics, with Y when references are given) is written by hand on these two:
     Quantity("_dynamics", bundle.dynamics, ("q", "v"),
              (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv"))),
