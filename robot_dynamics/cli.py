@@ -2,6 +2,7 @@
 
     robot-dynamics inspect URDF [--floating-base] [--mimic]
     robot-dynamics compute URDF [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
+                                [--derivatives [--a ...]]
     robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
 
 URDF is a file or the name of a bundled robot (arm7, planar_2link, quadruped, torso_two_arm, humanoid).
@@ -61,6 +62,12 @@ def compute(args, out):
               "M": d.M, "C": d.C, "g": d.g, "com": d.com, "J_com": d.J_com}
     if d.Y is not None:
         result.update(v_ref=refs[0], a_ref=refs[1], Y=d.Y, parameters=robot.parameters)
+    if args.derivatives:                          # along q' = v, v' = a (a = 0 unless given: Mdot, gdot need v only)
+        a = np.zeros(robot.nv) if args.a is None else _numbers(args.a)
+        t = robot.time_derivatives(q, v, a)
+        result.update(M_dot=t.M_dot, g_dot=t.g_dot, J_com_dot=t.J_com_dot)
+        if args.a is not None:
+            result.update(a=a, C_dot=t.C_dot)
     if args.json:
         json.dump({k: (x.tolist() if isinstance(x, np.ndarray) else x) for k, x in result.items()}, out, indent=1)
         out.write("\n")
@@ -69,7 +76,9 @@ def compute(args, out):
     out.write(f"{robot!r}\ncoordinates (q order): {', '.join(robot.joint_names)}\n\n")
     for key, title in (("q", "q"), ("v", "v"), ("M", "M(q): mass matrix"), ("C", "C(q, v): Coriolis matrix"),
                        ("g", "g(q): gravity torques"), ("com", "centre of mass (world)"),
-                       ("J_com", "J_com(q): CoM Jacobian"), ("Y", "Y(q, v, v_ref, a_ref): Slotine-Li regressor")):
+                       ("J_com", "J_com(q): CoM Jacobian"), ("Y", "Y(q, v, v_ref, a_ref): Slotine-Li regressor"),
+                       ("M_dot", "dM/dt along q' = v (= C + C^T)"), ("g_dot", "dg/dt along q' = v"),
+                       ("J_com_dot", "dJ_com/dt along q' = v"), ("C_dot", "dC/dt along q' = v, v' = a")):
         if key in result:
             out.write(f"{title}\n{result[key]}\n\n")
     if d.Y is not None:
@@ -95,6 +104,9 @@ def main(argv=None, out=None):
                               ("--a-ref", "reference acceleration for the regressor (nv)")):
                 p.add_argument(arg, nargs="+", help=what + ", numbers separated by spaces or commas")
             p.add_argument("--json", action="store_true", help="print JSON instead of text")
+            p.add_argument("--derivatives", action="store_true",
+                           help="also the time derivatives along the motion: Mdot, gdot, J_comdot (and Cdot with --a)")
+            p.add_argument("--a", nargs="+", help="acceleration (nv) for Cdot with --derivatives")
     demo = sub.add_parser("demo", add_help=False,
                           help="closed-loop Slotine-Li demo on the bundled 7-DoF arm (robot-dynamics demo --help)")
     demo.add_argument("demo_args", nargs=argparse.REMAINDER)
@@ -105,6 +117,8 @@ def main(argv=None, out=None):
     args = parser.parse_args(argv)
     if args.command == "compute" and (args.v_ref is None) != (args.a_ref is None):
         parser.error("--v-ref and --a-ref go together")
+    if args.command == "compute" and args.a is not None and not args.derivatives:
+        parser.error("--a is the acceleration of --derivatives")
     try:
         (inspect if args.command == "inspect" else compute)(args, out)
     except (ValueError, FileNotFoundError) as exc:                # URDFError is a ValueError

@@ -29,7 +29,8 @@ from robot_dynamics.ros.qos import DESCRIPTION_QOS
 REPO = Path(__file__).resolve().parents[1]
 URDF_DIR = REPO / "urdf"
 RTOL = ATOL = 1e-12        # the node must publish the library's result for the same state
-MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian", "regressor")
+MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian", "regressor",
+                 "mass_matrix_derivative", "gravity_derivative")
 _held_locks = []
 
 

@@ -198,3 +198,19 @@ def test_threads_sharing_a_robot_get_their_own_results(quadruped):
     finally:
         sys.setswitchinterval(interval)
     assert not failures
+
+
+def test_cli_prints_the_time_derivatives():
+    """compute --derivatives prints Mdot (= C + C^T) and gdot, and Cdot given --a; the JSON matches the library."""
+    code, text = run_cli("compute", "arm7", "--q", *["0.3"] * 7, "--v", *["0.5"] * 7, "--derivatives", "--a",
+                         *["1"] * 7, "--json")
+    assert code == 0
+    got = json.loads(text)
+    robot = rd.load_urdf(bundled_urdf("arm7"))
+    t = robot.time_derivatives(np.full(7, 0.3), np.full(7, 0.5), np.ones(7))
+    for name in ("M_dot", "g_dot", "J_com_dot", "C_dot"):
+        np.testing.assert_allclose(got[name], getattr(t, name), rtol=0, atol=1e-12, err_msg=name)
+    code, text = run_cli("compute", "arm7", "--v", *["0.5"] * 7, "--derivatives")
+    assert code == 0 and "dM/dt along q' = v" in text and "dC/dt" not in text
+    with pytest.raises(SystemExit):                                 # --a belongs to --derivatives
+        run_cli("compute", "arm7", "--a", *["1"] * 7)

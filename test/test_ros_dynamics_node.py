@@ -137,6 +137,25 @@ def test_arm7_outputs_equal_the_library(probe, start_node):
                              "regressor", "com"}
 
 
+def test_time_derivatives_are_published_on_request(probe, start_node):
+    """publish_derivatives: dM/dt = C + C^T (remark 5, computed apart) and dg/dt = dg/dq v (the library's closed
+    form against finite differences of g along the motion) for the joint state's (q, v)."""
+    node = start_node(urdf_path=str(ARM), publish_derivatives=True)
+    robot = library_robot(ARM.read_text())
+    names = list(robot.joint_names)
+    rng = np.random.default_rng(4)
+    q, v = random_state(robot, rng)
+    probe.wait_matched(probe.joint_states)
+    assert probe.exchange(joint_state(names, q, v, k=1), until=lambda: probe.counts["gravity_derivative"] > 0)
+    d = robot.dynamics(q, v)
+    np.testing.assert_allclose(probe.array("mass_matrix_derivative"), d.C + d.C.T, rtol=0, atol=1e-10)
+    h = 1e-6
+    later, earlier = robot.integrate(q, v, h), robot.integrate(q, v, -h)
+    g_rate = (robot.gravity_vector(later) - robot.gravity_vector(earlier)) / (2 * h)
+    np.testing.assert_allclose(probe.array("gravity_derivative"), g_rate, rtol=0, atol=1e-6)
+    assert node.answered >= 1
+
+
 def test_floating_quadruped_outputs_equal_the_library(probe, start_node):
     node = start_node(urdf_path=str(QUADRUPED), floating_base=True, publish_regressor=True)
     robot = library_robot(QUADRUPED.read_text(), floating_base=True)

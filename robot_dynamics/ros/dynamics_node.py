@@ -20,6 +20,8 @@ Topics (``~`` is the node's name)::
     out  ~/gravity               std_msgs/Float64MultiArray       g (nv,)
     out  ~/com_jacobian          std_msgs/Float64MultiArray       J_com (3, nv)
     out  ~/regressor             std_msgs/Float64MultiArray       Y (nv, 10 nb): Y pi = M a_r + C v_r + g
+    out  ~/mass_matrix_derivative   std_msgs/Float64MultiArray    dM/dt along q' = v (nv, nv)
+    out  ~/gravity_derivative       std_msgs/Float64MultiArray    dg/dt along q' = v (nv,)
     out  ~/com                   geometry_msgs/PointStamped       the CoM in the world frame: odom's frame_id
                                                                   (floating base), the root link (fixed base);
                                                                   stamped with the joint state's stamp
@@ -32,7 +34,8 @@ used is skipped with a warning throttled per kind of fault, and counted in ``Dyn
 Joint states are matched by name in any order (unknown names ignored) and merged into the last known state;
 nothing is published until every joint has had a position (and, for a floating base, an odometry has arrived).
 A joint state without velocities counts them as zero for M and g, but C, C v and the regressor wait for
-velocities. The regressor needs ``publish_regressor:=true`` and a ``~/reference``. ``joint_names`` is read-only,
+velocities. The regressor needs ``publish_regressor:=true`` and a ``~/reference``; the time derivatives of M and g
+(paper 002, Prop. 6) need ``publish_derivatives:=true`` and velocities. ``joint_names`` is read-only,
 so a new description must keep the joints (masses, inertias and frames may change); one with other joints is
 refused and the node must be restarted to serve another robot.
 """
@@ -56,7 +59,8 @@ from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 
 MODEL_PARAMETERS = ("robot_description", "urdf_path", "floating_base", "gravity")
-MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian", "regressor")
+MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian", "regressor",
+                 "mass_matrix_derivative", "gravity_derivative")
 
 
 class DynamicsNode(SkipsBadMessages, Node):
@@ -95,6 +99,7 @@ class DynamicsNode(SkipsBadMessages, Node):
         self._msgs = {}                           # topic -> Float64MultiArray with its layout, reused per state
         self._declare_parameters()
         self._publish_regressor = self.get_parameter("publish_regressor").value
+        self._publish_derivatives = self.get_parameter("publish_derivatives").value
         self._pubs = {topic: self.create_publisher(Float64MultiArray, "~/" + topic, OUTPUT_QOS)
                       for topic in MATRIX_TOPICS}
         self._com_pub = self.create_publisher(PointStamped, "~/com", OUTPUT_QOS)
@@ -124,6 +129,8 @@ class DynamicsNode(SkipsBadMessages, Node):
             "nav_msgs/Odometry of the floating base; child_frame_id must be the URDF root link.", read_only=True))
         self.declare_parameter("publish_regressor", False, describe(
             "Publish the Slotine-Li regressor on ~/regressor once a ~/reference has arrived."))
+        self.declare_parameter("publish_derivatives", False, describe(
+            "Publish dM/dt and dg/dt along q' = v on ~/mass_matrix_derivative and ~/gravity_derivative."))
         gravity = self.get_parameter("gravity").value
         if not valid_gravity(gravity):
             raise ValueError(f"parameter gravity must be three finite doubles, got {gravity}")
@@ -145,6 +152,8 @@ class DynamicsNode(SkipsBadMessages, Node):
                 self._subscribe_description()
         if "publish_regressor" in new:
             self._publish_regressor = new["publish_regressor"]
+        if "publish_derivatives" in new:
+            self._publish_derivatives = new["publish_derivatives"]
         return SetParametersResult(successful=True)
 
     # --- the robot description ---------------------------------------------------------------------------
@@ -219,7 +228,8 @@ class DynamicsNode(SkipsBadMessages, Node):
         if old is None or old.floating_base != robot.floating_base or old.root_link != robot.root_link:
             self.base_state = None
         arrays = {"mass_matrix": sample.M, "coriolis_matrix": sample.C, "coriolis_vector": sample.g,
-                  "gravity": sample.g, "com_jacobian": sample.J_com, "regressor": sample.Y}
+                  "gravity": sample.g, "com_jacobian": sample.J_com, "regressor": sample.Y,
+                  "mass_matrix_derivative": sample.M, "gravity_derivative": sample.g}
         self._msgs = {topic: Float64MultiArray(layout=multiarray_layout(a.shape)) for topic, a in arrays.items()}
         if robot.floating_base and self._odom_sub is None:
             self._odom_sub = self.create_subscription(
@@ -276,6 +286,10 @@ class DynamicsNode(SkipsBadMessages, Node):
             self._skip(BadMessage("state_rejected", f"the model rejected the state: {err}"))
             return
         self._publish(result, v, velocities, regressor, msg.header.stamp, frame_id)
+        if self._publish_derivatives and velocities:          # along q' = v; the acceleration does not enter
+            rates = robot.time_derivatives(q, v, np.zeros(robot.nv))
+            self._publish_array("mass_matrix_derivative", rates.M_dot)
+            self._publish_array("gravity_derivative", rates.g_dot)
         self.answered += 1
 
     def _state(self, robot):
