@@ -5,7 +5,6 @@ The methods that compute arrays from a state are derived from the table algorith
 each takes `out=`, goes straight into its compiled kernel for a single state of float64 arrays, and runs a batch
 in the compiled parallel loop.
 """
-import inspect
 import linecache
 from dataclasses import dataclass
 
@@ -61,14 +60,15 @@ class Dynamics:
 
 @dataclass(slots=True)
 class TimeDerivatives:
-    """d/dt of M, C(q, v), g and J_com along a motion (Robot.time_derivatives): Mdot = C + C^T.
+    """d/dt of M, C(q, v), g, J_com (and the regressor Y) along a motion (Robot.time_derivatives): Mdot = C + C^T.
 
-    M_dot, C_dot: (..., nv, nv); g_dot: (..., nv); J_com_dot: (..., 3, nv).
+    M_dot, C_dot: (..., nv, nv); g_dot: (..., nv); J_com_dot: (..., 3, nv); Y_dot: (..., nv, 10 nb) or None.
     """
     M_dot: np.ndarray
     C_dot: np.ndarray
     g_dot: np.ndarray
     J_com_dot: np.ndarray
+    Y_dot: np.ndarray | None = None
 
 
 @dataclass(slots=True)
@@ -281,6 +281,31 @@ class Robot:
         joints.  w: (nv,) -> (nv, nv), (nv, nv)"""
         return self._space.integrate_jacobians(self._vector(w, "w", self.nv))
 
+    def time_derivatives(self, q, v, a, v_ref=None, a_ref=None, j_ref=None, out=None):
+        """d/dt of M(q), C(q, v), g(q) and J_com(q) along q' = v (on the Lie group for a floating base), v' = a
+        (paper 002, Prop. 6); with v_ref, a_ref, j_ref also of the Slotine-Li regressor along v_ref' = a_ref,
+        a_ref' = j_ref: Y_dot pi = M_dot a_r + M j_r + C_dot v_r + C a_r + g_dot.
+
+        q: (..., nq), v, a (and v_ref, a_ref, j_ref): (..., nv)  ->  TimeDerivatives (see its docstring).
+        out: a TimeDerivatives of such arrays (with Y_dot exactly when references are given) to write into.
+        """
+        refs = (v_ref, a_ref, j_ref)
+        with_y = v_ref is not None
+        if any((x is None) == with_y for x in refs):
+            raise ValueError("give v_ref, a_ref and j_ref for Y_dot, or none of them")
+        arrays = None
+        if out is not None:
+            if type(out) is not TimeDerivatives:
+                raise ValueError(f"out must be a TimeDerivatives, got {type(out).__name__}")
+            if (out.Y_dot is not None) != with_y:
+                raise ValueError("out.Y_dot must be an array exactly when v_ref, a_ref and j_ref are given")
+            arrays = (out.M_dot, out.C_dot, out.g_dot, out.J_com_dot) + ((out.Y_dot,) if with_y else ())
+        if with_y:
+            result = self._time_derivatives_with_regressor(q, v, a, v_ref, a_ref, j_ref, out=arrays)
+        else:
+            result = self._time_derivatives(q, v, a, out=arrays)
+        return TimeDerivatives(*result) if out is None else out
+
     # ---- plumbing ---------------------------------------------------------------------------------------------
     def _raise(self, status, row):
         """The ValueError of a kernel's status code (kinematics.ERR_*) for the quantity `row`."""
@@ -435,20 +460,6 @@ def _method(row):
     return method
 
 
-def _named(method, cls):
-    """method, returning (and taking as out=) the dataclass cls of its tuple of results."""
-    def named(self, *states, out=None):
-        if out is not None and type(out) is not cls:
-            raise ValueError(f"out must be a {cls.__name__}, got {type(out).__name__}")
-        result = method(self, *states, out=None if out is None else tuple(getattr(out, f) for f in cls.__slots__))
-        return cls(*result) if out is None else out
-    named.__signature__ = inspect.signature(method)
-    named.__doc__, named.__name__, named.__qualname__ = method.__doc__, method.__name__, method.__qualname__
-    return named
-
-
-_NAMED = {"time_derivatives": TimeDerivatives}
 for _row in QUANTITIES:
-    if not _row.name.startswith("_"):
-        _m = _method(_row)
-        setattr(Robot, _row.name, _named(_m, _NAMED[_row.name]) if _row.name in _NAMED else _m)
+    if not _row.name.startswith("_dynamics"):                    # Robot.dynamics is written by hand
+        setattr(Robot, _row.name, _method(_row))

@@ -48,6 +48,33 @@ def test_time_derivatives_along_a_motion(seed, floating_base):
                                    atol=1e-13 * max(1.0, np.abs(getattr(t, name)).max()), err_msg=name)
 
 
+@pytest.mark.parametrize("seed, floating_base", [(0, False), (2, True), (3, True)], ids=["seed0-fixed",
+                                                                                     "seed2-floating", "seed3-floating"])
+def test_regressor_rate_along_a_reference(seed, floating_base):
+    """Y_dot against central differences of Y along q(t), v(t) and v_r(t) = v_r + t a_r + t^2/2 j_r, a_r(t) =
+    a_r + t j_r; and Y_dot pi = M_dot a_r + M j_r + C_dot v_r + C a_r + g_dot (exact)."""
+    robot = rd.load_urdf(random_urdf(seed, n_links=8), floating_base=floating_base,
+                         gravity=np.random.default_rng(seed).normal(size=3) * 5)
+    rng = np.random.default_rng(900 + seed)
+    q, v = robot.random_state(rng)
+    a, vr, ar, jr = rng.normal(size=(4, robot.nv))
+    t = robot.time_derivatives(q, v, a, vr, ar, jr)
+
+    def Y(h):
+        return robot.regressor(robot.integrate(q, h * v + 0.5 * h * h * a), v + h * a,
+                               vr + h * ar + 0.5 * h * h * jr, ar + h * jr)
+
+    assert relative_error(t.Y_dot, (Y(H) - Y(-H)) / (2 * H)) < FD_TOL
+    d = robot.dynamics(q, v)
+    assert relative_error(t.Y_dot @ robot.parameters,
+                          t.M_dot @ ar + d.M @ jr + t.C_dot @ vr + d.C @ ar + t.g_dot) < EXACT
+    plain = robot.time_derivatives(q, v, a)
+    assert plain.Y_dot is None
+    np.testing.assert_array_equal(plain.C_dot, t.C_dot)
+    with pytest.raises(ValueError, match="give v_ref, a_ref and j_ref"):
+        robot.time_derivatives(q, v, a, vr, ar)
+
+
 def test_a_free_rigid_body_has_constant_mass_matrix():
     """M of a free body in its own coordinates is its spatial inertia Lambda: Mdot = 0 whatever the motion, and
     C v is the gyroscopic wrench -adj(v)^T Lambda v (paper 002, eq. (2))."""
@@ -81,6 +108,8 @@ def test_out_is_a_time_derivatives():
     np.testing.assert_array_equal(out.C_dot, expected.C_dot)
     with pytest.raises(ValueError, match="out must be a TimeDerivatives"):
         robot.time_derivatives(q, v, v, out=(out.M_dot, out.C_dot, out.g_dot, out.J_com_dot))
+    with pytest.raises(ValueError, match="out.Y_dot must be an array exactly when"):
+        robot.time_derivatives(q, v, v, v, v, v, out=out)
 
 
 @pytest.mark.parametrize("seed, floating_base", [(1, True), (4, False)], ids=["seed1-floating", "seed4-fixed"])

@@ -67,11 +67,15 @@ QUANTITIES = (
              "(da/dq, da/dv, M^-1) of a = FD(q, v, tau); q-derivatives along the tangent directions of integrate\n"
              "(Pinocchio's computeABADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)",
              arrays=("lam", "H", "X")),
-    Quantity("time_derivatives", time_derivatives.time_derivatives, ("q", "v", "a"),
+    # Robot.time_derivatives (a TimeDerivatives, with Y_dot when references are given) is written on these two:
+    Quantity("_time_derivatives", time_derivatives.time_derivatives, ("q", "v", "a"),
              (("M_dot", ("nv", "nv")), ("C_dot", ("nv", "nv")), ("g_dot", ("nv",)), ("J_com_dot", (3, "nv"))), True,
-             "d/dt of M(q), C(q, v), g(q) and J_com(q) along q' = v (on the Lie group for a floating base),\n"
-             "v' = a (paper 002, Prop. 6).  (..., nq), (..., nv) x2 -> TimeDerivatives (M_dot, C_dot: (..., nv, nv),\n"
-             "g_dot: (..., nv), J_com_dot: (..., 3, nv)); out: a TimeDerivatives to write into."),
+             "(M_dot, C_dot, g_dot, J_com_dot) along q' = v, v' = a (paper 002, Prop. 6)."),
+    Quantity("_time_derivatives_with_regressor", time_derivatives.time_derivatives_with_regressor,
+             ("q", "v", "a", "v_ref", "a_ref", "j_ref"),
+             (("M_dot", ("nv", "nv")), ("C_dot", ("nv", "nv")), ("g_dot", ("nv",)), ("J_com_dot", (3, "nv")),
+              ("Y_dot", ("nv", "ny"))), True,
+             "(M_dot, C_dot, g_dot, J_com_dot, Y_dot) along q' = v, v' = a, v_r' = a_r, a_r' = j_r."),
     # Robot.dynamics (a Dynamics, with Y when references are given) is written by hand on these two:
     Quantity("_dynamics", bundle.dynamics, ("q", "v"),
              (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv"))),

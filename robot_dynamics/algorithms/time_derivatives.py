@@ -14,13 +14,22 @@ so that, by the product rule,
     Cdot_st = Hdot_s^T S_t + H_s^T Sdot_t + Fdot_s^T Sdot_t + F_s^T Sddot_t,
 and g_s = S_s^T Ic_j gamma_0, J_com[:, s] = (F_s)_linear / m likewise.  Mdot is computed this way, not as C + C^T:
 that identity (remark 5) is then a test.  O(n d) like M and C themselves.
+
+The regressor (regressor.py: Y[i, block k] = S_i^T W_k, W_k = Ad^-T (A(alpha_k) - adj(v_k)^T A(u_k)) in the world)
+moves the same way along a reference with v_r' = a_r, a_r' = j_r: d/dt Ad^-T = -adj(V_k)^T Ad^-T, the body-frame
+alpha, u, v change as Ad^-1 (Xdot - adj(V_k) X) of their world forms X = P, U, V, whose rates follow from
+U_k = U_p + S v_r and P_k = P_p + S a_r + Sdot v_r; so, with A linear,
+    Wdot_k = -adj(V_k)^T W_k + Ad^-T (A(alphadot) - adj(v_k)^T A(udot)) - Ad^-T adj(vdot_k)^T A(u_k),
+    Ydot[i, block k] = Sdot_i^T W_k + S_i^T Wdot_k,   Ydot pi = Mdot a_r + M j_r + Cdot v_r + C a_r + gdot.
 """
 import numpy as np
 from numba import njit
 
 from .kinematics import checked_pass
 from .matrices import composites, composite_times, total_mass
-from .operators import add_adj_transpose_inertia, adj_times, dot6, force_cross, store6, transform_parameters
+from .operators import (ad_inv_times, add_adj_transpose_inertia, adj_times, dot6, force_cross, store6,
+                        transform_parameters)
+from .regressor import reference_recursion, world_block
 
 WORK = [                                                       # world frame, per body k (also matrices' F, G, H)
     ("Vd", np.float64, (6,)),                                  # Vdot_k, the rate of the twist (no gravity)
@@ -28,6 +37,9 @@ WORK = [                                                       # world frame, pe
     ("Yk", np.float64, (10,)), ("Bk", np.float64, (6, 6)),     # Lambda_k^w and B_k of body k alone
     ("Bd", np.float64, (6, 6)),                                # Bcdot, summed over the subtree
     ("Fd", np.float64, (6,)), ("Gd", np.float64, (6,)), ("Hd", np.float64, (6,)),   # rates of F, G, H
+    ("Ud", np.float64, (6,)), ("Pd", np.float64, (6,)),        # rates of regressor's U and P (world)
+    ("alpha_d", np.float64, (6,)), ("u_d", np.float64, (6,)), ("v_d", np.float64, (6,)),   # body-frame rates
+    ("Wd", np.float64, (6, 10)), ("Wx", np.float64, (6, 10)),  # Wdot_k, and a second block to add into it
 ]
 
 
@@ -111,8 +123,74 @@ def _column_terms(w, c):
 def time_derivatives(bodies, work, gravity, q, v, a, M_dot, C_dot, g_dot, J_com_dot):
     """Mdot, Cdot, gdot and J_comdot at (q, v, a) (the module docstring)."""
     status = checked_pass(bodies, work, (q, v, a), q, v, True)
+    if status == 0:
+        _matrix_rates(bodies, work, gravity, v, a, M_dot, C_dot, g_dot, J_com_dot)
+    return status
+
+
+@njit(cache=True)
+def time_derivatives_with_regressor(bodies, work, gravity, q, v, a, v_ref, a_ref, j_ref, M_dot, C_dot, g_dot,
+                                    J_com_dot, Y_dot):
+    """time_derivatives and Ydot along v_r' = a_r, a_r' = j_r (the module docstring)."""
+    status = checked_pass(bodies, work, (q, v, a, v_ref, a_ref, j_ref), q, v, True)
     if status != 0:
         return status
+    _matrix_rates(bodies, work, gravity, v, a, M_dot, C_dot, g_dot, J_com_dot)
+    reference_recursion(bodies, work, gravity, v_ref, a_ref)
+    Y_dot[:, :] = 0.0
+    for k in range(bodies.shape[0]):
+        b, w = bodies[k], work[k]
+        for r in range(6):                                     # Udot, Pdot: the outward recursions differentiated
+            w.Ud[r] = 0.0 if b.parent < 0 else work[b.parent].Ud[r]
+            w.Pd[r] = 0.0 if b.parent < 0 else work[b.parent].Pd[r]
+            for c in range(b.nvj):
+                i = b.iv + c
+                w.Ud[r] += w.Sd[r, c] * v_ref[i] + w.S[r, c] * a_ref[i]
+                w.Pd[r] += 2.0 * w.Sd[r, c] * a_ref[i] + w.S[r, c] * j_ref[i] + w.Sdd[r, c] * v_ref[i]
+        _body_rates(w)
+        world_block(w.alpha, w.u_r, w.v_k, w.R0, w.p0, w.W)    # W_k
+        world_block(w.alpha_d, w.u_d, w.v_k, w.R0, w.p0, w.Wd)  # Ad^-T (A(alphadot) - adj(v)^T A(udot))
+        for r in range(6):
+            w.v_k[r] = 0.0
+        world_block(w.v_k, w.u_r, w.v_d, w.R0, w.p0, w.Wx)     # - Ad^-T adj(vdot)^T A(u)  (alpha = 0)
+        for c in range(10):
+            x = force_cross(w.V, w.W[0, c], w.W[1, c], w.W[2, c], w.W[3, c], w.W[4, c], w.W[5, c])
+            for r in range(6):
+                w.Wd[r, c] += w.Wx[r, c] + x[r]                # - adj(V)^T W_k
+        a_ = k
+        while a_ >= 0:
+            ba, wa = bodies[a_], work[a_]
+            for t in range(ba.nvj):
+                row = Y_dot[ba.iv + t]
+                for c in range(10):
+                    row[10 * k + c] += (_dot_column(wa.Sd[:, t], w.W, c) + _dot_column(wa.S[:, t], w.Wd, c))
+            a_ = ba.parent
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _dot_column(x, W, c):
+    """x^T W[:, c] for a 6-vector x."""
+    return (x[0] * W[0, c] + x[1] * W[1, c] + x[2] * W[2, c] + x[3] * W[3, c] + x[4] * W[4, c]
+            + x[5] * W[5, c])
+
+
+@njit(cache=True)
+def _body_rates(w):
+    """alpha, u, v of the body (regressor.py) and their rates, in its frame: Ad^-1 X, Ad^-1 (Xdot - adj(V) X)."""
+    R, p, V = w.R0, w.p0, w.V
+    for X, Xd, x, xd in ((w.P, w.Pd, w.alpha, w.alpha_d), (w.U, w.Ud, w.u_r, w.u_d)):
+        store6(x, ad_inv_times(R, p, X))
+        c = adj_times(V, X)
+        y = (Xd[0] - c[0], Xd[1] - c[1], Xd[2] - c[2], Xd[3] - c[3], Xd[4] - c[4], Xd[5] - c[5])
+        store6(xd, ad_inv_times(R, p, y))
+    store6(w.v_k, ad_inv_times(R, p, V))
+    store6(w.v_d, ad_inv_times(R, p, w.Vd))                     # adj(V) V = 0
+
+
+@njit(cache=True)
+def _matrix_rates(bodies, work, gravity, v, a, M_dot, C_dot, g_dot, J_com_dot):
+    """The matrices' rates (the module docstring), after outward_pass with rates."""
     _rates(bodies, work, v, a)
     mass = total_mass(bodies, work)
     M_dot[:, :] = 0.0
@@ -150,4 +228,3 @@ def time_derivatives(bodies, work, gravity, q, v, a, M_dot, C_dot, g_dot, J_com_
                         C_dot[cs, ct] += (dot6(wj.Hd, St) + dot6(wj.H, Sdt) + dot6(wj.Fd, Sdt)
                                           + dot6(wj.F, wa.Sdd[:, t]))
                 a_ = ba.parent
-    return 0
