@@ -72,6 +72,20 @@ class TimeDerivatives:
 
 
 @dataclass(slots=True)
+class StateDerivatives:
+    """Derivatives of M, C(q, v), g and J_com with respect to q (tangent directions of integrate) and v, the last
+    index the direction (Robot.state_derivatives, paper 002, Prop. 5).
+
+    dM_dq, dC_dq, dC_dv: (..., nv, nv, nv); dg_dq: (..., nv, nv); dJcom_dq: (..., 3, nv, nv).
+    """
+    dM_dq: np.ndarray
+    dC_dq: np.ndarray
+    dC_dv: np.ndarray
+    dg_dq: np.ndarray
+    dJcom_dq: np.ndarray
+
+
+@dataclass(slots=True)
 class ParameterDerivatives:
     """d/dpi of M, C(q, v) and g at one state, the last index over robot.parameters (paper 002, Prop. 2): M, C and g
     are linear in pi, so M = dM_dpi @ pi.  dM_dpi, dC_dpi: (..., nv, nv, 10 nb); dg_dpi: (..., nv, 10 nb)."""
@@ -280,6 +294,18 @@ class Robot:
         q): identity blocks for 1-DoF joints, Ad(exp(-w_j)) and the right Jacobian of exp for free and planar
         joints.  w: (nv,) -> (nv, nv), (nv, nv)"""
         return self._space.integrate_jacobians(self._vector(w, "w", self.nv))
+
+    def state_derivatives(self, q, v, out=None):
+        """dM/dq, dC/dq, dC/dv, dg/dq and dJ_com/dq at (q, v), the last index the direction (paper 002, Prop. 5);
+        q-directions are the tangent directions of integrate, d/de f(integrate(q, e e_i)) at e = 0 (Pinocchio's).
+
+        q: (..., nq), v: (..., nv)  ->  StateDerivatives (see its docstring); out: a StateDerivatives to fill.
+        """
+        if out is not None and type(out) is not StateDerivatives:
+            raise ValueError(f"out must be a StateDerivatives, got {type(out).__name__}")
+        result = self._state_derivatives(q, v, out=None if out is None else (out.dM_dq, out.dC_dq, out.dC_dv,
+                                                                              out.dg_dq, out.dJcom_dq))
+        return StateDerivatives(*result) if out is None else out
 
     def time_derivatives(self, q, v, a, v_ref=None, a_ref=None, j_ref=None, out=None):
         """d/dt of M(q), C(q, v), g(q) and J_com(q) along q' = v (on the Lie group for a floating base), v' = a

@@ -13,7 +13,8 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 from dataclasses import dataclass
 
 from ..compiled import parallel
-from . import bundle, dynamics_derivatives, energy, kinematics, matrices, newton_euler, regressor, time_derivatives
+from . import (bundle, dynamics_derivatives, energy, kinematics, matrices, newton_euler, regressor,
+               state_derivatives, time_derivatives)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,10 @@ QUANTITIES = (
              "(da/dq, da/dv, M^-1) of a = FD(q, v, tau); q-derivatives along the tangent directions of integrate\n"
              "(Pinocchio's computeABADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)",
              arrays=("lam", "H", "X")),
+    Quantity("_state_derivatives", state_derivatives.state_derivatives, ("q", "v"),
+             (("dM_dq", ("nv", "nv", "nv")), ("dC_dq", ("nv", "nv", "nv")), ("dC_dv", ("nv", "nv", "nv")),
+              ("dg_dq", ("nv", "nv")), ("dJcom_dq", (3, "nv", "nv"))), True,
+             "(dM_dq, dC_dq, dC_dv, dg_dq, dJcom_dq) at (q, v) (paper 002, Prop. 5)."),
     # Robot.time_derivatives (a TimeDerivatives, with Y_dot when references are given) is written on these two:
     Quantity("_time_derivatives", time_derivatives.time_derivatives, ("q", "v", "a"),
              (("M_dot", ("nv", "nv")), ("C_dot", ("nv", "nv")), ("g_dot", ("nv",)), ("J_com_dot", (3, "nv"))), True,
