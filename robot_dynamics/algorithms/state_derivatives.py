@@ -29,6 +29,9 @@ WORK = [                                                        # world frame, p
     ("Se", np.float64, (6, 6)),                                 # adj(S_k) S of C(q, e_k)
     ("Vw", np.float64, (6,)),                                   # Vdot_b
     ("Bw", np.float64, (6, 6)),                                 # Bcdot, summed over the moving part of the subtree
+    ("Fs", np.float64, (6, 6)), ("Gs", np.float64, (6, 6)),     # F, G of b's own coordinates (time_derivatives)
+    ("Hs", np.float64, (6, 6)),                                 # Bc^T S = -H of b's own coordinates
+    ("Ig", np.float64, (6,)),                                   # Ic gamma_0
 ]
 
 
@@ -114,71 +117,59 @@ def _direction(bodies, work, gravity, mass, K, k, kc, dM, dC, dCv, dg, dJ):
     rigid = bodies[K].parent < 0
     _moving_rates(bodies, work, K, Sk, rigid)
     last = bodies[K].last
+    ad_g = adj_times(Sk, (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0))
     j = K
     while True:                                                 # K's subtree (K..last), then K's ancestors
-        moving = j <= last and j >= K
+        moving = K <= j <= last
         bj, wj = bodies[j], work[j]
-        J = j if moving else K
-        wJ = work[J]
+        wJ = work[j if moving else K]                           # whose composite moves: Icdot_j = Icdot_J
+        Ig = wJ.Ig                                      # Icdot gamma_0 = S_k x* Ic_J gamma_0 - Ic_J adj(S_k) gamma_0
+        Icd_g = _sub(force_cross(Sk, Ig[0], Ig[1], Ig[2], Ig[3], Ig[4], Ig[5]), _ic(wJ, ad_g))
         for s in range(bj.nvj):
             cs = bj.iv + s
-            S = wj.S[:, s]
-            Sw = wj.Sw[:, s] if moving else wj.S[:, s]         # (only read when moving)
-            F = _ic(wj, S)
-            Ics = _ic(wJ, S)                                    # Icdot S = S_k x* (Ic_J S) - Ic_J adj(S_k) S
-            Icd_S = _sub(force_cross(Sk, Ics[0], Ics[1], Ics[2], Ics[3], Ics[4], Ics[5]),
-                         _ic(wJ, adj_times(Sk, S)))
-            Fd = _add(Icd_S, _ic(wj, Sw)) if moving else Icd_S
-            if not rigid:
-                Sd = wj.Sd[:, s]
-                Icsd = _ic(wJ, Sd)
-                Icd_Sd = _sub(force_cross(Sk, Icsd[0], Icsd[1], Icsd[2], Icsd[3], Icsd[4], Icsd[5]),
-                              _ic(wJ, adj_times(Sk, Sd)))
-                G = _sub(_ic(wj, Sd), _mat(wj.Bc, S))
-                Gd = _sub(Icd_Sd, _mat(wJ.Bw, S))               # -Bcdot S + Icdot Sdot ...
-                if moving:
-                    Gd = _add(Gd, _sub(_ic(wj, wj.Sdw[:, s]), _mat(wj.Bc, Sw)))   # + Ic (adj V S)dot - Bc Sdot
-                H = _mat_t(wj.Bc, S)                            # (H = -Bc^T S: signs below)
-                Hd = _mat_t(wJ.Bw, S)
-                if moving:
-                    Hd = _add(Hd, _mat_t(wj.Bc, Sw))            # (Hdot = -this)
-            IcJ_S = _ic(wJ, S)                                  # C(q, e_k): Bc_j = adj(S_k)^T Ic_J
-            Bv_S = force_cross(Sk, IcJ_S[0], IcJ_S[1], IcJ_S[2], IcJ_S[3], IcJ_S[4], IcJ_S[5])  # = -adj^T Ic_J S
-            Ge = Bv_S                                           # -Bc_j S + Ic_j Sdot^e
+            S, F, G, H = wj.S[:, s], wj.Fs[:, s], wj.Gs[:, s], wj.Hs[:, s]
+            Ics = (F[0], F[1], F[2], F[3], F[4], F[5]) if moving else _ic(wJ, S)     # Ic_J S
+            Icd_S = _sub(force_cross(Sk, Ics[0], Ics[1], Ics[2], Ics[3], Ics[4], Ics[5]), _ic(wJ, adj_times(Sk, S)))
+            x = dot6(S, Icd_g)                                  # g_s = S^T Ic gamma_0
             if moving:
-                Ge = _add(Ge, _ic(wj, wj.Se[:, s]))
-            He = _ic(wJ, adj_times(Sk, S))                      # Bc_j^T S = Ic_J adj(S_k) S  (He = -this)
-            g0 = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
-            Icg = _ic(wJ, g0)
-            Icd_g = _sub(force_cross(Sk, Icg[0], Icg[1], Icg[2], Icg[3], Icg[4], Icg[5]),
-                         _ic(wJ, adj_times(Sk, g0)))
-            x = dot6(S, Icd_g)
-            if moving:
-                x += dot6(Sw, _ic(wj, g0))
+                Sw = wj.Sw[:, s]
+                Fd = _add(Icd_S, _ic(wj, Sw))                   # Fdot = Icdot S + Ic Sdot
+                x += dot6(Sw, wj.Ig)
+            else:
+                Fd = Icd_S
             dg[cs, k] += x
             if mass > 0.0:
                 for r in range(3):
                     dJ[r, cs, k] += Fd[r] / mass
+            Ge = force_cross(Sk, Ics[0], Ics[1], Ics[2], Ics[3], Ics[4], Ics[5])   # C(q, e_k): -Bc^e S + Ic Sdot^e
+            if moving:
+                Ge = _add(Ge, _ic(wj, wj.Se[:, s]))
+            He = _ic(wJ, adj_times(Sk, S))                      # Bc^e^T S = Ic_J adj(S_k) S
+            if not rigid:
+                Sd = wj.Sd[:, s]
+                Icsd = _ic(wJ, Sd)
+                Gd = _sub(_sub(force_cross(Sk, Icsd[0], Icsd[1], Icsd[2], Icsd[3], Icsd[4], Icsd[5]),
+                               _ic(wJ, adj_times(Sk, Sd))), _mat(wJ.Bw, S))           # Icdot Sdot - Bcdot S ...
+                Hd = _mat_t(wJ.Bw, S)                                                 # -Hdot = Bcdot^T S ...
+                if moving:
+                    Gd = _add(Gd, _sub(_ic(wj, wj.Sdw[:, s]), _mat(wj.Bc, Sw)))       # + Ic (adj V S)dot - Bc Sdot
+                    Hd = _add(Hd, _mat_t(wj.Bc, Sw))                                  # + Bc^T Sdot
             a = j
             while a >= 0:
                 ba, wa = bodies[a], work[a]
-                a_moving = a >= K and a <= last
+                a_moving = K <= a <= last
                 for t in range(ba.nvj):
                     ct = ba.iv + t
                     St = wa.S[:, t]
-                    e = dot6(St, Ge)                                               # dC/dv[t, s]
-                    n = -dot6(He, St)                                              # dC/dv[s, t]
-                    if a_moving:
-                        n += dot6(F, wa.Se[:, t])
-                    dCv[ct, cs, k] += e
-                    if a != j:
-                        dCv[cs, ct, k] += n
+                    dCv[ct, cs, k] += dot6(St, Ge)                                    # C(q, e_k)[t, s]
+                    if a != j:                                                        # C(q, e_k)[s, t]
+                        dCv[cs, ct, k] += -dot6(He, St) + (dot6(F, wa.Se[:, t]) if a_moving else 0.0)
                     if rigid:
                         continue
                     Sdt = wa.Sd[:, t]
-                    y = dot6(St, Fd)                                               # dM
-                    z = dot6(St, Gd)                                               # dC[t, s]
-                    m = -dot6(Hd, St) + dot6(Fd, Sdt)                              # dC[s, t]
+                    y = dot6(St, Fd)                                                  # Mdot[t, s]
+                    z = dot6(St, Gd)                                                  # Cdot[t, s]
+                    m = -dot6(Hd, St) + dot6(Fd, Sdt)                                 # Cdot[s, t]
                     if a_moving:
                         Swt = wa.Sw[:, t]
                         y += dot6(Swt, F)
@@ -208,6 +199,14 @@ def state_derivatives(bodies, work, gravity, q, v, dM_dq, dC_dq, dC_dv, dg_dq, d
         transform_parameters(bodies[b].pi, work[b].R0, work[b].p0, work[b].Lb)
     composites(bodies, work, True, True)
     mass = total_mass(bodies, work)
+    for b in range(bodies.shape[0]):                            # what does not depend on the direction
+        w = work[b]
+        store6(w.Ig, _ic(w, (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)))
+        for c in range(bodies[b].nvj):
+            S = w.S[:, c]
+            store6(w.Fs[:, c], _ic(w, S))                                   # F = Ic S
+            store6(w.Gs[:, c], _sub(_ic(w, w.Sd[:, c]), _mat(w.Bc, S)))     # G = Ic Sdot - Bc S
+            store6(w.Hs[:, c], _mat_t(w.Bc, S))                             # -H = Bc^T S
     dM_dq[:, :, :] = 0.0
     dC_dq[:, :, :] = 0.0
     dC_dv[:, :, :] = 0.0
