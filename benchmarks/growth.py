@@ -4,7 +4,8 @@
 
 Fits t = a + b n^k (a: the constant per-call cost, which flattens small sizes) by least squares on the relative
 error over all sizes, prints k per quantity and topology, and draws both on a log-log PNG.  Inverse and forward
-dynamics are O(n); M, C and Y have n^2 entries (for a chain), so they grow at least quadratically there.
+dynamics are O(n); M, C and Y have n^2 entries (for a chain), so they grow at least quadratically there, and the
+state derivatives n^3.
 """
 import argparse
 import sys
@@ -26,7 +27,18 @@ QUANTITIES = {
     "regressor": lambda r, q, v, a: r.regressor(q, v, v, a),
     "inverse_dynamics": lambda r, q, v, a: r.inverse_dynamics(q, v, a),
     "forward_dynamics": lambda r, q, v, a: r.forward_dynamics(q, v, a),
+    "time_derivatives": lambda r, q, v, a: r.time_derivatives(q, v, a),
+    "inverse_dynamics_derivatives": lambda r, q, v, a: r.inverse_dynamics_derivatives(q, v, a),
+    "state_derivatives": lambda r, q, v, a: r.state_derivatives(q, v, out=_reused(r, q, v)),
 }
+_buffers = {}
+
+
+def _reused(robot, q, v):
+    """The state derivatives' n^3 results of an earlier call, reused: fresh memory would be timed instead."""
+    if id(robot) not in _buffers:
+        _buffers[id(robot)] = (robot, robot.state_derivatives(q, v))
+    return _buffers[id(robot)][1]
 
 
 def seconds(fn, budget=0.05):
@@ -83,7 +95,7 @@ def main():
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
     print(f"\nfitted exponents k of t = a + b n^k (sizes {args.sizes}):")
-    print(f"  {'quantity':<20}{'chain':>8}{'tree':>8}")
+    print(f"  {'quantity':<30}{'chain':>8}{'tree':>8}")
     exps = {}
     for ax, topology in zip(axes, ("chain", "tree")):
         for name in QUANTITIES:
@@ -96,7 +108,7 @@ def main():
         ax.legend(fontsize=8)
     axes[0].set_ylabel("time per call [us]")
     for name in QUANTITIES:
-        print(f"  {name:<20}{exps[('chain', name)]:8.2f}{exps[('tree', name)]:8.2f}")
+        print(f"  {name:<30}{exps[('chain', name)]:8.2f}{exps[('tree', name)]:8.2f}")
     fig.suptitle("robot_dynamics: time against number of bodies")
     fig.tight_layout()
     fig.savefig(args.out, dpi=110)

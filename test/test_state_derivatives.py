@@ -13,7 +13,7 @@ import pytest
 
 import robot_dynamics as rd
 from oracle import relative_error
-from random_urdf import random_urdf
+from test_identities import make
 from test_pinocchio import CASES, IDS, TOL, pair
 
 FD_TOL, H, EXACT = 1e-7, 1e-5, 1e-12
@@ -27,8 +27,7 @@ def central(f, step, x0, n):
 
 @pytest.mark.parametrize("seed, floating_base", TREES, ids=TREE_IDS)
 def test_state_derivatives(seed, floating_base):
-    robot = rd.load_urdf(random_urdf(seed, n_links=8), floating_base=floating_base,
-                         gravity=np.random.default_rng(seed).normal(size=3) * 5)
+    robot = make(seed, floating_base)
     rng = np.random.default_rng(800 + seed)
     q, v = robot.random_state(rng)
     a = rng.normal(size=robot.nv)

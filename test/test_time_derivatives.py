@@ -14,6 +14,7 @@ import pytest
 import robot_dynamics as rd
 from oracle import relative_error
 from random_urdf import random_urdf
+from test_identities import make
 from test_pinocchio import CASES, IDS, TOL, pair
 
 FD_TOL, H, EXACT = 1e-7, 1e-5, 1e-12
@@ -27,8 +28,7 @@ FREE_BODY = """<robot name="brick"><link name="brick"><inertial><origin xyz="0.1
 
 @pytest.mark.parametrize("seed, floating_base", TREES, ids=TREE_IDS)
 def test_time_derivatives_along_a_motion(seed, floating_base):
-    robot = rd.load_urdf(random_urdf(seed, n_links=8), floating_base=floating_base,
-                         gravity=np.random.default_rng(seed).normal(size=3) * 5)
+    robot = make(seed, floating_base)
     rng = np.random.default_rng(700 + seed)
     q, v = robot.random_state(rng)
     a = rng.normal(size=robot.nv)
@@ -53,8 +53,7 @@ def test_time_derivatives_along_a_motion(seed, floating_base):
 def test_regressor_rate_along_a_reference(seed, floating_base):
     """Y_dot against central differences of Y along q(t), v(t) and v_r(t) = v_r + t a_r + t^2/2 j_r, a_r(t) =
     a_r + t j_r; and Y_dot pi = M_dot a_r + M j_r + C_dot v_r + C a_r + g_dot (exact)."""
-    robot = rd.load_urdf(random_urdf(seed, n_links=8), floating_base=floating_base,
-                         gravity=np.random.default_rng(seed).normal(size=3) * 5)
+    robot = make(seed, floating_base)
     rng = np.random.default_rng(900 + seed)
     q, v = robot.random_state(rng)
     a, vr, ar, jr = rng.normal(size=(4, robot.nv))
