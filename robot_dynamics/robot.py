@@ -462,9 +462,11 @@ def _method(row):
                   fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
                                     for x in row.inputs))
     if n > 1:                                                      # a tuple of arrays
-        fields.update(allocate=f"S = self._shape_{name}\n        out = ("
-                               + ", ".join(f"_empty(S[{i}])" for i in range(n))
-                               + ") if out is None else self._check_outs(row, (), out) or out",
+        fits = " and ".join(f"_fits(out[{i}], S[{i}])" for i in range(n))
+        fields.update(allocate=f"S = self._shape_{name}\n        if out is None:\n            out = ("
+                               + ", ".join(f"_empty(S[{i}])" for i in range(n)) + ")\n"
+                               + f"        elif not (type(out) is tuple and len(out) == {n} and {fits}):\n"
+                               + "            self._check_outs(row, (), out)",
                       out_args=", ".join(f"out[{i}]" for i in range(n)), result="tuple(out)",
                       batch=f"return tuple(self._batched(row, ({fields['args']},), None if out is None else out))")
     elif row.shapes == ((),):                                      # a scalar: its kernel writes into a 1-vector
@@ -479,7 +481,8 @@ def _method(row):
     source = _TEMPLATE.format(**fields)
     filename = f"<robot_dynamics.robot: {name} from the registry>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"_ND": _ND, "_F64": _F64, "_empty": _empty, "_checked_out": _checked_out, "row": row}
+    namespace = {"_ND": _ND, "_F64": _F64, "_empty": _empty, "_checked_out": _checked_out, "_fits": _fits,
+                 "row": row}
     exec(compile(source, filename, "exec"), namespace)
     method = namespace[name]
     method.__doc__, method.__qualname__, method.__module__ = row.doc, f"Robot.{name}", __name__
