@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..model import PLANAR, PRISMATIC, REVOLUTE
-from .operators import ad_times, adj_times, cross, rotate, store6
+from .operators import CONTRACT, ad_times, adj_times, cross, rotate, store6
 
 WORK = [
     ("R_J", np.float64, (3, 3)), ("p_J", np.float64, (3,)),       # T_J(q), the joint's motion (planar, free)
@@ -76,7 +76,7 @@ def joint_transform(b, q, R, p):
     return 0
 
 
-@njit(cache=True, inline="always")       # inlined: a numba call reference-counts each array view it is passed
+@njit(cache=True, fastmath=CONTRACT, inline="always")   # inlined: a numba call reference-counts each array view
 def placement(b, w, q):
     """w.R_pk, w.p_pk <- T_{p,k} = T_tree T_J(q), body b in its parent's frame.  0 or ERR_QUAT.
     A revolute joint takes Rodrigues' formula premultiplied by R_tree, R_tree + sin RA + (1 - cos) RA2, and a
@@ -109,7 +109,7 @@ def placement(b, w, q):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def outward_pass(bodies, work, q, v, with_rates):
     """Poses T_{p,k}, T_{0,k} and world axes S of every body; with_rates: also V_k and Sdot.  Paper 002,
     section VI: Ad_{0,k}^-1 = Ad_{p,k}^-1 Ad_{0,p}^-1 and eqs. (26)-(28) in world coordinates.

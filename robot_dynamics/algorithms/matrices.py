@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from .kinematics import checked_pass
-from .operators import (add_adj_transpose_inertia, cross, dot6, spatial_inertia_times, store6,
+from .operators import (CONTRACT, add_adj_transpose_inertia, cross, dot6, spatial_inertia_times, store6,
                         transform_parameters)
 
 WORK = [
@@ -32,7 +32,7 @@ WORK = [
 ]
 
 
-@njit(cache=True)
+@njit(cache=True)                # no FMA: g alone and the bundle form the first moments alike (bit for bit)
 def composites(bodies, work, with_inertia, with_c):
     """pic_k (and with_c, Bc_k) summed over the subtree of k: each body's own world terms, then a backward pass.
     Without inertia only the mass and first moment (pic[:4]) are formed: all that g, the CoM and J_com need."""
@@ -60,13 +60,13 @@ def composites(bodies, work, with_inertia, with_c):
                         work[par].Bc[r, c] += work[k].Bc[r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def composite_times(w, x, out):
     """out <- Ic x, the composite inertia of w's subtree (its pic) times the 6-vector x."""
     store6(out, spatial_inertia_times(w.pic, x[0], x[1], x[2], x[3], x[4], x[5]))
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def mass_matrix_terms(bodies, work, M):
     """M (eq. (6a)) into the zeroed M: M_ts = S_t^T Ic_j S_s for s of body j and t of j or an ancestor."""
     for j in range(bodies.shape[0]):
@@ -86,7 +86,7 @@ def mass_matrix_terms(bodies, work, M):
                 a = ba.parent
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def coriolis_matrix_terms(bodies, work, C):
     """C (eq. (6b)) into the zeroed C: for s of body j and t of an ancestor a (or of j),
     C_ts = S_t^T (-Bc_j S_s + Ic_j Sdot_s) and C_st = S_s^T (-Bc_j S_t + Ic_j Sdot_t) with Ic_j S_t = Ic_a ..."""
@@ -116,7 +116,7 @@ def coriolis_matrix_terms(bodies, work, C):
                 a = ba.parent
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def gravity_terms(bodies, work, gravity, g):
     """g (eq. (6c)): g_s = S_s^T Ic_j gamma_0 with gamma_0 = [-gravity; 0] (paper 002, footnote 1), summed over
     the bodies a coordinate moves (several, for a mimic joint)."""
@@ -153,7 +153,7 @@ def com_terms(bodies, work, com):
                 com[r] += work[k].pic[1 + r] / mass
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def com_jacobian_terms(bodies, work, J_com):
     """J_com (eq. (7)): column s of body j is the linear part of Ic_j S_s over the total mass (summed over the
     bodies a coordinate moves)."""
