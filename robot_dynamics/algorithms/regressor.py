@@ -43,7 +43,7 @@ def reference_recursion(bodies, work, gravity, v_ref, a_ref):
                 w.P[r] += w.S[r, c] * ar + w.Sd[r, c] * vr
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cross_unit(x0, x1, x2, j):
     """x x e_j, e_j the j-th unit vector."""
     if j == 0:
@@ -53,7 +53,7 @@ def cross_unit(x0, x1, x2, j):
     return x1, -x0, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bar_column(j, x0, x1, x2):
     """Column j of the 3x6 matrix x-bar of eq. (12), I x = x-bar [I_xx, I_yy, I_zz, I_xy, I_xz, I_yz]."""
     if j == 0:
@@ -78,7 +78,7 @@ def to_world_wrench(R, p, W, j, f0, f1, f2, n0, n1, n2):
     store6(W[:, j], (F0, F1, F2, N0 + m0, N1 + m1, N2 + m2))
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def world_block(alpha, u, v, R, p, W):
     """W <- Ad_{0,k}^-T (A(alpha) - adj(v)^T A(u)), the regressor block of one body (module docstring), written
     out column by column.  alpha = [a; b], u = [c; d], v = [e; w] in the body frame; with A(x) of eqs. (10)-(12)
