@@ -237,7 +237,7 @@ def forward_dynamics_derivatives(bodies, work, lam, H, X, gravity, q, v, tau, da
     status = checked_pass(bodies, work, (q, v, tau), q, v, True)
     a = M_inv[0]                                   # a, kept in the first row of M^-1 until M^-1 is formed
     if status == 0:
-        status = aba(bodies, work, gravity, q, v, tau, a)
+        status = aba(bodies, work, gravity, q, v, tau, a, True)     # the outward pass placed the bodies
     if status != 0:
         return status
     n = H.shape[0]

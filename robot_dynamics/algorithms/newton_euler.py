@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from ..model import REVOLUTE
-from .kinematics import ERR_SINGULAR, check_inputs, placement
+from .kinematics import ERR_QUAT, ERR_SINGULAR, check_inputs, placement
 from .operators import (CONTRACT, ad_inv_times, ad_inv_transpose_times, add6, add_transformed_inertia, adj_times,
                         bias_force, cross, dot6, rotate_transpose, spatial_inertia_times, store6)
 
@@ -39,13 +39,13 @@ WORK = [                                  # (placement also writes kinematics' R
 
 # ---- the outward kinematics both algorithms share --------------------------------------------------------------
 @njit(cache=True, fastmath=CONTRACT)
-def placements_and_twists(bodies, work, q, v):
-    """T_{p,k} and the body twists v_k, xi-products c_k = adj(v_k) xi_k.  Returns 0 or ERR_QUAT."""
+def placements_and_twists(bodies, work, q, v, placed):
+    """T_{p,k} (unless placed: an outward pass has just formed them) and the body twists v_k, xi-products
+    c_k = adj(v_k) xi_k.  Returns 0 or ERR_QUAT."""
     for k in range(bodies.shape[0]):
         b, w = bodies[k], work[k]
-        status = placement(b, w, q)
-        if status != 0:
-            return status
+        if not placed and placement(b, w, q) != 0:
+            return ERR_QUAT
         if b.parent < 0:
             v0, v1, v2, v3, v4, v5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         else:                                                      # v_k = Ad^-1 v_p + xi_k, eq. (26)
@@ -95,7 +95,7 @@ def carried(bodies, work, k, gravity):
 @njit(cache=True, fastmath=CONTRACT)
 def rnea(bodies, work, gravity, q, v, a, tau):
     """tau <- M(q) a + C(q, v) v + g(q).  Returns 0 or ERR_QUAT."""
-    status = placements_and_twists(bodies, work, q, v)
+    status = placements_and_twists(bodies, work, q, v, False)
     if status != 0:
         return status
     for k in range(bodies.shape[0]):
@@ -268,10 +268,11 @@ def multi_dof_inward(b, w, tau):
 
 
 @njit(cache=True, fastmath=CONTRACT)
-def aba(bodies, work, gravity, q, v, tau, qdd):
+def aba(bodies, work, gravity, q, v, tau, qdd, placed):
     """qdd <- M^-1 (tau - C v - g) by the articulated-body algorithm (no mimic joints).
-    Returns 0, ERR_QUAT, or ERR_SINGULAR when a joint carries a subtree without inertia."""
-    status = placements_and_twists(bodies, work, q, v)
+    Returns 0, ERR_QUAT, or ERR_SINGULAR when a joint carries a subtree without inertia.  placed: T_{p,k} are
+    already in the workspace (an outward pass has just run)."""
+    status = placements_and_twists(bodies, work, q, v, placed)
     if status != 0:
         return status
     nb = bodies.shape[0]
@@ -338,4 +339,4 @@ def inverse_dynamics(bodies, work, gravity, q, v, a, tau):
 def forward_dynamics(bodies, work, gravity, q, v, tau, qdd):
     """qdd = M^-1 (tau - C v - g) by the articulated-body algorithm."""
     status = check_inputs((q, v, tau))
-    return status if status != 0 else aba(bodies, work, gravity, q, v, tau, qdd)
+    return status if status != 0 else aba(bodies, work, gravity, q, v, tau, qdd, False)
