@@ -138,21 +138,20 @@ class Robot:
         sizes = {"nq": model.nq, "nv": model.nv, "nb": model.nbodies, "ny": 10 * model.nbodies}
         self._shapes = {row.name: tuple(tuple(sizes.get(n, n) for n in shape) for shape in row.shapes)
                         for row in QUANTITIES}
-        # Each kernel and batch loop resolved (loaded, or compiled on first use) for arrays of any strides
-        # (compiled.strided); only the types of the example arguments matter.
+        # Per row: its per-robot arrays (_a<name>), the output shape(s) its fast path allocates (_shape_<name>),
+        # and its kernel (_k<name>) and batch loop (_p<name>) resolved (loaded, or compiled on first use) for
+        # arrays of any strides (compiled.strided); only the types of the example arguments matter.
         for row in QUANTITIES:
-            constants = (self.gravity,) if row.gravity else ()
-            scratch = tuple(ARRAYS[name](model) for name in row.arrays)
-            setattr(self, "_s" + row.name, scratch)
-            outputs = [strided(max(len(s), 1)) for s in row.shapes]
-            resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *scratch, *constants,
-                    *(strided(1) for _ in row.inputs), *outputs)
-            resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work, scratch, constants,
-                    tuple(strided(2) for _ in row.inputs), tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
-                    np.zeros(2, dtype=np.int64))
-        for row in QUANTITIES:                      # the output shape(s) of each method, for its fast path
             shapes = self._shapes[row.name]
             setattr(self, "_shape_" + row.name, shapes[0] if len(shapes) == 1 else shapes)
+            constants = (self.gravity,) if row.gravity else ()
+            arrays = tuple(ARRAYS[name](model) for name in row.arrays)
+            setattr(self, "_a" + row.name, arrays)
+            resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *arrays, *constants,
+                    *(strided(1) for _ in row.inputs), *(strided(max(len(s), 1)) for s in row.shapes))
+            resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work, arrays, constants,
+                    tuple(strided(2) for _ in row.inputs), tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
+                    np.zeros(2, dtype=np.int64))
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -198,8 +197,9 @@ class Robot:
     # Every method takes one state or a batch, and an optional `out`: a writeable float64 array of the result's
     # shape (any strides) that receives the result and is returned -- no allocation per call.  `out` must not
     # share memory with the inputs.  A single state of float64 arrays goes straight to the compiled kernel (which
-    # checks finiteness); anything else is validated and converted by `_batch` first.  The single-output methods
-    # (mass_matrix, coriolis_matrix, ...) are made from the registry's rows after the class (see _method).
+    # checks finiteness); anything else is validated and converted by `_batch` first.  The methods of the
+    # registry's rows (mass_matrix, coriolis_matrix, ...) are made after the class (see _method); those below wrap
+    # rows whose several results make a dataclass.
     def dynamics(self, q, v, v_ref=None, a_ref=None, out=None):
         """M, C, g, com, J_com and, when v_ref and a_ref are given, the Slotine-Li Y, from one outward pass.
 
@@ -369,7 +369,7 @@ class Robot:
         if any(x is None for x in targets):        # views whose batch dimensions do not merge: compute, copy in
             targets = [_empty((B,) + s) for s in shapes]
         status = np.zeros(B, dtype=np.int64)
-        getattr(self, "_p" + row.name)(self._bodies, self._work, getattr(self, "_s" + row.name),
+        getattr(self, "_p" + row.name)(self._bodies, self._work, getattr(self, "_a" + row.name),
                                        (self.gravity,) if row.gravity else (), tuple(flat),
                                        tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
         if status.any():
@@ -444,7 +444,7 @@ _TEMPLATE = """
 def {name}(self, {args}, out=None):
     if {fast}:
         {allocate}
-        status = self._k{name}(self._bodies, self._work, {scratch}{constants}{args}, {out_args})
+        status = self._k{name}(self._bodies, self._work, {arrays}{constants}{args}, {out_args})
         if status:
             self._raise(status, row)
         return {result}
@@ -458,7 +458,7 @@ def _method(row):
     name, n = row.name, len(row.outputs)
     shape_of = {x: "self._q_shape" if x.startswith("q") else "self._v_shape" for x in row.inputs}
     fields = dict(name=name, args=", ".join(row.inputs), constants="self.gravity, " if row.gravity else "",
-                  scratch="".join(f"self._s{name}[{i}], " for i in range(len(row.arrays))),
+                  arrays="".join(f"self._a{name}[{i}], " for i in range(len(row.arrays))),
                   fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
                                     for x in row.inputs))
     if n > 1:                                                      # a tuple of arrays

@@ -112,8 +112,16 @@ def test_every_quantity_is_a_method_with_a_parallel_batch(row):
     batch = [[robot.random_configuration(rng) if name.startswith("q") else rng.normal(size=robot.nv)
               for name in row.inputs] for _ in range(3)]
     stacked = [np.array(x) for x in zip(*batch)]
+    loop, calls = getattr(robot, "_p" + row.name), []             # the row's compiled loop, as resolved
+
+    def counted(*args):
+        calls.append(args[-1].shape[0])
+        return loop(*args)
+
+    setattr(robot, "_p" + row.name, counted)
     got = method(*stacked)
-    assert PARALLEL[row.name].signatures, "the batch ran the compiled parallel loop"
+    assert calls == [3], "the whole batch went through the row's compiled parallel loop, in one call"
+    assert PARALLEL[row.name].signatures
     results = got if isinstance(got, tuple) else (got,)
     for i, state in enumerate(batch):
         single = method(*state)

@@ -42,6 +42,7 @@ def test_time_derivatives_along_a_motion(seed, floating_base):
         rate = (getattr(later, name) - getattr(earlier, name)) / (2 * H)
         assert relative_error(ours, rate) < FD_TOL, name
     assert relative_error(t.M_dot, now.C + now.C.T) < EXACT
+    assert relative_error(robot.gravity_derivative(q, v), t.g_dot) < EXACT     # its own O(n) entry point
     batch = robot.time_derivatives(np.stack([q, q]), np.stack([v, v]), np.stack([a, a]))
     for name in ("M_dot", "C_dot", "g_dot", "J_com_dot"):
         np.testing.assert_allclose(getattr(batch, name)[1], getattr(t, name), rtol=0,

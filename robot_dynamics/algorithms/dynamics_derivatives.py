@@ -28,7 +28,7 @@ from numba import njit
 
 from .kinematics import ERR_SINGULAR, checked_pass
 from .newton_euler import aba
-from .operators import adj_times, cross, force_cross, spatial_inertia_times, store6, transform_parameters
+from .operators import adj_times, cross, dot_columns, force_cross, spatial_inertia_times, store6, transform_parameters
 
 WORK = [                                                         # world frame, per body k
     ("A_gf", np.float64, (6,)),                                  # spatial acceleration A_k (gravity included)
@@ -39,13 +39,6 @@ WORK = [                                                         # world frame, 
     ("dFda", np.float64, (6, 6)), ("dFdq", np.float64, (6, 6)), ("dFdv", np.float64, (6, 6)),
     ("dYtJ", np.float64, (6, 6)),                                # dYc^T S for k's own columns
 ]
-
-
-@njit(cache=True, inline="always")
-def _unit(c):
-    """e_c, the c-th unit 6-vector, as a tuple."""
-    return (1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0, 1.0 if c == 2 else 0.0, 1.0 if c == 3 else 0.0,
-            1.0 if c == 4 else 0.0, 1.0 if c == 5 else 0.0)
 
 
 @njit(cache=True)
@@ -110,13 +103,6 @@ def _gamma_cross(gravity, S):
     return x0, x1, x2, 0.0, 0.0, 0.0
 
 
-@njit(cache=True, inline="always")
-def _dot_columns(X, c, Y, d):
-    """X[:, c]^T Y[:, d]."""
-    return (X[0, c] * Y[0, d] + X[1, c] * Y[1, d] + X[2, c] * Y[2, d] + X[3, c] * Y[3, d] + X[4, c] * Y[4, d]
-            + X[5, c] * Y[5, d])
-
-
 @njit(cache=True)
 def _backward(bodies, work, dtau_dq, dtau_dv, M):
     """The sums of the module docstring over each subtree, inward (bodies k..last of k's subtree); entries of
@@ -149,13 +135,13 @@ def _backward(bodies, work, dtau_dq, dtau_dv, M):
                 bd, wd = bodies[d], work[d]
                 for e in range(bd.nvj):
                     j = bd.iv + e
-                    M[i, j] = _dot_columns(w.S, c, wd.dFda, e)
+                    M[i, j] = dot_columns(w.S, c, wd.dFda, e)
                     M[j, i] = M[i, j]
-                    dtau_dq[i, j] = _dot_columns(w.S, c, wd.dFdq, e)
-                    dtau_dv[i, j] = _dot_columns(w.S, c, wd.dFdv, e)
+                    dtau_dq[i, j] = dot_columns(w.S, c, wd.dFdq, e)
+                    dtau_dv[i, j] = dot_columns(w.S, c, wd.dFdv, e)
                     if d != k:                               # strictly below: the columns of k's coordinates
-                        dtau_dq[j, i] = _dot_columns(wd.dFda, e, w.dAdq, c) + _dot_columns(wd.dYtJ, e, w.dVdq, c)
-                        dtau_dv[j, i] = _dot_columns(wd.dFda, e, w.dAdv, c) + _dot_columns(wd.dYtJ, e, w.S, c)
+                        dtau_dq[j, i] = dot_columns(wd.dFda, e, w.dAdq, c) + dot_columns(wd.dYtJ, e, w.dVdq, c)
+                        dtau_dv[j, i] = dot_columns(wd.dFda, e, w.dAdv, c) + dot_columns(wd.dYtJ, e, w.S, c)
         for c in range(b.nvj):                              # dF/dq += S x* f, for the rows of the ancestors
             f = w.fc
             g = force_cross(w.S[:, c], f[0], f[1], f[2], f[3], f[4], f[5])

@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 from .kinematics import checked_pass
-from .operators import (CONTRACT, add_adj_transpose_inertia, cross, dot6, spatial_inertia_times, store6,
-                        transform_parameters)
+from .operators import (CONTRACT, add_adj_transpose_inertia, cross, dot6, matrix_times, matrix_transpose_times,
+                        negative, spatial_inertia_times, store6, subtract, transform_parameters)
 
 WORK = [
     ("pic", np.float64, (10,)),                                   # composite (subtree) parameters, world frame
@@ -60,10 +60,16 @@ def composites(bodies, work, with_inertia, with_c):
                         work[par].Bc[r, c] += work[k].Bc[r, c]
 
 
+@njit(cache=True, fastmath=CONTRACT, inline="always")
+def composite_product(w, x):
+    """Ic x, the composite inertia of w's subtree (its pic) times the 6-vector x, as a tuple."""
+    return spatial_inertia_times(w.pic, x[0], x[1], x[2], x[3], x[4], x[5])
+
+
 @njit(cache=True, fastmath=CONTRACT)
 def composite_times(w, x, out):
-    """out <- Ic x, the composite inertia of w's subtree (its pic) times the 6-vector x."""
-    store6(out, spatial_inertia_times(w.pic, x[0], x[1], x[2], x[3], x[4], x[5]))
+    """out <- Ic x (composite_product, called rather than inlined: it is used in many places)."""
+    store6(out, composite_product(w, x))
 
 
 @njit(cache=True, fastmath=CONTRACT)
@@ -88,22 +94,16 @@ def mass_matrix_terms(bodies, work, M):
 
 @njit(cache=True, fastmath=CONTRACT)
 def coriolis_matrix_terms(bodies, work, C):
-    """C (eq. (6b)) into the zeroed C: for s of body j and t of an ancestor a (or of j),
-    C_ts = S_t^T (-Bc_j S_s + Ic_j Sdot_s) and C_st = S_s^T (-Bc_j S_t + Ic_j Sdot_t) with Ic_j S_t = Ic_a ..."""
+    """C (eq. (6b)) into the zeroed C: for s of body j and t of j or an ancestor, with F = Ic_j S_s,
+    G = -Bc_j S_s + Ic_j Sdot_s and H = -Bc_j^T S_s:  C_ts = S_t^T G and, t above s, C_st = H^T S_t + F^T Sdot_t."""
     for j in range(bodies.shape[0]):
         bj, wj = bodies[j], work[j]
         for s in range(bj.nvj):
             cs = bj.iv + s
             S = wj.S[:, s]
-            composite_times(wj, S, wj.F)
-            composite_times(wj, wj.Sd[:, s], wj.G)
-            for r in range(6):
-                acc, acc_t = 0.0, 0.0
-                for c in range(6):
-                    acc += wj.Bc[r, c] * S[c]
-                    acc_t += wj.Bc[c, r] * S[c]
-                wj.G[r] -= acc
-                wj.H[r] = -acc_t
+            composite_times(wj, S, wj.F)                                     # F = Ic S
+            store6(wj.G, subtract(composite_product(wj, wj.Sd[:, s]), matrix_times(wj.Bc, S)))   # G
+            store6(wj.H, negative(matrix_transpose_times(wj.Bc, S)))         # H = -Bc^T S
             a = j
             while a >= 0:
                 ba, wa = bodies[a], work[a]

@@ -66,6 +66,60 @@ def add6(out, x):
 
 
 @inline
+def add(x, y):
+    """x + y of two 6-vectors, as a tuple."""
+    return x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5]
+
+
+@inline
+def subtract(x, y):
+    """x - y of two 6-vectors, as a tuple."""
+    return x[0] - y[0], x[1] - y[1], x[2] - y[2], x[3] - y[3], x[4] - y[4], x[5] - y[5]
+
+
+@inline
+def negative(x):
+    """-x of a 6-vector, as a tuple."""
+    return -x[0], -x[1], -x[2], -x[3], -x[4], -x[5]
+
+
+@inline
+def unit(c):
+    """e_c, the c-th unit 6-vector, as a tuple."""
+    return (1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0, 1.0 if c == 2 else 0.0, 1.0 if c == 3 else 0.0,
+            1.0 if c == 4 else 0.0, 1.0 if c == 5 else 0.0)
+
+
+@inline
+def dot_columns(X, c, Y, d):
+    """X[:, c]^T Y[:, d] for two 6-row matrices (no column views)."""
+    return (X[0, c] * Y[0, d] + X[1, c] * Y[1, d] + X[2, c] * Y[2, d] + X[3, c] * Y[3, d] + X[4, c] * Y[4, d]
+            + X[5, c] * Y[5, d])
+
+
+@inline
+def matrix_times(B, x):
+    """B x for a 6x6 B, as a tuple."""
+    return (B[0, 0] * x[0] + B[0, 1] * x[1] + B[0, 2] * x[2] + B[0, 3] * x[3] + B[0, 4] * x[4] + B[0, 5] * x[5],
+            B[1, 0] * x[0] + B[1, 1] * x[1] + B[1, 2] * x[2] + B[1, 3] * x[3] + B[1, 4] * x[4] + B[1, 5] * x[5],
+            B[2, 0] * x[0] + B[2, 1] * x[1] + B[2, 2] * x[2] + B[2, 3] * x[3] + B[2, 4] * x[4] + B[2, 5] * x[5],
+            B[3, 0] * x[0] + B[3, 1] * x[1] + B[3, 2] * x[2] + B[3, 3] * x[3] + B[3, 4] * x[4] + B[3, 5] * x[5],
+            B[4, 0] * x[0] + B[4, 1] * x[1] + B[4, 2] * x[2] + B[4, 3] * x[3] + B[4, 4] * x[4] + B[4, 5] * x[5],
+            B[5, 0] * x[0] + B[5, 1] * x[1] + B[5, 2] * x[2] + B[5, 3] * x[3] + B[5, 4] * x[4] + B[5, 5] * x[5])
+
+
+@inline
+def matrix_transpose_times(B, x):
+    """B^T x for a 6x6 B, as a tuple."""
+    return (B[0, 0] * x[0] + B[1, 0] * x[1] + B[2, 0] * x[2] + B[3, 0] * x[3] + B[4, 0] * x[4] + B[5, 0] * x[5],
+            B[0, 1] * x[0] + B[1, 1] * x[1] + B[2, 1] * x[2] + B[3, 1] * x[3] + B[4, 1] * x[4] + B[5, 1] * x[5],
+            B[0, 2] * x[0] + B[1, 2] * x[1] + B[2, 2] * x[2] + B[3, 2] * x[3] + B[4, 2] * x[4] + B[5, 2] * x[5],
+            B[0, 3] * x[0] + B[1, 3] * x[1] + B[2, 3] * x[2] + B[3, 3] * x[3] + B[4, 3] * x[4] + B[5, 3] * x[5],
+            B[0, 4] * x[0] + B[1, 4] * x[1] + B[2, 4] * x[2] + B[3, 4] * x[3] + B[4, 4] * x[4] + B[5, 4] * x[5],
+            B[0, 5] * x[0] + B[1, 5] * x[1] + B[2, 5] * x[2] + B[3, 5] * x[3] + B[4, 5] * x[4] + B[5, 5] * x[5])
+
+
+@inline
 def ad_inv_times(R, p, x):
     """Ad^-1 x = [R^T (x_v - p x x_w); R^T x_w]: a twist given in the frame where (R, p) poses frame k, seen
     from frame k."""

@@ -23,7 +23,7 @@ class Quantity:
     kernel: object            # the compiled entry point (a numba dispatcher)
     inputs: tuple             # names of the state arguments, in order
     outputs: tuple            # (name, shape) of each result
-    gravity: bool             # the kernel takes the gravity vector after the workspace (and scratch)
+    gravity: bool             # the kernel takes the gravity vector after the workspace (and the arrays)
     doc: str
     arrays: tuple = ()        # names of per-robot arrays (workspace.ARRAYS) the kernel takes after the workspace
 
@@ -68,6 +68,9 @@ QUANTITIES = (
              "(da/dq, da/dv, M^-1) of a = FD(q, v, tau); q-derivatives along the tangent directions of integrate\n"
              "(Pinocchio's computeABADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)",
              arrays=("lam", "H", "X")),
+    Quantity("gravity_derivative", time_derivatives.gravity_derivative, ("q", "v"), (("g_dot", ("nv",)),), True,
+             "dg/dt = dg/dq v along q' = v (paper 002, Prop. 6), in O(n): the g_dot of time_derivatives alone.\n"
+             "q: (..., nq), v: (..., nv) -> (..., nv)"),
     Quantity("_state_derivatives", state_derivatives.state_derivatives, ("q", "v"),
              (("dM_dq", ("nv", "nv", "nv")), ("dC_dq", ("nv", "nv", "nv")), ("dC_dv", ("nv", "nv", "nv")),
               ("dg_dq", ("nv", "nv")), ("dJcom_dq", (3, "nv", "nv"))), True,

@@ -19,9 +19,10 @@ import numpy as np
 from numba import njit
 
 from .kinematics import checked_pass
-from .matrices import composites, total_mass
-from .operators import (add_adj_transpose_inertia, adj_times, dot6, force_cross, spatial_inertia_times, store6,
-                        transform_parameters)
+from .matrices import composite_product, composites, total_mass
+from .operators import (add, add_adj_transpose_inertia, adj_times, dot6, force_cross, matrix_times,
+                        matrix_transpose_times, spatial_inertia_times, store6, subtract, transform_parameters,
+                        unit)
 
 WORK = [                                                        # world frame, per body b, for the direction at hand
     ("Lb", np.float64, (10,)),                                  # Lambda_b of b alone
@@ -36,41 +37,10 @@ WORK = [                                                        # world frame, p
 
 
 @njit(cache=True, inline="always")
-def _add(x, y):
-    return x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5]
-
-
-@njit(cache=True, inline="always")
-def _sub(x, y):
-    return x[0] - y[0], x[1] - y[1], x[2] - y[2], x[3] - y[3], x[4] - y[4], x[5] - y[5]
-
-
-@njit(cache=True, inline="always")
-def _ic(w, x):
-    """Ic x for the composite of w's subtree."""
-    return spatial_inertia_times(w.pic, x[0], x[1], x[2], x[3], x[4], x[5])
-
-
-@njit(cache=True, inline="always")
-def _mat(B, x):
-    """B x for a 6x6 B."""
-    return (B[0, 0] * x[0] + B[0, 1] * x[1] + B[0, 2] * x[2] + B[0, 3] * x[3] + B[0, 4] * x[4] + B[0, 5] * x[5],
-            B[1, 0] * x[0] + B[1, 1] * x[1] + B[1, 2] * x[2] + B[1, 3] * x[3] + B[1, 4] * x[4] + B[1, 5] * x[5],
-            B[2, 0] * x[0] + B[2, 1] * x[1] + B[2, 2] * x[2] + B[2, 3] * x[3] + B[2, 4] * x[4] + B[2, 5] * x[5],
-            B[3, 0] * x[0] + B[3, 1] * x[1] + B[3, 2] * x[2] + B[3, 3] * x[3] + B[3, 4] * x[4] + B[3, 5] * x[5],
-            B[4, 0] * x[0] + B[4, 1] * x[1] + B[4, 2] * x[2] + B[4, 3] * x[3] + B[4, 4] * x[4] + B[4, 5] * x[5],
-            B[5, 0] * x[0] + B[5, 1] * x[1] + B[5, 2] * x[2] + B[5, 3] * x[3] + B[5, 4] * x[4] + B[5, 5] * x[5])
-
-
-@njit(cache=True, inline="always")
-def _mat_t(B, x):
-    """B^T x for a 6x6 B."""
-    return (B[0, 0] * x[0] + B[1, 0] * x[1] + B[2, 0] * x[2] + B[3, 0] * x[3] + B[4, 0] * x[4] + B[5, 0] * x[5],
-            B[0, 1] * x[0] + B[1, 1] * x[1] + B[2, 1] * x[2] + B[3, 1] * x[3] + B[4, 1] * x[4] + B[5, 1] * x[5],
-            B[0, 2] * x[0] + B[1, 2] * x[1] + B[2, 2] * x[2] + B[3, 2] * x[3] + B[4, 2] * x[4] + B[5, 2] * x[5],
-            B[0, 3] * x[0] + B[1, 3] * x[1] + B[2, 3] * x[2] + B[3, 3] * x[3] + B[4, 3] * x[4] + B[5, 3] * x[5],
-            B[0, 4] * x[0] + B[1, 4] * x[1] + B[2, 4] * x[2] + B[3, 4] * x[3] + B[4, 4] * x[4] + B[5, 4] * x[5],
-            B[0, 5] * x[0] + B[1, 5] * x[1] + B[2, 5] * x[2] + B[3, 5] * x[3] + B[4, 5] * x[4] + B[5, 5] * x[5])
+def _icdot(wJ, Sk, ad_x, Ic_x):
+    """Icdot x = S_k x* (Ic_J x) - Ic_J adj(S_k) x, given adj(S_k) x and Ic_J x (module docstring)."""
+    return subtract(force_cross(Sk, Ic_x[0], Ic_x[1], Ic_x[2], Ic_x[3], Ic_x[4], Ic_x[5]),
+                    composite_product(wJ, ad_x))
 
 
 @njit(cache=True)
@@ -88,16 +58,15 @@ def _moving_rates(bodies, work, K, Sk, rigid):
             w.Vw[r] = w.V[r] - (work[pK].V[r] if pK >= 0 else 0.0)
         store6(w.Vw, adj_times(Sk, w.Vw))
         for c in range(bodies[b].nvj):                          # (adj(V) S)dot
-            store6(w.Sdw[:, c], _add(adj_times(w.Vw, w.S[:, c]), adj_times(w.V, w.Sw[:, c])))
+            store6(w.Sdw[:, c], add(adj_times(w.Vw, w.S[:, c]), adj_times(w.V, w.Sw[:, c])))
         w.Bw[:, :] = 0.0
         add_adj_transpose_inertia(w.Lb, w.Vw, w.Bw)             # adj(Vdot)^T Lambda_b
         for c in range(6):                                      # + adj(V)^T Lambdadot_b, by columns: with
-            e = (1.0 if c == 0 else 0.0, 1.0 if c == 1 else 0.0, 1.0 if c == 2 else 0.0,  # Lambdadot e_c =
-                 1.0 if c == 3 else 0.0, 1.0 if c == 4 else 0.0, 1.0 if c == 5 else 0.0)   # S_k x* (L e_c)
+            e = unit(c)                                                     # Lambdadot e_c = S_k x* (L e_c)
             y = spatial_inertia_times(w.Lb, e[0], e[1], e[2], e[3], e[4], e[5])             #  - L adj(S_k) e_c
             z = adj_times(Sk, e)
             u = spatial_inertia_times(w.Lb, z[0], z[1], z[2], z[3], z[4], z[5])
-            d = _sub(force_cross(Sk, y[0], y[1], y[2], y[3], y[4], y[5]), u)
+            d = subtract(force_cross(Sk, y[0], y[1], y[2], y[3], y[4], y[5]), u)
             f = force_cross(w.V, d[0], d[1], d[2], d[3], d[4], d[5])                     # adj(V)^T X = -(V x* X)
             for r in range(6):
                 w.Bw[r, c] -= f[r]
@@ -123,37 +92,34 @@ def _direction(bodies, work, gravity, mass, K, k, kc, dM, dC, dCv, dg, dJ):
         moving = K <= j <= last
         bj, wj = bodies[j], work[j]
         wJ = work[j if moving else K]                           # whose composite moves: Icdot_j = Icdot_J
-        Ig = wJ.Ig                                      # Icdot gamma_0 = S_k x* Ic_J gamma_0 - Ic_J adj(S_k) gamma_0
-        Icd_g = _sub(force_cross(Sk, Ig[0], Ig[1], Ig[2], Ig[3], Ig[4], Ig[5]), _ic(wJ, ad_g))
+        Icd_g = _icdot(wJ, Sk, ad_g, wJ.Ig)                     # Icdot gamma_0
         for s in range(bj.nvj):
             cs = bj.iv + s
             S, F, G, H = wj.S[:, s], wj.Fs[:, s], wj.Gs[:, s], wj.Hs[:, s]
-            Ics = (F[0], F[1], F[2], F[3], F[4], F[5]) if moving else _ic(wJ, S)     # Ic_J S
-            Icd_S = _sub(force_cross(Sk, Ics[0], Ics[1], Ics[2], Ics[3], Ics[4], Ics[5]), _ic(wJ, adj_times(Sk, S)))
+            Ics = (F[0], F[1], F[2], F[3], F[4], F[5]) if moving else composite_product(wJ, S)     # Ic_J S
+            He = composite_product(wJ, adj_times(Sk, S))        # Ic_J adj(S_k) S: Bc^e^T S of C(q, e_k)
+            Ge = force_cross(Sk, Ics[0], Ics[1], Ics[2], Ics[3], Ics[4], Ics[5])   # -Bc^e S (+ Ic Sdot^e below)
+            Icd_S = subtract(Ge, He)                            # Icdot S
             x = dot6(S, Icd_g)                                  # g_s = S^T Ic gamma_0
             if moving:
                 Sw = wj.Sw[:, s]
-                Fd = _add(Icd_S, _ic(wj, Sw))                   # Fdot = Icdot S + Ic Sdot
+                Fd = add(Icd_S, composite_product(wj, Sw))     # Fdot = Icdot S + Ic Sdot
                 x += dot6(Sw, wj.Ig)
+                Ge = add(Ge, composite_product(wj, wj.Se[:, s]))
             else:
                 Fd = Icd_S
             dg[cs, k] += x
             if mass > 0.0:
                 for r in range(3):
                     dJ[r, cs, k] += Fd[r] / mass
-            Ge = force_cross(Sk, Ics[0], Ics[1], Ics[2], Ics[3], Ics[4], Ics[5])   # C(q, e_k): -Bc^e S + Ic Sdot^e
-            if moving:
-                Ge = _add(Ge, _ic(wj, wj.Se[:, s]))
-            He = _ic(wJ, adj_times(Sk, S))                      # Bc^e^T S = Ic_J adj(S_k) S
             if not rigid:
                 Sd = wj.Sd[:, s]
-                Icsd = _ic(wJ, Sd)
-                Gd = _sub(_sub(force_cross(Sk, Icsd[0], Icsd[1], Icsd[2], Icsd[3], Icsd[4], Icsd[5]),
-                               _ic(wJ, adj_times(Sk, Sd))), _mat(wJ.Bw, S))           # Icdot Sdot - Bcdot S ...
-                Hd = _mat_t(wJ.Bw, S)                                                 # -Hdot = Bcdot^T S ...
-                if moving:
-                    Gd = _add(Gd, _sub(_ic(wj, wj.Sdw[:, s]), _mat(wj.Bc, Sw)))       # + Ic (adj V S)dot - Bc Sdot
-                    Hd = _add(Hd, _mat_t(wj.Bc, Sw))                                  # + Bc^T Sdot
+                Gd = subtract(_icdot(wJ, Sk, adj_times(Sk, Sd), composite_product(wJ, Sd)),
+                              matrix_times(wJ.Bw, S))           # Icdot Sdot - Bcdot S ...
+                Hd = matrix_transpose_times(wJ.Bw, S)           # -Hdot = Bcdot^T S ...
+                if moving:                                      # ... + Ic (adj(V) S)dot - Bc Sdot, + Bc^T Sdot
+                    Gd = add(Gd, subtract(composite_product(wj, wj.Sdw[:, s]), matrix_times(wj.Bc, Sw)))
+                    Hd = add(Hd, matrix_transpose_times(wj.Bc, Sw))
             a = j
             while a >= 0:
                 ba, wa = bodies[a], work[a]
@@ -201,12 +167,12 @@ def state_derivatives(bodies, work, gravity, q, v, dM_dq, dC_dq, dC_dv, dg_dq, d
     mass = total_mass(bodies, work)
     for b in range(bodies.shape[0]):                            # what does not depend on the direction
         w = work[b]
-        store6(w.Ig, _ic(w, (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)))
+        store6(w.Ig, composite_product(w, (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)))
         for c in range(bodies[b].nvj):
             S = w.S[:, c]
-            store6(w.Fs[:, c], _ic(w, S))                                   # F = Ic S
-            store6(w.Gs[:, c], _sub(_ic(w, w.Sd[:, c]), _mat(w.Bc, S)))     # G = Ic Sdot - Bc S
-            store6(w.Hs[:, c], _mat_t(w.Bc, S))                             # -H = Bc^T S
+            store6(w.Fs[:, c], composite_product(w, S))                                   # F = Ic S
+            store6(w.Gs[:, c], subtract(composite_product(w, w.Sd[:, c]), matrix_times(w.Bc, S)))  # G
+            store6(w.Hs[:, c], matrix_transpose_times(w.Bc, S))                             # -H = Bc^T S
     dM_dq[:, :, :] = 0.0
     dC_dq[:, :, :] = 0.0
     dC_dv[:, :, :] = 0.0

@@ -26,9 +26,9 @@ import numpy as np
 from numba import njit
 
 from .kinematics import checked_pass
-from .matrices import composites, composite_times, total_mass
-from .operators import (ad_inv_times, add_adj_transpose_inertia, adj_times, dot6, force_cross, store6,
-                        transform_parameters)
+from .matrices import composite_product, composites, total_mass
+from .operators import (ad_inv_times, add, add_adj_transpose_inertia, adj_times, dot6, dot_columns, force_cross,
+                        matrix_times, matrix_transpose_times, negative, store6, subtract, transform_parameters)
 from .regressor import reference_recursion, world_block
 
 WORK = [                                                       # world frame, per body k (also matrices' F, G, H)
@@ -77,46 +77,46 @@ def _rates(bodies, work, v, a):
 
 
 @njit(cache=True, inline="always")
-def _icdot_times(w, x0, x1, x2, x3, x4, x5):
-    """Icdot x = -(Bc + Bc^T) x for the composite of w's subtree, as a 6-tuple."""
-    B = w.Bc
-    return (-((B[0, 0] + B[0, 0]) * x0 + (B[0, 1] + B[1, 0]) * x1 + (B[0, 2] + B[2, 0]) * x2
-              + (B[0, 3] + B[3, 0]) * x3 + (B[0, 4] + B[4, 0]) * x4 + (B[0, 5] + B[5, 0]) * x5),
-            -((B[1, 0] + B[0, 1]) * x0 + (B[1, 1] + B[1, 1]) * x1 + (B[1, 2] + B[2, 1]) * x2
-              + (B[1, 3] + B[3, 1]) * x3 + (B[1, 4] + B[4, 1]) * x4 + (B[1, 5] + B[5, 1]) * x5),
-            -((B[2, 0] + B[0, 2]) * x0 + (B[2, 1] + B[1, 2]) * x1 + (B[2, 2] + B[2, 2]) * x2
-              + (B[2, 3] + B[3, 2]) * x3 + (B[2, 4] + B[4, 2]) * x4 + (B[2, 5] + B[5, 2]) * x5),
-            -((B[3, 0] + B[0, 3]) * x0 + (B[3, 1] + B[1, 3]) * x1 + (B[3, 2] + B[2, 3]) * x2
-              + (B[3, 3] + B[3, 3]) * x3 + (B[3, 4] + B[4, 3]) * x4 + (B[3, 5] + B[5, 3]) * x5),
-            -((B[4, 0] + B[0, 4]) * x0 + (B[4, 1] + B[1, 4]) * x1 + (B[4, 2] + B[2, 4]) * x2
-              + (B[4, 3] + B[3, 4]) * x3 + (B[4, 4] + B[4, 4]) * x4 + (B[4, 5] + B[5, 4]) * x5),
-            -((B[5, 0] + B[0, 5]) * x0 + (B[5, 1] + B[1, 5]) * x1 + (B[5, 2] + B[2, 5]) * x2
-              + (B[5, 3] + B[3, 5]) * x3 + (B[5, 4] + B[4, 5]) * x4 + (B[5, 5] + B[5, 5]) * x5))
+def icdot_times(w, x):
+    """Icdot x = -(Bc + Bc^T) x for the composite of w's subtree, as a tuple."""
+    return negative(add(matrix_times(w.Bc, x), matrix_transpose_times(w.Bc, x)))
 
 
 @njit(cache=True)
 def _column_terms(w, c):
     """F, G, H of coordinate c of the body whose record is w, and their rates Fd, Gd, Hd (module docstring)."""
     S, Sd, Sdd, B, Bd = w.S[:, c], w.Sd[:, c], w.Sdd[:, c], w.Bc, w.Bd
-    composite_times(w, S, w.F)                                           # F = Ic S
-    composite_times(w, Sd, w.G)                                          # Ic Sdot, then G = Ic Sdot - Bc S
-    composite_times(w, Sdd, w.Gd)                                        # Ic Sddot, then Gd (below)
-    x = _icdot_times(w, S[0], S[1], S[2], S[3], S[4], S[5])
-    y = _icdot_times(w, Sd[0], Sd[1], Sd[2], Sd[3], Sd[4], Sd[5])
-    for r in range(6):
-        bs = bsd = bts = btsd = bds = bdts = 0.0
-        for t in range(6):
-            bs += B[r, t] * S[t]
-            bsd += B[r, t] * Sd[t]
-            bts += B[t, r] * S[t]
-            btsd += B[t, r] * Sd[t]
-            bds += Bd[r, t] * S[t]
-            bdts += Bd[t, r] * S[t]
-        w.Fd[r] = x[r] + w.G[r]                                          # Fdot = Icdot S + Ic Sdot
-        w.G[r] -= bs                                                     # G = -Bc S + Ic Sdot
-        w.Gd[r] += -bds - bsd + y[r]                                     # Gdot = -Bcdot S - Bc Sdot + Icdot Sdot
-        w.H[r] = -bts                                                    #        + Ic Sddot
-        w.Hd[r] = -bdts - btsd                                           # Hdot = -Bcdot^T S - Bc^T Sdot
+    Ic_Sd = composite_product(w, Sd)
+    store6(w.F, composite_product(w, S))                                               # F = Ic S
+    store6(w.Fd, add(icdot_times(w, S), Ic_Sd))                                        # Fdot = Icdot S + Ic Sdot
+    store6(w.G, subtract(Ic_Sd, matrix_times(B, S)))                                   # G = -Bc S + Ic Sdot
+    store6(w.Gd, add(subtract(composite_product(w, Sdd), add(matrix_times(Bd, S), matrix_times(B, Sd))),
+                     icdot_times(w, Sd)))                     # Gdot = -Bcdot S - Bc Sdot + Icdot Sdot + Ic Sddot
+    store6(w.H, negative(matrix_transpose_times(B, S)))                                # H = -Bc^T S
+    store6(w.Hd, negative(add(matrix_transpose_times(Bd, S), matrix_transpose_times(B, Sd))))  # Hdot
+
+
+@njit(cache=True)
+def gravity_rate_terms(bodies, work, gravity, g_dot):
+    """gdot (eq. (6c) differentiated): gdot_s = Sdot_s^T Ic_j gamma_0 + S_s^T Icdot_j gamma_0, summed over the
+    bodies a coordinate moves.  Needs outward_pass with rates and composites with Bc."""
+    g0 = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
+    g_dot[:] = 0.0
+    for j in range(bodies.shape[0]):
+        bj, wj = bodies[j], work[j]
+        f, e = composite_product(wj, g0), icdot_times(wj, g0)
+        for s in range(bj.nvj):
+            g_dot[bj.iv + s] += dot6(wj.Sd[:, s], f) + dot6(wj.S[:, s], e)
+
+
+@njit(cache=True)
+def gravity_derivative(bodies, work, gravity, q, v, g_dot):
+    """gdot = dg/dq v alone, O(n): what needs only q and v."""
+    status = checked_pass(bodies, work, (q, v), q, v, True)
+    if status == 0:
+        composites(bodies, work, True, True)
+        gravity_rate_terms(bodies, work, gravity, g_dot)
+    return status
 
 
 @njit(cache=True)
@@ -163,16 +163,9 @@ def time_derivatives_with_regressor(bodies, work, gravity, q, v, a, v_ref, a_ref
             for t in range(ba.nvj):
                 row = Y_dot[ba.iv + t]
                 for c in range(10):
-                    row[10 * k + c] += (_dot_column(wa.Sd[:, t], w.W, c) + _dot_column(wa.S[:, t], w.Wd, c))
+                    row[10 * k + c] += (dot_columns(wa.Sd, t, w.W, c) + dot_columns(wa.S, t, w.Wd, c))
             a_ = ba.parent
     return 0
-
-
-@njit(cache=True, inline="always")
-def _dot_column(x, W, c):
-    """x^T W[:, c] for a 6-vector x."""
-    return (x[0] * W[0, c] + x[1] * W[1, c] + x[2] * W[2, c] + x[3] * W[3, c] + x[4] * W[4, c]
-            + x[5] * W[5, c])
 
 
 @njit(cache=True)
@@ -192,25 +185,16 @@ def _body_rates(w):
 def _matrix_rates(bodies, work, gravity, v, a, M_dot, C_dot, g_dot, J_com_dot):
     """The matrices' rates (the module docstring), after outward_pass with rates."""
     _rates(bodies, work, v, a)
+    gravity_rate_terms(bodies, work, gravity, g_dot)
     mass = total_mass(bodies, work)
     M_dot[:, :] = 0.0
     C_dot[:, :] = 0.0
-    g_dot[:] = 0.0
     J_com_dot[:, :] = 0.0
     for j in range(bodies.shape[0]):
         bj, wj = bodies[j], work[j]
         for s in range(bj.nvj):
             cs = bj.iv + s
             _column_terms(wj, s)
-            S, Sd = wj.S[:, s], wj.Sd[:, s]
-            ig = _icdot_times(wj, -gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
-            m, h = wj.pic[0], wj.pic[1:4]                      # Ic gamma_0 = [m gamma_v; h x gamma_v]
-            c0, c1, c2 = -m * gravity[0], -m * gravity[1], -m * gravity[2]
-            n0 = -(h[1] * gravity[2] - h[2] * gravity[1])
-            n1 = -(h[2] * gravity[0] - h[0] * gravity[2])
-            n2 = -(h[0] * gravity[1] - h[1] * gravity[0])
-            g_dot[cs] += (Sd[0] * c0 + Sd[1] * c1 + Sd[2] * c2 + Sd[3] * n0 + Sd[4] * n1 + Sd[5] * n2
-                          + dot6(S, ig))                         # gdot_s = Sdot^T Ic gamma_0 + S^T Icdot gamma_0
             if mass > 0.0:
                 for r in range(3):
                     J_com_dot[r, cs] += wj.Fd[r] / mass

@@ -286,10 +286,9 @@ class DynamicsNode(SkipsBadMessages, Node):
             self._skip(BadMessage("state_rejected", f"the model rejected the state: {err}"))
             return
         self._publish(result, v, velocities, regressor, msg.header.stamp, frame_id)
-        if self._publish_derivatives and velocities:          # along q' = v; the acceleration does not enter
-            rates = robot.time_derivatives(q, v, np.zeros(robot.nv))
-            self._publish_array("mass_matrix_derivative", rates.M_dot)
-            self._publish_array("gravity_derivative", rates.g_dot)
+        if self._publish_derivatives and velocities:          # along q' = v: Mdot = C + C^T (paper 002,
+            self._publish_array("mass_matrix_derivative", result.C + result.C.T)    # remark 5), gdot in O(n)
+            self._publish_array("gravity_derivative", robot.gravity_derivative(q, v))
         self.answered += 1
 
     def _state(self, robot):
