@@ -121,7 +121,7 @@ def bench_robot(name, floating_base, rounds, batch):
                 theirs(i)
         buffer = ours()
         for suffix, call in (("", ours), (", out=", lambda ours=ours, buffer=buffer: ours(buffer))):
-            t_ours, t_pin, ratio = compare(call, pin_loop, max(3, rounds // 3), 1)
+            t_ours, t_pin, ratio = compare(call, pin_loop, rounds, 1)
             results.append((f"{label} batch{suffix}", t_ours / batch, t_pin / batch, ratio))
     return robot, results
 

@@ -13,7 +13,7 @@ import numpy as np
 from .algorithms.kinematics import ERR_INPUT, ERR_QUAT, ERR_SINGULAR
 from .algorithms.registry import PARALLEL, QUANTITIES
 from .algorithms.workspace import ARRAYS, workspace
-from .compiled import resolve, strided
+from .compiled import resolve, strided, thread_count
 from .configuration import ConfigurationSpace
 from .model import build_model
 from .urdf import parse_urdf
@@ -130,6 +130,7 @@ class Robot:
         self._q_shape, self._v_shape = (model.nq,), (model.nv,)
         self._bodies = model.bodies.copy()          # kernels take writable arrays; the model stays frozen
         self._work = workspace(model.nbodies)
+        self._thread_work = None                    # a workspace per thread of a batch (_per_thread), made once
         self._coupled = any(j.mimic is not None for j in model.joints)
         self._weightless = None                     # the same robot without gravity (parameter_derivatives)
         if self._coupled:                           # ABA does not apply to joints coupled by mimics
@@ -149,7 +150,8 @@ class Robot:
             setattr(self, "_a" + row.name, arrays)
             resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *arrays, *constants,
                     *(strided(1) for _ in row.inputs), *(strided(max(len(s), 1)) for s in row.shapes))
-            resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work, arrays, constants,
+            resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work[None],
+                    tuple(x[None] for x in arrays), constants,
                     tuple(strided(2) for _ in row.inputs), tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
                     np.zeros(2, dtype=np.int64))
 
@@ -358,7 +360,7 @@ class Robot:
         """The quantity `row` for validated states (any batch shape, or one state given as lists, other dtypes...)
         by its compiled parallel loop.  outs: None (new arrays) or a list of arrays, one per output, to receive
         the results; returns the list of results."""
-        *flat, batch = self._batch(**dict(zip(row.inputs, states)))
+        *flat, batch = self._batch(False, **dict(zip(row.inputs, states)))
         B, nd, shapes = flat[0].shape[0], len(batch), self._shapes[row.name]
         if outs is None:
             results = [_empty(batch + s) for s in shapes]
@@ -369,7 +371,8 @@ class Robot:
         if any(x is None for x in targets):        # views whose batch dimensions do not merge: compute, copy in
             targets = [_empty((B,) + s) for s in shapes]
         status = np.zeros(B, dtype=np.int64)
-        getattr(self, "_p" + row.name)(self._bodies, self._work, getattr(self, "_a" + row.name),
+        works, arrays = self._per_thread(row)
+        getattr(self, "_p" + row.name)(self._bodies, works, arrays,
                                        (self.gravity,) if row.gravity else (), tuple(flat),
                                        tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
         if status.any():
@@ -378,6 +381,20 @@ class Robot:
             if not np.may_share_memory(x, y):
                 x[...] = y.reshape(x.shape)
         return results
+
+    def _per_thread(self, row):
+        """The workspaces of a batch's threads (thread_count, made once, larger when more threads are set), and
+        copies of the per-robot arrays of `row` for each: (threads, nbodies) records, (threads, ...) arrays."""
+        threads = thread_count()
+        if self._thread_work is None or self._thread_work.shape[0] < threads:
+            self._thread_work = np.repeat(self._work[None], threads, axis=0)
+            self._thread_arrays = {}
+        arrays = self._thread_arrays.get(row.name)
+        if arrays is None:
+            count = self._thread_work.shape[0]
+            arrays = self._thread_arrays[row.name] = tuple(np.repeat(x[None], count, axis=0)
+                                                           for x in getattr(self, "_a" + row.name))
+        return self._thread_work, arrays
 
     def _no_coupled_derivatives(self, *args, **kwargs):
         raise ValueError("the dynamics derivatives do not cover joints coupled by mimics (load with mimic=False: "
@@ -405,18 +422,21 @@ class Robot:
                              + ("" if x.shape != (n,) else " with non-finite values"))
         return x
 
-    def _batch(self, **arrays):
+    def _batch(self, checked=True, **arrays):
         """Validate named arrays, q-like ones (names starting with q) of width nq, others nv; flatten the batch.
 
+        checked=False leaves finiteness and zero quaternions to the compiled kernel, which reports them (and uses
+        a non-unit quaternion normalized, as for one state): float64 arrays are then taken without a copy.
         Returns the flattened (B, width) arrays followed by the common leading shape.
         """
         out, shape = [], None
         for name, x in arrays.items():
             width, what = (self.nq, "nq") if name.startswith("q") else (self.nv, "nv")
-            try:
-                x = np.array(x, dtype=float)
-            except (TypeError, ValueError):
-                raise ValueError(f"{name} must be a numeric array of shape (..., {what}={width})") from None
+            if checked or type(x) is not _ND or x.dtype is not _F64:
+                try:
+                    x = np.array(x, dtype=float)
+                except (TypeError, ValueError):
+                    raise ValueError(f"{name} must be a numeric array of shape (..., {what}={width})") from None
             if x.ndim == 0 or x.shape[-1] != width:
                 raise ValueError(f"{name} must have shape (..., {what}={width}), got {x.shape}")
             if shape is None:
@@ -424,10 +444,11 @@ class Robot:
             elif x.shape[:-1] != shape:
                 raise ValueError(f"{name} has batch shape {x.shape[:-1]}, expected {shape} like "
                                  f"{next(iter(arrays))}")
-            if not np.all(np.isfinite(x)):
-                raise ValueError(f"{name} contains non-finite values (NaN or inf)")
-            if width == self.nq and name.startswith("q"):
-                self._space.normalize(x, name)
+            if checked:
+                if not np.all(np.isfinite(x)):
+                    raise ValueError(f"{name} contains non-finite values (NaN or inf)")
+                if width == self.nq and name.startswith("q"):
+                    self._space.normalize(x, name)
             out.append(x.reshape(int(np.prod(shape)), width))
         return (*out, shape)
 

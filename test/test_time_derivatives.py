@@ -14,7 +14,7 @@ import pytest
 import robot_dynamics as rd
 from oracle import relative_error
 from random_urdf import random_urdf
-from test_identities import make
+from test_identities import ROUNDOFF, make
 from test_pinocchio import CASES, IDS, TOL, pair
 
 FD_TOL, H, EXACT = 1e-7, 1e-5, 1e-12
@@ -70,7 +70,9 @@ def test_regressor_rate_along_a_reference(seed, floating_base):
                           t.M_dot @ ar + d.M @ jr + t.C_dot @ vr + d.C @ ar + t.g_dot) < EXACT
     plain = robot.time_derivatives(q, v, a)
     assert plain.Y_dot is None
-    np.testing.assert_array_equal(plain.C_dot, t.C_dot)
+    # two kernels that share the code of C_dot but are compiled apart: with fused multiply-adds, whether a shared
+    # callee is inlined (it is not when loaded from numba's cache) may move the last bit (test_identities.ROUNDOFF)
+    assert relative_error(plain.C_dot, t.C_dot) < ROUNDOFF
     with pytest.raises(ValueError, match="give v_ref, a_ref and j_ref"):
         robot.time_derivatives(q, v, a, vr, ar)
 

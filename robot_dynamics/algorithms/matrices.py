@@ -19,8 +19,9 @@ compute one quantity each, and bundle.dynamics all of them from one pass.
 import numpy as np
 from numba import njit
 
+from ..model import FREE
 from .kinematics import checked_pass
-from .operators import (CONTRACT, add_adj_transpose_inertia, cross, dot6, matrix_times, matrix_transpose_times,
+from .operators import (CONTRACT, ad_transpose_times, add_adj_transpose_inertia, cross, dot6, matrix_times, matrix_transpose_times,
                         negative, spatial_inertia_times, store6, subtract, transform_parameters)
 
 WORK = [
@@ -79,16 +80,33 @@ def mass_matrix_terms(bodies, work, M):
         bj, wj = bodies[j], work[j]
         for s in range(bj.nvj):
             cs = bj.iv + s
-            composite_times(wj, wj.S[:, s], wj.F)
+            F = composite_product(wj, wj.S[:, s])                  # Ic_j S_s, kept in registers
             a = j                                                  # j itself, then its ancestors
             while a >= 0:
                 ba, wa = bodies[a], work[a]
-                for t in range(ba.nvj):
-                    ct = ba.iv + t
-                    x = dot6(wa.S[:, t], wj.F)
-                    M[ct, cs] += x
+                if ba.jtype == FREE:                               # S_a = Ad_{0,a} (Xi = E_6): all six S_t^T F
+                    y0, y1, y2, y3, y4, y5 = ad_transpose_times(wa.R0, wa.p0, F)   # in one transform, not six
+                    i = ba.iv                                                      # products
+                    M[i, cs] += y0
+                    M[i + 1, cs] += y1
+                    M[i + 2, cs] += y2
+                    M[i + 3, cs] += y3
+                    M[i + 4, cs] += y4
+                    M[i + 5, cs] += y5
                     if a != j:
-                        M[cs, ct] += x
+                        M[cs, i] += y0
+                        M[cs, i + 1] += y1
+                        M[cs, i + 2] += y2
+                        M[cs, i + 3] += y3
+                        M[cs, i + 4] += y4
+                        M[cs, i + 5] += y5
+                else:
+                    for t in range(ba.nvj):
+                        ct = ba.iv + t
+                        x = dot6(wa.S[:, t], F)
+                        M[ct, cs] += x
+                        if a != j:
+                            M[cs, ct] += x
                 a = ba.parent
 
 

@@ -5,6 +5,7 @@ written out on scalars so that nothing allocates.  Twists and wrenches are [line
     ad_inv(R, p) @ x                 ad_inv_times(R, p, x)
     Ad(R, p) @ x                     ad_times(R, p, x)
     ad_inv(R, p).T @ f               ad_inv_transpose_times(R, p, f0, ..., f5)
+    Ad(R, p).T @ f                   ad_transpose_times(R, p, f)
     adj(s) @ x                       adj_times(s, x)
     spatial_inertia(pi) @ x          spatial_inertia_times(pi, x0, ..., x5)
     -adj(s).T @ f                    force_cross(s, f0, ..., f5)
@@ -145,6 +146,16 @@ def ad_inv_transpose_times(R, p, f0, f1, f2, f3, f4, f5):
     n0, n1, n2 = rotate(R, f3, f4, f5)
     m0, m1, m2 = cross(p[0], p[1], p[2], g0, g1, g2)
     return g0, g1, g2, n0 + m0, n1 + m1, n2 + m2
+
+
+@inline
+def ad_transpose_times(R, p, f):
+    """Ad^T f = [R^T f_v; R^T (f_w - p x f_v)]: a wrench in the outer frame, seen from frame k (posed at (R, p)).
+    For a free joint (Xi = E_6) it is S^T f for all six world axes S = Ad at once."""
+    y0, y1, y2 = cross(p[0], p[1], p[2], f[0], f[1], f[2])
+    v0, v1, v2 = rotate_transpose(R, f[0], f[1], f[2])
+    w0, w1, w2 = rotate_transpose(R, f[3] - y0, f[4] - y1, f[5] - y2)
+    return v0, v1, v2, w0, w1, w2
 
 
 @inline
