@@ -30,6 +30,9 @@ QUANTITIES = {
     "time_derivatives": lambda r, q, v, a: r.time_derivatives(q, v, a),
     "inverse_dynamics_derivatives": lambda r, q, v, a: r.inverse_dynamics_derivatives(q, v, a),
     "state_derivatives": lambda r, q, v, a: r.state_derivatives(q, v, out=_reused(r, q, v)),
+    "inverse_mass_matrix": lambda r, q, v, a: r.inverse_mass_matrix(q),
+    "solve_mass_matrix (one x)": lambda r, q, v, a: r.solve_mass_matrix(q, a),
+    "np.linalg.solve(mass_matrix, x)": lambda r, q, v, a: np.linalg.solve(r.mass_matrix(q), a),
 }
 _buffers = {}
 

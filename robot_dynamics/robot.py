@@ -94,6 +94,21 @@ class ParameterDerivatives:
     dg_dpi: np.ndarray
 
 
+@dataclass(slots=True)
+class Innovations:
+    """The innovations factorization M = L D L^T (paper 003, eqs. (4.1b), (4.1c); Robot.innovations).
+
+    L = [I + H phi K]: unit triangular over the tree -- L_ij != 0 (i != j) only where coordinate i belongs to a
+    strict ancestor of the body of j, i.e. upper triangular in our parent-before-child order (the paper numbers
+    links from the tip, where it is lower triangular; Pinocchio's U D U^T).  D: block diagonal, one block per joint
+    (6 x 6 for a free joint, 1 x 1 for a revolute or prismatic one), the articulated joint inertias.
+    L_inv = [I - H psi K] = L^-1.  All (..., nv, nv).
+    """
+    L: np.ndarray
+    D: np.ndarray
+    L_inv: np.ndarray
+
+
 def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=False, strict_inertia=False):
     """Robot of a URDF file path or XML string.
 
@@ -136,6 +151,9 @@ class Robot:
         if self._coupled:                           # ABA does not apply to joints coupled by mimics
             self.forward_dynamics = self._forward_dynamics_coupled
             self.inverse_dynamics_derivatives = self.forward_dynamics_derivatives = self._no_coupled_derivatives
+            self.innovations = self._no_coupled_innovations
+            self.inverse_mass_matrix = self._inverse_mass_matrix_coupled
+            self.solve_mass_matrix = self._solve_mass_matrix_coupled
         sizes = {"nq": model.nq, "nv": model.nv, "nb": model.nbodies, "ny": 10 * model.nbodies}
         self._shapes = {row.name: tuple(tuple(sizes.get(n, n) for n in shape) for shape in row.shapes)
                         for row in QUANTITIES}
@@ -149,10 +167,12 @@ class Robot:
             arrays = tuple(ARRAYS[name](model) for name in row.arrays)
             setattr(self, "_a" + row.name, arrays)
             resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *arrays, *constants,
-                    *(strided(1) for _ in row.inputs), *(strided(max(len(s), 1)) for s in row.shapes))
+                    *(strided(1 + (x in row.matrices)) for x in row.inputs),
+                    *(strided(max(len(s), 1)) for s in row.shapes))
             resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work[None],
                     tuple(x[None] for x in arrays), constants,
-                    tuple(strided(2) for _ in row.inputs), tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
+                    tuple(strided(2 + (x in row.matrices)) for x in row.inputs),
+                    tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
                     np.zeros(2, dtype=np.int64))
 
     def __repr__(self):
@@ -309,6 +329,51 @@ class Robot:
                                                                               out.dg_dq, out.dJcom_dq))
         return StateDerivatives(*result) if out is None else out
 
+    def innovations(self, q, out=None):
+        """L, D and L^-1 of the innovations factorization M = L D L^T (paper 003, Identity 4.1, Algorithm 4.1),
+        from the articulated-body inertias, without forming M.  q: (..., nq) -> Innovations (see its docstring);
+        out: an Innovations to fill."""
+        if out is not None and type(out) is not Innovations:
+            raise ValueError(f"out must be an Innovations, got {type(out).__name__}")
+        result = self._innovations(q, out=None if out is None else (out.L, out.D, out.L_inv))
+        return Innovations(*result) if out is None else out
+
+    def solve_mass_matrix(self, q, x, out=None):
+        """M(q)^-1 x without forming M: one articulated-body factorization (paper 003, Algorithm 4.1), then O(n)
+        per right-hand side (eq. (4.1d) applied to x).  q: (..., nq); x: (..., nv) or (..., nv, k) -> the shape of
+        x; out: an array of that shape to write into."""
+        q, row = np.asarray(q), _ROWS["_solve_mass_matrix"]
+        batch = q.shape[:-1]
+        x = np.array(x, dtype=float) if not (type(x) is _ND and x.dtype is _F64) else x
+        nv = self.nv
+        if x.shape == batch + (nv,):
+            X = x[..., None]
+        elif x.ndim == len(batch) + 2 and x.shape[:-1] == batch + (nv,):
+            X = x
+        else:
+            raise ValueError(f"x must have shape {batch + (nv,)} or {batch + (nv,)[:-1]}(..., {nv}, k) for q of "
+                             f"batch shape {batch}, got {x.shape}")
+        result = _empty(x.shape) if out is None else _checked_out(out, x.shape)
+        target = result[..., None] if X is not x else result
+        if q.shape == self._q_shape and q.dtype is _F64:
+            status = self._k_solve_mass_matrix(self._bodies, self._work, q, X, target)
+            if status:
+                self._raise(status, row)
+            return result
+        Q, batch = self._batch(False, q=q)
+        B, k = Q.shape[0], X.shape[-1]
+        Xf = X.reshape((B, nv, k))
+        Tf = _merged_batch(target, len(batch), B) if target.shape[:len(batch)] == batch else None
+        work_out = Tf if Tf is not None else _empty((B, nv, k))
+        status = np.zeros(B, dtype=np.int64)
+        works, arrays = self._per_thread(row)
+        self._p_solve_mass_matrix(self._bodies, works, arrays, (), (Q, Xf), (work_out,), status)
+        if status.any():
+            self._raise(status[np.flatnonzero(status)[0]], row)
+        if Tf is None:
+            target[...] = work_out.reshape(target.shape)
+        return result
+
     def time_derivatives(self, q, v, a, v_ref=None, a_ref=None, j_ref=None, out=None):
         """d/dt of M(q), C(q, v), g(q) and J_com(q) along q' = v (on the Lie group for a floating base), v' = a
         (paper 002, Prop. 6); with v_ref, a_ref, j_ref also of the Slotine-Li regressor along v_ref' = a_ref,
@@ -395,6 +460,36 @@ class Robot:
             arrays = self._thread_arrays[row.name] = tuple(np.repeat(x[None], count, axis=0)
                                                            for x in getattr(self, "_a" + row.name))
         return self._thread_work, arrays
+
+    def _no_coupled_innovations(self, *args, **kwargs):
+        raise ValueError("the innovations factorization does not cover joints coupled by mimics (load with "
+                         "mimic=False; inverse_mass_matrix and solve_mass_matrix work on such robots, through a "
+                         "Cholesky factor of M)")
+
+    def _inverse_mass_matrix_coupled(self, q, out=None):
+        """M^-1 from a Cholesky factor of M: the articulated-body recursion does not apply to coupled joints."""
+        from scipy.linalg import cho_factor, cho_solve
+        M = self.mass_matrix(q)
+        out = _empty(M.shape) if out is None else _checked_out(out, M.shape)
+        E = np.eye(self.nv)
+        out[...] = np.array([cho_solve(cho_factor(m), E) for m in M.reshape(-1, self.nv, self.nv)]).reshape(M.shape)
+        return out
+
+    def _solve_mass_matrix_coupled(self, q, x, out=None):
+        """M^-1 x from a Cholesky factor of M (coupled joints)."""
+        from scipy.linalg import cho_factor, cho_solve
+        M = self.mass_matrix(q)
+        batch = M.shape[:-2]
+        x = np.array(x, dtype=float)
+        if not (x.shape == batch + (self.nv,) or (x.ndim == len(batch) + 2 and x.shape[:-1] == batch + (self.nv,))):
+            raise ValueError(f"x must have shape {batch + (self.nv,)} or (..., {self.nv}, k) for q of batch shape "
+                             f"{batch}, got {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("x contains non-finite values (NaN or inf)")
+        out = _empty(x.shape) if out is None else _checked_out(out, x.shape)
+        Ms, xs = M.reshape(-1, self.nv, self.nv), x.reshape((len(M.reshape(-1, self.nv, self.nv)), self.nv, -1))
+        out[...] = np.array([cho_solve(cho_factor(m), b) for m, b in zip(Ms, xs)]).reshape(x.shape)
+        return out
 
     def _no_coupled_derivatives(self, *args, **kwargs):
         raise ValueError("the dynamics derivatives do not cover joints coupled by mimics (load with mimic=False: "
@@ -511,5 +606,5 @@ def _method(row):
 
 
 for _row in QUANTITIES:
-    if not _row.name.startswith("_dynamics"):                    # Robot.dynamics is written by hand
-        setattr(Robot, _row.name, _method(_row))
+    if not _row.name.startswith("_dynamics") and not _row.matrices:   # Robot.dynamics and rows with matrix inputs
+        setattr(Robot, _row.name, _method(_row))                        # (solve_mass_matrix) are written by hand

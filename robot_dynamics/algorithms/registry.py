@@ -13,7 +13,7 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 from dataclasses import dataclass
 
 from ..compiled import parallel
-from . import (bundle, dynamics_derivatives, energy, kinematics, matrices, newton_euler, regressor,
+from . import (bundle, dynamics_derivatives, energy, innovations, kinematics, matrices, newton_euler, regressor,
                state_derivatives, time_derivatives)
 
 
@@ -26,6 +26,8 @@ class Quantity:
     gravity: bool             # the kernel takes the gravity vector after the workspace (and the arrays)
     doc: str
     arrays: tuple = ()        # names of per-robot arrays (workspace.ARRAYS) the kernel takes after the workspace
+    matrices: tuple = ()      # inputs that are (nv, k) matrices per state, k free (their Robot method is written
+                              # by hand on the row's kernel and loop)
 
     @property
     def shapes(self):
@@ -84,6 +86,15 @@ QUANTITIES = (
              (("M_dot", ("nv", "nv")), ("C_dot", ("nv", "nv")), ("g_dot", ("nv",)), ("J_com_dot", (3, "nv")),
               ("Y_dot", ("nv", "ny"))), True,
              "(M_dot, C_dot, g_dot, J_com_dot, Y_dot) along q' = v, v' = a, v_r' = a_r, a_r' = j_r."),
+    Quantity("inverse_mass_matrix", innovations.inverse_mass_matrix, ("q",), (("M_inv", ("nv", "nv")),), False,
+             "M(q)^-1 = [I - H psi K]^* D^-1 [I - H psi K] (paper 003, eq. (4.1d)), in O(n^2) without forming M\n"
+             "(Pinocchio's computeMinverse).  q: (..., nq) -> (..., nv, nv)", arrays=("BV",)),
+    # Robot.innovations (an Innovations) and Robot.solve_mass_matrix are written on these two:
+    Quantity("_innovations", innovations.innovations, ("q",),
+             (("L", ("nv", "nv")), ("D", ("nv", "nv")), ("L_inv", ("nv", "nv"))), False,
+             "(L, D, L^-1) of M = L D L^T (paper 003, eqs. (4.1b), (4.1c))."),
+    Quantity("_solve_mass_matrix", innovations.solve_mass_matrix, ("q", "x"), (("out", ("nv", "k")),), False,
+             "M^-1 x for x (nv, k): one factorization, O(n) per column.", matrices=("x",)),
     # Robot.dynamics (a Dynamics, with Y when references are given) is written by hand on these two:
     Quantity("_dynamics", bundle.dynamics, ("q", "v"),
              (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv"))),

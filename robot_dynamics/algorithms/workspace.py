@@ -7,10 +7,11 @@ Arrays sized by the robot rather than by the body (ARRAYS) are allocated per Rob
 handed to the kernels whose registry row names them, after the workspace (a batch gives each thread its own)."""
 import numpy as np
 
-from . import (dynamics_derivatives, kinematics, matrices, newton_euler, regressor, state_derivatives,
+from . import (dynamics_derivatives, innovations, kinematics, matrices, newton_euler, regressor, state_derivatives,
                time_derivatives)
 
-MODULES = (kinematics, matrices, regressor, newton_euler, dynamics_derivatives, time_derivatives, state_derivatives)
+MODULES = (kinematics, matrices, regressor, newton_euler, dynamics_derivatives, time_derivatives, state_derivatives,
+           innovations)
 
 
 def _union(modules):
@@ -48,4 +49,5 @@ ARRAYS = {                              # name -> the array of a model, for the 
     "lam": _coordinate_parents,                                   # (nv,) int64, read only
     "H": lambda model: np.zeros((model.nv, model.nv)),            # (nv, nv): room for a factor of M
     "X": lambda model: np.zeros((model.nv, 3 * model.nv)),        # (nv, 3 nv): right-hand sides, solved at once
+    "BV": lambda model: np.zeros((model.nbodies, model.nv, 6)),   # (nb, nv, 6): a 6-vector per body and coordinate
 }
