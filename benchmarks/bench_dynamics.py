@@ -9,7 +9,8 @@ inverse_dynamics and forward_dynamics against a Python loop of its Pinocchio cou
 Pinocchio's, and the median of the per-round ratios ours/Pinocchio (below 1 means we are faster).  The "out="
 rows write into the results of an earlier call, as a control loop or an identification run would (Pinocchio
 writes into its Data too); for the batch this removes the page faults of ~100 MB of fresh output memory per call.
-(*) The row "solve_mass_matrix vs numpy" times np.linalg.solve(robot.mass_matrix(q), x) in Pinocchio's column.
+(*) The row "solve_mass_matrix vs numpy" times np.linalg.solve(robot.mass_matrix(q), x) in Pinocchio's column, and
+"diagonalized vs our FD" our forward_dynamics (its target: at most twice that).
 """
 import argparse
 import sys
@@ -86,7 +87,9 @@ def bench_robot(name, floating_base, rounds, batch):
              lambda: pin.computeABADerivatives(model, data, qp, vp, taup)),
             ("inverse_mass_matrix", lambda: robot.inverse_mass_matrix(q), lambda: pin.computeMinverse(model, data, qp)),
             ("solve_mass_matrix vs numpy (*)", lambda: robot.solve_mass_matrix(q, tau),
-             lambda: np.linalg.solve(robot.mass_matrix(q), tau))]
+             lambda: np.linalg.solve(robot.mass_matrix(q), tau)),
+            ("diagonalized vs our FD (*)", lambda: robot.diagonalized(q, v, tau),
+             lambda: robot.forward_dynamics(q, v, tau))]
     results = [(label, *compare(ours, theirs, rounds, n)) for label, ours, theirs in rows]
 
     Q = np.array([robot.random_configuration(rng) for _ in range(batch)])

@@ -109,6 +109,20 @@ class Innovations:
     L_inv: np.ndarray
 
 
+@dataclass(slots=True)
+class Diagonalized:
+    """The diagonalized equations of motion nu_dot + C(theta, nu) = epsilon (paper 003, sections 5 and 7;
+    Robot.diagonalized), with M = m m^T, m = L D^1/2 (innovations; D^1/2 the Cholesky factor of a multi-DoF block):
+
+    nu = m^T qdot (..., nv): 1/2 nu^T nu is the kinetic energy.  epsilon = m^-1 (tau - g(q)) (..., nv), or None
+    without tau (paper 003's robot has no gravity: its T is our tau - g).  coriolis = C(theta, nu) (..., nv), with
+    nu^T C = 0: the Coriolis forces do no work in these coordinates.
+    """
+    nu: np.ndarray
+    epsilon: np.ndarray | None
+    coriolis: np.ndarray
+
+
 def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=False, strict_inertia=False):
     """Robot of a URDF file path or XML string.
 
@@ -152,6 +166,7 @@ class Robot:
             self.forward_dynamics = self._forward_dynamics_coupled
             self.inverse_dynamics_derivatives = self.forward_dynamics_derivatives = self._no_coupled_derivatives
             self.innovations = self._no_coupled_innovations
+            self.diagonalized = self.from_diagonalized = self._no_coupled_innovations
             self.inverse_mass_matrix = self._inverse_mass_matrix_coupled
             self.solve_mass_matrix = self._solve_mass_matrix_coupled
         sizes = {"nq": model.nq, "nv": model.nv, "nb": model.nbodies, "ny": 10 * model.nbodies}
@@ -338,6 +353,27 @@ class Robot:
         result = self._innovations(q, out=None if out is None else (out.L, out.D, out.L_inv))
         return Innovations(*result) if out is None else out
 
+    def diagonalized(self, q, v, tau=None, out=None):
+        """nu, epsilon and C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = epsilon (paper 003,
+        eqs. (1.3)-(1.4), (5.1)-(5.3), (7.1)): decoupled, unit-inertia joint equations for control design, in O(n).
+        q: (..., nq), v, tau: (..., nv) -> Diagonalized (see its docstring); out: a Diagonalized to fill (with
+        epsilon exactly when tau is given)."""
+        if out is not None:
+            if type(out) is not Diagonalized:
+                raise ValueError(f"out must be a Diagonalized, got {type(out).__name__}")
+            if (out.epsilon is None) != (tau is None):
+                raise ValueError("out.epsilon must be an array exactly when tau is given")
+        with_tau = tau is not None
+        if not with_tau:
+            tau = np.zeros(np.shape(v))
+        outs = None
+        if out is not None:
+            outs = (out.nu, out.epsilon if with_tau else np.empty(np.shape(out.nu)), out.coriolis)
+        nu, epsilon, coriolis = self._diagonalized(q, v, tau, out=outs)
+        if out is not None:
+            return out
+        return Diagonalized(nu, epsilon if with_tau else None, coriolis)
+
     def solve_mass_matrix(self, q, x, out=None):
         """M(q)^-1 x without forming M: one articulated-body factorization (paper 003, Algorithm 4.1), then O(n)
         per right-hand side (eq. (4.1d) applied to x).  q: (..., nq); x: (..., nv) or (..., nv, k) -> the shape of
@@ -462,9 +498,9 @@ class Robot:
         return self._thread_work, arrays
 
     def _no_coupled_innovations(self, *args, **kwargs):
-        raise ValueError("the innovations factorization does not cover joints coupled by mimics (load with "
-                         "mimic=False; inverse_mass_matrix and solve_mass_matrix work on such robots, through a "
-                         "Cholesky factor of M)")
+        raise ValueError("the innovations factorization (and the diagonalized dynamics) does not cover joints "
+                         "coupled by mimics (load with mimic=False; inverse_mass_matrix and solve_mass_matrix work "
+                         "on such robots, through a Cholesky factor of M)")
 
     def _inverse_mass_matrix_coupled(self, q, out=None):
         """M^-1 from a Cholesky factor of M: the articulated-body recursion does not apply to coupled joints."""

@@ -13,7 +13,7 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 from dataclasses import dataclass
 
 from ..compiled import parallel
-from . import (bundle, dynamics_derivatives, energy, innovations, kinematics, matrices, newton_euler, regressor,
+from . import (bundle, diagonalized, dynamics_derivatives, energy, innovations, kinematics, matrices, newton_euler, regressor,
                state_derivatives, time_derivatives)
 
 
@@ -95,6 +95,13 @@ QUANTITIES = (
              "(L, D, L^-1) of M = L D L^T (paper 003, eqs. (4.1b), (4.1c))."),
     Quantity("_solve_mass_matrix", innovations.solve_mass_matrix, ("q", "x"), (("out", ("nv", "k")),), False,
              "M^-1 x for x (nv, k): one factorization, O(n) per column.", matrices=("x",)),
+    Quantity("from_diagonalized", diagonalized.from_diagonalized, ("q", "nu"), (("v", ("nv",)),), False,
+             "qdot = l^T nu = [I - H psi K]^T D^-1/2 nu: the joint velocities of the diagonalized velocities nu\n"
+             "(paper 003, Table 2, right column), O(n).  q: (..., nq), nu: (..., nv) -> (..., nv)"),
+    # Robot.diagonalized (a Diagonalized) is written on this one:
+    Quantity("_diagonalized", diagonalized.diagonalized, ("q", "v", "tau"),
+             (("nu", ("nv",)), ("epsilon", ("nv",)), ("coriolis", ("nv",))), True,
+             "(nu, epsilon, C(theta, nu)) of paper 003's diagonalized equations at (q, v, tau)."),
     # Robot.dynamics (a Dynamics, with Y when references are given) is written by hand on these two:
     Quantity("_dynamics", bundle.dynamics, ("q", "v"),
              (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv"))),
