@@ -309,13 +309,18 @@ class Robot:
         B[..., :nv, :] = dt * Jw @ B[..., nv:, :]
         return A, B
 
-    def parameter_derivatives(self, q, v):
+    def parameter_derivatives(self, q, v, out=None):
         """dM/dpi, dC/dpi, dg/dpi at (q, v) (paper 002, Prop. 2), read off the regressor, of which they are the
         columns: with Y0 the regressor without gravity, dM_dpi[:, j] = Y0(q, v, 0, e_j), dC_dpi[:, j] =
         Y0(q, v, e_j, 0) and dg_dpi = Y(q, v, 0, 0) -- 2 nv + 1 states of one batched regressor call each.
-        (..., nq), (..., nv) -> ParameterDerivatives"""
+        (..., nq), (..., nv) -> ParameterDerivatives; out: a ParameterDerivatives to fill."""
+        if out is not None and type(out) is not ParameterDerivatives:
+            raise ValueError(f"out must be a ParameterDerivatives, got {type(out).__name__}")
         q, v, batch = self._batch(q=q, v=v)
         B, nv, ny = q.shape[0], self.nv, 10 * self.nbodies
+        if out is not None:
+            for name, shape in (("dM_dpi", (nv, nv, ny)), ("dC_dpi", (nv, nv, ny)), ("dg_dpi", (nv, ny))):
+                _checked_out(getattr(out, name), batch + shape, "out." + name)
         if self._weightless is None:
             self._weightless = Robot(self.model.with_gravity(np.zeros(3)))
         E, Z = np.eye(nv), np.zeros((nv, nv))
@@ -323,8 +328,13 @@ class Robot:
                                         np.tile(np.vstack([Z, E]), (B, 1)), np.tile(np.vstack([E, Z]), (B, 1)))
         Y0 = Y0.reshape(B, 2, nv, nv, ny).transpose(1, 0, 3, 2, 4)          # [kind, state, i, j, p]
         g = self.regressor(q, v, np.zeros((B, nv)), np.zeros((B, nv)))
-        return ParameterDerivatives(Y0[0].reshape(batch + (nv, nv, ny)), Y0[1].reshape(batch + (nv, nv, ny)),
-                                    g.reshape(batch + (nv, ny)))
+        if out is None:
+            return ParameterDerivatives(Y0[0].reshape(batch + (nv, nv, ny)), Y0[1].reshape(batch + (nv, nv, ny)),
+                                        g.reshape(batch + (nv, ny)))
+        out.dM_dpi[...] = Y0[0].reshape(batch + (nv, nv, ny))
+        out.dC_dpi[...] = Y0[1].reshape(batch + (nv, nv, ny))
+        out.dg_dpi[...] = g.reshape(batch + (nv, ny))
+        return out
 
     def integrate_jacobians(self, w):
         """(d/dq, d/dw) of integrate(q, w) in tangent coordinates, as Pinocchio's dIntegrate (they do not depend on

@@ -131,3 +131,9 @@ def test_parameter_derivatives_are_the_linear_maps(seed, floating_base):
     batch = robot.parameter_derivatives(np.stack([q, q]), np.stack([v, v]))
     assert batch.dC_dpi.shape == (2, robot.nv, robot.nv, robot.parameters.size)
     np.testing.assert_array_equal(batch.dC_dpi[1], batch.dC_dpi[0])
+    out = rd.ParameterDerivatives(*(np.full(x.shape, np.nan) for x in (batch.dM_dpi, batch.dC_dpi, batch.dg_dpi)))
+    assert robot.parameter_derivatives(np.stack([q, q]), np.stack([v, v]), out=out) is out
+    for name in ("dM_dpi", "dC_dpi", "dg_dpi"):
+        np.testing.assert_array_equal(getattr(out, name), getattr(batch, name), err_msg=name)
+    with pytest.raises(ValueError, match=r"out.dg_dpi must be a writeable float64 array of shape"):
+        robot.parameter_derivatives(q, v, out=rd.ParameterDerivatives(d.dM_dpi, d.dC_dpi, np.empty(3)))
