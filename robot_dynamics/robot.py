@@ -373,7 +373,20 @@ class Robot:
                 raise ValueError(f"out must be a Diagonalized, got {type(out).__name__}")
             if (out.epsilon is None) != (tau is None):
                 raise ValueError("out.epsilon must be an array exactly when tau is given")
-        with_tau = tau is not None
+        with_tau, vs = tau is not None, self._v_shape
+        if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
+                and v.shape == vs and (not with_tau or (type(tau) is _ND and tau.dtype is _F64 and tau.shape == vs))):
+            if out is None:
+                out = Diagonalized(_empty(vs), _empty(vs) if with_tau else None, _empty(vs))
+            elif not (_fits(out.nu, vs) and _fits(out.coriolis, vs) and (not with_tau or _fits(out.epsilon, vs))):
+                self._check_outs(_ROWS["_diagonalized"], (), (out.nu, out.epsilon if with_tau else _empty(vs),
+                                                               out.coriolis), "out.")
+            status = self._k_diagonalized(self._bodies, self._work, self.gravity, q, v,
+                                          tau if with_tau else np.zeros(vs), out.nu,
+                                          out.epsilon if with_tau else _empty(vs), out.coriolis)
+            if status:
+                self._raise(status, _ROWS["_diagonalized"])
+            return out
         if not with_tau:
             tau = np.zeros(np.shape(v))
         outs = None

@@ -88,6 +88,26 @@ def factor_rates(bodies, work):
     for k in range(nb - 1, -1, -1):
         b, w = bodies[k], work[k]
         n, S, Sd, P, dP, U, G = b.nvj, w.S, w.Sd, w.Pk, w.dP, w.HU, w.Gk
+        if n == 1:                                                 # written out: one column, D and R scalars
+            dd = 0.0
+            for r in range(6):
+                x = 0.0
+                for j in range(6):
+                    x += dP[r, j] * S[j, 0] + P[r, j] * Sd[j, 0]
+                w.dU[r, 0] = x
+                dd += Sd[r, 0] * U[r, 0] + S[r, 0] * x
+            w.dD[0, 0] = dd
+            dinv = w.Dki[0, 0]
+            for r in range(6):
+                w.dG[r, 0] = (w.dU[r, 0] - G[r, 0] * dd) * dinv
+            if b.parent >= 0:
+                dPp = work[b.parent].dP
+                for r in range(6):
+                    gd, g = w.dG[r, 0], G[r, 0]
+                    for c in range(6):
+                        dPp[r, c] += dP[r, c] - gd * U[c, 0] - g * w.dU[c, 0]
+            w.dR[0, 0] = 0.5 * dd / w.Rc[0, 0]
+            continue
         for c in range(n):                                         # Udot = Pdot S + P Sdot
             for r in range(6):
                 s = 0.0
@@ -100,14 +120,17 @@ def factor_rates(bodies, work):
                 for r in range(6):
                     s += Sd[r, i] * U[r, c] + S[r, i] * w.dU[r, c]
                 w.dD[i, c] = s
+        T = w.GJk                                                  # scratch
         for r in range(6):                                         # Gdot = (Udot - G Ddot) D^-1
+            for i in range(n):
+                t = w.dU[r, i]
+                for j in range(n):
+                    t -= G[r, j] * w.dD[j, i]
+                T[r, i] = t
             for c in range(n):
                 s = 0.0
                 for i in range(n):
-                    t = w.dU[r, i]
-                    for j in range(n):
-                        t -= G[r, j] * w.dD[j, i]
-                    s += t * w.Dki[i, c]
+                    s += T[r, i] * w.Dki[i, c]
                 w.dG[r, c] = s
         if b.parent >= 0:                                          # Pdot_p += Pdot - Gdot U^T - G Udot^T
             dPp = work[b.parent].dP
@@ -119,26 +142,31 @@ def factor_rates(bodies, work):
                     dPp[r, c] += s
         # Rdot = R Phi(R^-1 Ddot R^-T)
         Ri, R = w.Rci, w.Rc
+        for i in range(n):                                         # X = R^-1 Ddot R^-T (symmetric), in two steps
+            for c in range(n):
+                s = 0.0
+                for a in range(i + 1):                             # R^-1 is lower triangular
+                    s += Ri[i, a] * w.dD[a, c]
+                T[i, c] = s
         for i in range(n):
             for j in range(n):
                 s = 0.0
-                for a in range(n):
-                    for c in range(n):
-                        s += Ri[i, a] * w.dD[a, c] * Ri[j, c]
-                w.dR[i, j] = s                                     # X = R^-1 Ddot R^-T (symmetric)
+                for c in range(j + 1):
+                    s += T[i, c] * Ri[j, c]
+                w.dR[i, j] = s
         for i in range(n):                                         # Phi(X): lower triangle, half diagonal
             w.dR[i, i] *= 0.5
             for j in range(i + 1, n):
                 w.dR[i, j] = 0.0
-        for i in range(n):                                         # R Phi(X), through the scratch GJk
+        for i in range(n):                                         # R Phi(X), through the scratch
             for j in range(n):
                 s = 0.0
-                for c in range(n):
+                for c in range(j, i + 1):                          # both lower triangular
                     s += R[i, c] * w.dR[c, j]
-                w.GJk[i, j] = s
+                T[i, j] = s
         for i in range(n):
             for j in range(n):
-                w.dR[i, j] = w.GJk[i, j]
+                w.dR[i, j] = T[i, j]
 
 
 @njit(cache=True, fastmath=CONTRACT)
