@@ -91,6 +91,8 @@ def test_compiled_operators_are_the_spatial_layer(rng):
         op.add_adj_transpose_inertia(pi, x, B)
         np.testing.assert_allclose(B, expected, rtol=0, atol=EXACT)
         out = np.empty(10)
+        op.inertia_rate(pi, s, out)
+        np.testing.assert_allclose(spatial_inertia(out), -(adj(s).T @ L + L @ adj(s)), rtol=0, atol=EXACT)
         op.transform_parameters(pi, R, p, out)
         np.testing.assert_allclose(out, transform_parameters(pi, R, p), rtol=0, atol=EXACT)
         A = rng.normal(size=(6, 6))

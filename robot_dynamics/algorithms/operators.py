@@ -12,6 +12,7 @@ written out on scalars so that nothing allocates.  Twists and wrenches are [line
     -adj(v).T @ spatial_inertia(pi) @ v                bias_force(pi, v)
     B += adj(V).T @ spatial_inertia(pi)                add_adj_transpose_inertia(pi, V, B)
     transform_parameters(pi, R, p)                     transform_parameters(pi, R, p, out)
+    -(adj(s).T @ L + L @ adj(s)), L = spatial_inertia(pi)   spatial_inertia(inertia_rate(pi, s, out))
     I_p += ad_inv(R, p).T @ I @ ad_inv(R, p)           add_transformed_inertia(R, p, I, I_p)
 
 test/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  The small helpers
@@ -221,6 +222,30 @@ def add_adj_transpose_inertia(pi, V, B):
             B[i, 3 + j] += WH
             B[3 + i, j] -= m * Vx[i][j] + WH
             B[3 + i, 3 + j] += VH - WI
+
+
+@inline
+def inertia_rate(pi, s, out):
+    """out <- the parameters of Lambdadot = -(adj(s)^T Lambda + Lambda adj(s)): the rate of a world-frame inertia
+    carried by the twist s = [s_v; s_w] -- mdot = 0, hdot = s_w x h + m s_v,
+    Idot = [s_w] I - I [s_w] + 2 (h.s_v) E - s_v h^T - h s_v^T (I about the origin).  ~60 flops, not a 6x6 product."""
+    m, h0, h1, h2 = pi[0], pi[1], pi[2], pi[3]
+    v0, v1, v2, w0, w1, w2 = s[0], s[1], s[2], s[3], s[4], s[5]
+    a00, a11, a22, a01, a02, a12 = pi[4], pi[5], pi[6], pi[7], pi[8], pi[9]
+    c0, c1, c2 = cross(w0, w1, w2, h0, h1, h2)
+    out[0] = 0.0
+    out[1], out[2], out[3] = c0 + m * v0, c1 + m * v1, c2 + m * v2
+    # [w] I row i, column j: (w x I[:, j])_i;  I [w] = -([w] I)^T, so [w] I - I [w] = X + X^T with X = [w] I
+    x00, x10, x20 = cross(w0, w1, w2, a00, a01, a02)
+    x01, x11, x21 = cross(w0, w1, w2, a01, a11, a12)
+    x02, x12, x22 = cross(w0, w1, w2, a02, a12, a22)
+    hv = 2.0 * (h0 * v0 + h1 * v1 + h2 * v2)
+    out[4] = 2.0 * x00 + hv - 2.0 * v0 * h0
+    out[5] = 2.0 * x11 + hv - 2.0 * v1 * h1
+    out[6] = 2.0 * x22 + hv - 2.0 * v2 * h2
+    out[7] = x01 + x10 - v0 * h1 - h0 * v1
+    out[8] = x02 + x20 - v0 * h2 - h0 * v2
+    out[9] = x12 + x21 - v1 * h2 - h1 * v2
 
 
 @call

@@ -20,9 +20,8 @@ from numba import njit
 
 from .kinematics import checked_pass
 from .matrices import composite_product, composites, total_mass
-from .operators import (add, add_adj_transpose_inertia, adj_times, dot6, force_cross, matrix_times,
-                        matrix_transpose_times, spatial_inertia_times, store6, subtract, transform_parameters,
-                        unit)
+from .operators import (add, add_adj_transpose_inertia, adj_times, dot6, force_cross, inertia_rate, matrix_times,
+                        matrix_transpose_times, store6, subtract, transform_parameters)
 
 WORK = [                                                        # world frame, per body b, for the direction at hand
     ("Lb", np.float64, (10,)),                                  # Lambda_b of b alone
@@ -33,6 +32,7 @@ WORK = [                                                        # world frame, p
     ("Fs", np.float64, (6, 6)), ("Gs", np.float64, (6, 6)),     # F, G of b's own coordinates (time_derivatives)
     ("Hs", np.float64, (6, 6)),                                 # Bc^T S = -H of b's own coordinates
     ("Ig", np.float64, (6,)),                                   # Ic gamma_0
+    ("Ld", np.float64, (10,)),                                  # the parameters of Lambdadot_b
 ]
 
 
@@ -61,15 +61,8 @@ def _moving_rates(bodies, work, K, Sk, rigid):
             store6(w.Sdw[:, c], add(adj_times(w.Vw, w.S[:, c]), adj_times(w.V, w.Sw[:, c])))
         w.Bw[:, :] = 0.0
         add_adj_transpose_inertia(w.Lb, w.Vw, w.Bw)             # adj(Vdot)^T Lambda_b
-        for c in range(6):                                      # + adj(V)^T Lambdadot_b, by columns: with
-            e = unit(c)                                                     # Lambdadot e_c = S_k x* (L e_c)
-            y = spatial_inertia_times(w.Lb, e[0], e[1], e[2], e[3], e[4], e[5])             #  - L adj(S_k) e_c
-            z = adj_times(Sk, e)
-            u = spatial_inertia_times(w.Lb, z[0], z[1], z[2], z[3], z[4], z[5])
-            d = subtract(force_cross(Sk, y[0], y[1], y[2], y[3], y[4], y[5]), u)
-            f = force_cross(w.V, d[0], d[1], d[2], d[3], d[4], d[5])                     # adj(V)^T X = -(V x* X)
-            for r in range(6):
-                w.Bw[r, c] -= f[r]
+        inertia_rate(w.Lb, Sk, w.Ld)                            # + adj(V)^T Lambdadot_b, from Lambdadot's
+        add_adj_transpose_inertia(w.Ld, w.V, w.Bw)              # ten parameters
     for b in range(bodies[K].last, K if not rigid else bodies[K].last, -1):   # Bcdot summed inside K's subtree
         p = bodies[b].parent
         for r in range(6):
