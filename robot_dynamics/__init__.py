@@ -7,9 +7,10 @@ URDF robots with fixed or floating bases, after Garofalo, Ott and Albu-Schaeffer
 """
 from .robot import (Dynamics, ParameterDerivatives, Robot, StateDerivatives, TimeDerivatives,
                     load_urdf)
+from .robot import GlobalFactorization
 from .spatial import PARAMETER_NAMES
 from .urdf import URDFError, URDFWarning
 
-__all__ = ["Dynamics", "PARAMETER_NAMES", "ParameterDerivatives", "Robot", "StateDerivatives", "TimeDerivatives",
-           "URDFError", "URDFWarning", "load_urdf"]
+__all__ = ["Dynamics", "GlobalFactorization", "PARAMETER_NAMES", "ParameterDerivatives", "Robot", "StateDerivatives",
+           "TimeDerivatives", "URDFError", "URDFWarning", "load_urdf"]
 __version__ = "0.1.0"
