@@ -581,10 +581,10 @@ def _global_factorization(self, q, v, out=None):
             raise ValueError(f"out must be a GlobalFactorization, got {type(out).__name__}")
         batch = np.shape(q)[:-1]
         arrays = []
-        for name in _PLOEN_FIELDS:                 # each (..., 6 nb, .) array seen by body blocks, never copied
+        for name in _PLOEN_FIELDS:      # each (..., 6 nb, .) array seen by body blocks: splitting an axis is a view
             x = _checked_out(getattr(out, name), batch + ((6 * nb, nv) if name == "S" else (6 * nb, 6 * nb)),
                              "out." + name)
-            arrays.append(np.reshape(x, batch + ((nb, 6, nv) if name == "S" else (nb, 6, nb, 6)), copy=False))
+            arrays.append(x.reshape(batch + ((nb, 6, nv) if name == "S" else (nb, 6, nb, 6))))
     result = self._global_factorization(q, v, out=None if arrays is None else tuple(arrays))
     if out is not None:
         return out
