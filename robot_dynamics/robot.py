@@ -593,6 +593,7 @@ def _global_factorization(self, q, v, out=None):
                                *(x.reshape(batch + (6 * nb, 6 * nb)) for x in result[1:]))
 
 
+_global_factorization.__name__ = "global_factorization"
+_global_factorization.__qualname__ = "Robot.global_factorization"
 Robot.global_factorization = _global_factorization
-Robot.global_factorization.__name__ = Robot.global_factorization.__qualname__ = "global_factorization"
 # ---- end of Ploen's global matrix form ---------------------------------------------------------------------------
