@@ -126,6 +126,7 @@ def test_ploen_c_is_not_paper_002_c():
     np.testing.assert_allclose(C_002 @ v, 0.0, atol=EXACT)                    # both C v = 0 (no bias force)
 
 
+@pytest.mark.filterwarnings("ignore::robot_dynamics.URDFWarning")       # pr2's placeholder inertias
 @pytest.mark.parametrize("name, floating_base", REAL_CASES, ids=REAL_IDS)
 def test_against_pinocchio(name, floating_base):
     """Eq. (36) against Pinocchio's crba; eq. (37)'s C + C^T against Pinocchio's C + C^T (= Mdot) and C v + g
