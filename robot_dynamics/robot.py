@@ -667,3 +667,87 @@ def _method(row):
 for _row in QUANTITIES:
     if not _row.name.startswith("_dynamics") and not _row.matrices:   # Robot.dynamics and rows with matrix inputs
         setattr(Robot, _row.name, _method(_row))                        # (solve_mass_matrix) are written by hand
+
+
+# ---- Ploen's global matrix form (paper 000): GlobalFactorization and Robot.global_factorization ----------------
+@dataclass(slots=True)
+class GlobalFactorization:
+    """Ploen's operators at (q, v) (Robot.global_factorization; paper 000, section 3.2, Prop. 1), nb = nbodies,
+    block k = body k (robot.body_names order, parent before child), twists [linear; angular]:
+
+    S (..., 6 nb, nv): joint motion subspaces, block-diagonal (a free joint's block is the 6x6 identity; a mimic
+    joint's block sits in its master's column, times the multiplier).  G (..., 6 nb, 6 nb): twist propagation,
+    block (k, a) = Ad^-1_{a,k} for a = k (identity) or an ancestor of k, zero elsewhere.  Gamma (..., 6 nb, 6 nb):
+    block (k, parent) = Ad^-1_{p,k}, G = (I - Gamma)^-1.  J (..., 6 nb, 6 nb): the body inertias Lambda_k on the
+    diagonal.  ad_Gamma (..., 6 nb, 6 nb): -adj(S_k v_k) on the diagonal.  C_bar (..., 6 nb, 6 nb): the
+    skew-symmetric C_bar_k of Prop. 1 on the diagonal, C_bar_k V_k = -adj(V_k)^T Lambda_k V_k.
+
+    The stacked body twists are G S v; mass_matrix(), coriolis_matrix() and mass_matrix_dot() multiply the
+    operators out as eqs. (36), (37) and (28) -- dense products for study and checks, not for speed.
+    """
+    S: np.ndarray
+    G: np.ndarray
+    Gamma: np.ndarray
+    J: np.ndarray
+    ad_Gamma: np.ndarray
+    C_bar: np.ndarray
+
+    def mass_matrix(self):
+        """M = S^T G^T J G S (paper 000, eq. (36)).  -> (..., nv, nv)"""
+        GS = self.G @ self.S
+        return _transpose(GS) @ self.J @ GS
+
+    def coriolis_matrix(self):
+        """C = S^T G^T (J G ad_Gamma Gamma + C_bar) G S (paper 000, eq. (37)): Mdot - 2 C is skew.  -> (..., nv, nv)"""
+        GS = self.G @ self.S
+        return _transpose(GS) @ (self.J @ self.G @ self.ad_Gamma @ self.Gamma + self.C_bar) @ GS
+
+    def mass_matrix_dot(self):
+        """Mdot = N + N^T, N = S^T G^T J G ad_Gamma Gamma G S (paper 000, eqs. (27)-(28)).  -> (..., nv, nv)"""
+        GS = self.G @ self.S
+        N = _transpose(GS) @ self.J @ self.G @ self.ad_Gamma @ self.Gamma @ GS
+        return N + _transpose(N)
+
+
+def _transpose(x):
+    return np.swapaxes(x, -1, -2)
+
+
+_PLOEN_FIELDS = ("S", "G", "Gamma", "J", "ad_Gamma", "C_bar")
+
+
+def _global_factorization(self, q, v, out=None):
+    """Ploen's global matrix form at (q, v): the operators S, G, Gamma, J, ad_Gamma and C_bar with
+    M = S^T G^T J G S and the passive C = S^T G^T (J G ad_Gamma Gamma + C_bar) G S (paper 000, eqs. (19)-(38),
+    for trees and floating bases; see GlobalFactorization).  Papers 000, 001 and 004 order twists [angular; linear]
+    and number bodies 1..n from the base: here twists are [linear; angular] (paper 002, Pinocchio) and the blocks
+    follow robot.body_names (parent before child); the operators are translated, e.g. Ploen's J_i =
+    [[I - m r~^2, m r~], [-m r~, m E]] is our Lambda_k = [[m E, -(m c)~], [(m c)~, I_o]].  This C is passive like
+    coriolis_matrix and gives the same C v, but is another matrix (GlobalFactorization.coriolis_matrix).
+
+    q: (..., nq), v: (..., nv)  ->  GlobalFactorization (see its docstring for shapes).
+    out: a GlobalFactorization of such arrays to write into and return.
+    """
+    nb, nv = self.nbodies, self.nv
+    arrays = None
+    if out is not None:
+        if type(out) is not GlobalFactorization:
+            raise ValueError(f"out must be a GlobalFactorization, got {type(out).__name__}")
+        batch = np.shape(q)[:-1]
+        arrays = []
+        for name in _PLOEN_FIELDS:      # each (..., 6 nb, .) array seen by body blocks: splitting an axis is a view
+            x = _checked_out(getattr(out, name), batch + ((6 * nb, nv) if name == "S" else (6 * nb, 6 * nb)),
+                             "out." + name)
+            arrays.append(x.reshape(batch + ((nb, 6, nv) if name == "S" else (nb, 6, nb, 6))))
+    result = self._global_factorization(q, v, out=None if arrays is None else tuple(arrays))
+    if out is not None:
+        return out
+    batch = result[0].shape[:-3]
+    return GlobalFactorization(result[0].reshape(batch + (6 * nb, nv)),
+                               *(x.reshape(batch + (6 * nb, 6 * nb)) for x in result[1:]))
+
+
+_global_factorization.__name__ = "global_factorization"
+_global_factorization.__qualname__ = "Robot.global_factorization"
+Robot.global_factorization = _global_factorization
+# ---- end of Ploen's global matrix form ---------------------------------------------------------------------------

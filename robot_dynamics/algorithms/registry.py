@@ -13,8 +13,8 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 from dataclasses import dataclass
 
 from ..compiled import parallel
-from . import (bundle, diagonalized, dynamics_derivatives, energy, innovations, kinematics, matrices, newton_euler, regressor,
-               state_derivatives, time_derivatives)
+from . import (bundle, diagonalized, dynamics_derivatives, energy, global_factorization, innovations, kinematics,
+               matrices, newton_euler, regressor, state_derivatives, time_derivatives)
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,11 @@ QUANTITIES = (
     Quantity("_dynamics_with_regressor", bundle.dynamics_with_regressor, ("q", "v", "v_ref", "a_ref"),
              (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv")),
               ("Y", ("nv", "ny"))), True, "M, C, g, com, J_com and Y from one outward pass."),
+    # Robot.global_factorization (a GlobalFactorization of (6 nb, .) matrices) views these blocked arrays:
+    Quantity("_global_factorization", global_factorization.global_factorization, ("q", "v"),
+             (("S", ("nb", 6, "nv")), ("G", ("nb", 6, "nb", 6)), ("Gamma", ("nb", 6, "nb", 6)),
+              ("J", ("nb", 6, "nb", 6)), ("ad_Gamma", ("nb", 6, "nb", 6)), ("C_bar", ("nb", 6, "nb", 6))), False,
+             "Ploen's S, G, Gamma, J, ad_Gamma, C_bar at (q, v), blocked by body (paper 000, eqs. (19)-(37))."),
 )
 
 # The compiled loop over a batch of states of each quantity (compiled.parallel).
