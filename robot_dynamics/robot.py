@@ -12,7 +12,7 @@ import numpy as np
 
 from .algorithms.kinematics import ERR_INPUT, ERR_QUAT, ERR_SINGULAR
 from .algorithms.registry import PARALLEL, QUANTITIES
-from .algorithms.workspace import ARRAYS, workspace
+from .algorithms.workspace import ARRAYS, EXAMPLES, workspace
 from .compiled import resolve, strided, thread_count
 from .configuration import ConfigurationSpace
 from .model import build_model
@@ -179,8 +179,7 @@ class Robot:
             shapes = self._shapes[row.name]
             setattr(self, "_shape_" + row.name, shapes[0] if len(shapes) == 1 else shapes)
             constants = (self.gravity,) if row.gravity else ()
-            arrays = tuple(ARRAYS[name](model) for name in row.arrays)
-            setattr(self, "_a" + row.name, arrays)
+            arrays = tuple(EXAMPLES[name] for name in row.arrays)   # the arrays themselves: __getattr__
             resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *arrays, *constants,
                     *(strided(1 + (x in row.matrices)) for x in row.inputs),
                     *(strided(max(len(s), 1)) for s in row.shapes))
@@ -189,6 +188,16 @@ class Robot:
                     tuple(strided(2 + (x in row.matrices)) for x in row.inputs),
                     tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
                     np.zeros(2, dtype=np.int64))
+
+    def __getattr__(self, name):
+        """The per-robot arrays of a row (_a<row name>), made when first asked for: a robot allocates the (nv, 3 nv)
+        or (nb, nv, 6) arrays of a quantity only if that quantity is computed."""
+        row = _ROWS.get(name[2:]) if name.startswith("_a") else None
+        if row is None:
+            raise AttributeError(f"'Robot' object has no attribute {name!r}")
+        arrays = tuple(ARRAYS[x](self.model) for x in row.arrays)
+        setattr(self, name, arrays)
+        return arrays
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"

@@ -3,8 +3,9 @@ list -- what that module's kernels keep per body (Pinocchio's Data, owned per al
 rather than one per module, so that a kernel takes a single workspace argument (each array argument costs
 ~50 ns to pass from Python).  A field name belongs to one module only.
 
-Arrays sized by the robot rather than by the body (ARRAYS) are allocated per Robot from the model's sizes and
-handed to the kernels whose registry row names them, after the workspace (a batch gives each thread its own)."""
+Arrays sized by the robot rather than by the body (ARRAYS) are allocated per Robot from the model's sizes, when a
+kernel whose registry row names them first runs, and handed to it after the workspace (a batch gives each thread
+its own)."""
 import numpy as np
 
 from . import (diagonalized, dynamics_derivatives, innovations, kinematics, matrices, newton_euler, regressor,
@@ -51,3 +52,6 @@ ARRAYS = {                              # name -> the array of a model, for the 
     "X": lambda model: np.zeros((model.nv, 3 * model.nv)),        # (nv, 3 nv): right-hand sides, solved at once
     "BV": lambda model: np.zeros((model.nbodies, model.nv, 6)),   # (nb, nv, 6): a 6-vector per body and coordinate
 }
+# An array of each kind's type (dtype, dimensions) with one element per axis: Robot resolves its kernels on these
+# and allocates the arrays themselves only when a kernel that takes them first runs.
+EXAMPLES = {"lam": np.zeros(1, dtype=np.int64), "H": np.zeros((1, 1)), "X": np.zeros((1, 1)), "BV": np.zeros((1, 1, 1))}
