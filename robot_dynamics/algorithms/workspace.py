@@ -7,10 +7,11 @@ Arrays sized by the robot rather than by the body (ARRAYS) are allocated per Rob
 handed to the kernels whose registry row names them, after the workspace (a batch gives each thread its own)."""
 import numpy as np
 
-from . import (dynamics_derivatives, kinematics, matrices, newton_euler, regressor, state_derivatives,
+from . import (christoffel, dynamics_derivatives, kinematics, matrices, newton_euler, regressor, state_derivatives,
                time_derivatives)
 
-MODULES = (kinematics, matrices, regressor, newton_euler, dynamics_derivatives, time_derivatives, state_derivatives)
+MODULES = (kinematics, matrices, regressor, newton_euler, dynamics_derivatives, time_derivatives, state_derivatives,
+           christoffel)
 
 
 def _union(modules):
