@@ -39,8 +39,9 @@ with D the deeper of i's and j's bodies, Sdot_j = adj(V_J) S_j and h_D = sum ove
 the subtree's momentum.  Paper 002's C_ij = S_i^T (Ic_D Sdot_j - Bc_D S_j) differs from it by the skew
 N_ij = 1/2 S_i^T (Bc_D - Bc_D^T) S_j + 1/2 [S_i, S_j]^T h_D, with N v = 0.  Per body, (2) is the rigid body's
 1/2 (V x* Lambda w + w x* Lambda V - Lambda (V x w)), the factorization of Echeandia and Wensing's Algorithm 1
-(arXiv:2010.01033), which iDynTree's fixed-base C implements.  (2) costs O(n d) like paper 002's C, (1) O(n d^2)
-for its O(n d^2) nonzero entries.
+(arXiv:2010.01033), which iDynTree's fixed-base C implements; Pinocchio's computeCoriolisMatrix is this same C,
+fixed and floating base, to round-off (test_christoffel).  (2) costs O(n d) like paper 002's C, (1) O(n d^2) for
+its O(n d^2) nonzero entries.
 """
 import numpy as np
 from numba import njit

@@ -43,8 +43,9 @@ QUANTITIES = (
              "q: (..., nq), v: (..., nv) -> (..., nv, nv)\n\n"
              "kind: \"paper002\" (the default, above) or \"christoffel\": C_ij = sum_k Gamma_ijk v_k of the\n"
              "Christoffel symbols (christoffel_symbols), in O(n d) like the default -- the same C v and\n"
-             "Mdot = C + C^T, another matrix.  Without free or planar joints it is the textbook (Lagrangian) C,\n"
-             "with C(q, v) w = C(q, w) v; with them, C(q, v) w - C(q, w) v = M [v, w] (see christoffel_symbols).",
+             "Mdot = C + C^T, another matrix, and the one Pinocchio's computeCoriolisMatrix returns.  Without free\n"
+             "or planar joints it is the textbook (Lagrangian) C, with C(q, v) w = C(q, w) v; with them,\n"
+             "C(q, v) w - C(q, w) v = M [v, w] (see christoffel_symbols).",
              kinds=(("paper002", "coriolis_matrix"), ("christoffel", "_christoffel_coriolis_matrix"))),
     Quantity("gravity_vector", matrices.gravity_vector, ("q",), (("g", ("nv",)),), True,
              "g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"),
