@@ -625,8 +625,8 @@ def _fields(d):
 # Written from one template, so that each has its own signature (q, v, ..., out=None) and a fast path without a
 # Python loop over its arguments (a generic *args path costs ~0.35 us a call, a third of a small arm's M).
 _TEMPLATE = """
-def {name}(self, {args}, out=None):
-    if {fast}:
+def {name}(self, {args}, out=None{kind_arg}):
+    {kind_check}if {fast}:
         {allocate}
         status = self._k{name}(self._bodies, self._work, {arrays}{constants}{args}, {out_args})
         if status:
@@ -636,15 +636,26 @@ def {name}(self, {args}, out=None):
 """
 
 
+def _unknown_kind(row, kind):
+    raise ValueError(f"kind must be one of {', '.join(repr(k) for k, _ in row.kinds)}, got {kind!r}") from None
+
+
 def _method(row):
     """Robot.<row.name>: the compiled kernel for one state of float64 arrays, else the compiled batch loop.  One
-    output: an array (a float for a scalar), into `out` if given; several: a tuple, into the tuple `out`."""
+    output: an array (a float for a scalar), into `out` if given; several: a tuple, into the tuple `out`.  A row
+    with kinds takes kind= (its own by default, tested by identity first: the default path stays as fast) and
+    hands another kind (or its own, named by an equal string) to the method of that kind's row."""
     name, n = row.name, len(row.outputs)
     shape_of = {x: "self._q_shape" if x.startswith("q") else "self._v_shape" for x in row.inputs}
     fields = dict(name=name, args=", ".join(row.inputs), constants="self.gravity, " if row.gravity else "",
                   arrays="".join(f"self._a{name}[{i}], " for i in range(len(row.arrays))),
                   fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
-                                    for x in row.inputs))
+                                    for x in row.inputs), kind_arg="", kind_check="")
+    if row.kinds:
+        fields.update(kind_arg=", kind=_default",
+                      kind_check="if kind is not _default:\n        try:\n            other = _kinds[kind]\n"
+                                 "        except (KeyError, TypeError):\n            _unknown_kind(row, kind)\n"
+                                 f"        return getattr(self, other)({fields['args']}, out)\n    ")
     if n > 1:                                                      # a tuple of arrays
         fits = " and ".join(f"_fits(out[{i}], S[{i}])" for i in range(n))
         fields.update(allocate=f"S = self._shape_{name}\n        if out is None:\n            out = ("
@@ -666,7 +677,8 @@ def _method(row):
     filename = f"<robot_dynamics.robot: {name} from the registry>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"_ND": _ND, "_F64": _F64, "_empty": _empty, "_checked_out": _checked_out, "_fits": _fits,
-                 "row": row}
+                 "row": row, "_kinds": dict(row.kinds), "_unknown_kind": _unknown_kind,
+                 "_default": row.kinds[0][0] if row.kinds else None}
     exec(compile(source, filename, "exec"), namespace)
     method = namespace[name]
     method.__doc__, method.__qualname__, method.__module__ = row.doc, f"Robot.{name}", __name__

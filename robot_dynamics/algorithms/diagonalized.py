@@ -35,7 +35,7 @@ WORK = [
     ("Wv", np.float64, (6,)),                                     # W_k = sum of Sdot qdot up to k
     ("Nf", np.float64, (6,)),                                     # Newton-Euler wrench of k's subtree (C qdot)
     ("Ng", np.float64, (6,)),                                     # gravity wrench of k's subtree (g)
-    ("Fe", np.float64, (6,)), ("Fc", np.float64, (6,)),           # psi-filtered forces of tau - g and of C qdot
+    ("Fe", np.float64, (6,)), ("Fq", np.float64, (6,)),           # psi-filtered forces of tau - g and of C qdot
     ("xe", np.float64, (6,)), ("xc", np.float64, (6,)),           # [I - H psi K] (tau - g), [I - H psi K] C qdot
 ]
 
@@ -188,7 +188,7 @@ def diagonalized_terms(bodies, work, gravity, v, tau, nu, epsilon, coriolis):
         for r in range(6):
             w.Nf[r] = f[r] + e[r]
             w.Ng[r] = gx[r]
-            w.Fe[r], w.Fc[r] = 0.0, 0.0
+            w.Fe[r], w.Fq[r] = 0.0, 0.0
         for i in range(n):                                         # y = qdot + G^T V_p;  nu = R^T y
             y = v[b.iv + i]
             z = 0.0                                                # Gdot^T V_p + G^T W_p
@@ -212,8 +212,8 @@ def diagonalized_terms(bodies, work, gravity, v, tau, nu, epsilon, coriolis):
             cq = 0.0
             for r in range(6):
                 cq += S[r, i] * w.Nf[r]
-            w.xc[i] = cq - (S[0, i] * w.Fc[0] + S[1, i] * w.Fc[1] + S[2, i] * w.Fc[2] + S[3, i] * w.Fc[3]
-                            + S[4, i] * w.Fc[4] + S[5, i] * w.Fc[5])
+            w.xc[i] = cq - (S[0, i] * w.Fq[0] + S[1, i] * w.Fq[1] + S[2, i] * w.Fq[2] + S[3, i] * w.Fq[3]
+                            + S[4, i] * w.Fq[4] + S[5, i] * w.Fq[5])
         for i in range(n):
             gk = 0.0
             for r in range(6):
@@ -223,12 +223,12 @@ def diagonalized_terms(bodies, work, gravity, v, tau, nu, epsilon, coriolis):
         if b.parent >= 0:
             wp = work[b.parent]
             for r in range(6):
-                s, t = w.Fe[r], w.Fc[r]
+                s, t = w.Fe[r], w.Fq[r]
                 for i in range(n):
                     s += w.Gk[r, i] * w.xe[i]
                     t += w.Gk[r, i] * w.xc[i]
                 wp.Fe[r] += s
-                wp.Fc[r] += t
+                wp.Fq[r] += t
                 wp.Nf[r] += w.Nf[r]
                 wp.Ng[r] += w.Ng[r]
         for i in range(n):                                         # epsilon = R^-1 xe; C += R^-1 xc

@@ -13,8 +13,8 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 from dataclasses import dataclass
 
 from ..compiled import parallel
-from . import (bundle, diagonalized, dynamics_derivatives, energy, global_factorization, innovations, kinematics,
-               matrices, newton_euler, regressor, state_derivatives, time_derivatives)
+from . import (bundle, christoffel, diagonalized, dynamics_derivatives, energy, global_factorization, innovations,
+               kinematics, matrices, newton_euler, regressor, state_derivatives, time_derivatives)
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class Quantity:
     arrays: tuple = ()        # names of per-robot arrays (workspace.ARRAYS) the kernel takes after the workspace
     matrices: tuple = ()      # inputs that are (nv, k) matrices per state, k free (their Robot method is written
                               # by hand on the row's kernel and loop)
+    kinds: tuple = ()         # (kind, row name) pairs when the method computes its quantity several ways: it takes
+                              # kind=, the first pair's (this row) by default, and hands the others to their rows
 
     @property
     def shapes(self):
@@ -39,7 +41,13 @@ QUANTITIES = (
              "M(q) = sum_k J_k^T Lambda_k J_k (paper 002, eq. (6a)).  q: (..., nq) -> (..., nv, nv)"),
     Quantity("coriolis_matrix", matrices.coriolis_matrix, ("q", "v"), (("C", ("nv", "nv")),), False,
              "C(q, v) of paper 002, eq. (6b): C v holds the Coriolis and centrifugal torques, Mdot = C + C^T.\n\n"
-             "q: (..., nq), v: (..., nv) -> (..., nv, nv)"),
+             "q: (..., nq), v: (..., nv) -> (..., nv, nv)\n\n"
+             "kind: \"paper002\" (the default, above) or \"christoffel\": C_ij = sum_k Gamma_ijk v_k of the\n"
+             "Christoffel symbols (christoffel_symbols), in O(n d) like the default -- the same C v and\n"
+             "Mdot = C + C^T, another matrix, and the one Pinocchio's computeCoriolisMatrix returns.  Without free\n"
+             "or planar joints it is the textbook (Lagrangian) C, with C(q, v) w = C(q, w) v; with them,\n"
+             "C(q, v) w - C(q, w) v = M [v, w] (see christoffel_symbols).",
+             kinds=(("paper002", "coriolis_matrix"), ("christoffel", "_christoffel_coriolis_matrix"))),
     Quantity("gravity_vector", matrices.gravity_vector, ("q",), (("g", ("nv",)),), True,
              "g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"),
     Quantity("com_position", matrices.com_position, ("q",), (("com", (3,)),), False,
@@ -114,6 +122,23 @@ QUANTITIES = (
              (("S", ("nb", 6, "nv")), ("G", ("nb", 6, "nb", 6)), ("Gamma", ("nb", 6, "nb", 6)),
               ("J", ("nb", 6, "nb", 6)), ("ad_Gamma", ("nb", 6, "nb", 6)), ("C_bar", ("nb", 6, "nb", 6))), False,
              "Ploen's S, G, Gamma, J, ad_Gamma, C_bar at (q, v), blocked by body (paper 000, eqs. (19)-(37))."),
+    # The Christoffel symbols of M and the C they give, coriolis_matrix(kind="christoffel") (christoffel.py):
+    Quantity("christoffel_symbols", christoffel.christoffel_symbols, ("q",), (("Gamma", ("nv", "nv", "nv")),),
+             False,
+             "Gamma_ijk(q), the Christoffel symbols of the first kind of M, with C_ij = sum_k Gamma_ijk v_k the\n"
+             "C of coriolis_matrix(q, v, kind=\"christoffel\"), in closed form (paper 001, eqs. (52)-(57)).\n\n"
+             "Gamma_ijk = M(X_i, nabla_{X_k} X_j), the Levi-Civita connection of M in the frame of the tangent\n"
+             "directions X_i of integrate.  Without free or planar joints (any fixed-base arm, hand or leg) this is\n"
+             "the textbook Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) (paper 004, eq. (9.13)),\n"
+             "symmetric in j, k.  A free (floating) base or planar joint moves along the non-commuting directions\n"
+             "of SE(3) or SE(2), and Gamma adds their brackets [X_a, X_b] (the structure constants of se(3)):\n"
+             "  + 1/2 (M(X_i, [X_k, X_j]) - M(X_j, [X_k, X_i]) - M(X_k, [X_j, X_i])),\n"
+             "so that C = Gamma v still has Mdot = C + C^T and gives the Coriolis and centrifugal torques C v, and\n"
+             "Gamma_ijk - Gamma_ikj = M(X_i, [X_k, X_j]) (no symmetric Gamma can do both there: a free rigid body's\n"
+             "textbook symbols are zero, its gyroscopic torque is not).\n\n"
+             "q: (..., nq) -> (..., nv, nv, nv), Gamma[..., i, j, k]."),
+    Quantity("_christoffel_coriolis_matrix", christoffel.coriolis_matrix, ("q", "v"), (("C", ("nv", "nv")),), False,
+             "C(q, v) = sum_k Gamma_ijk v_k, coriolis_matrix(q, v, kind=\"christoffel\")."),
 )
 
 # The compiled loop over a batch of states of each quantity (compiled.parallel).
