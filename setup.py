@@ -13,18 +13,23 @@ setup(
     python_requires=">=3.10",
     install_requires=["numpy>=1.24", "scipy>=1.10", "lxml>=4.9", "numba>=0.59", "matplotlib>=3.6"],
     extras_require={
-        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1"],
+        # test-only oracles and tools (not ROS dependencies: package.xml does not name them)
+        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "xacro>=2.0", "pyyaml",
+                 "flake8>=7", "pydocstyle>=6", "colcon-core", "colcon-ros", "ros-ament-package"],
+        "xacro": ["xacro>=2.0"],
         "ros": [
             "ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-sensor-msgs",
             "ros-nav-msgs", "ros-geometry-msgs", "ros-trajectory-msgs", "ros-rosgraph-msgs", "ros-rcl-interfaces",
-            "ros-builtin-interfaces",
+            "ros-builtin-interfaces", "ros-diagnostic-msgs", "ros-ament-index-python",
+            "xacro>=2.0", "pyyaml",
         ],
     },
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf")),
-        ("share/" + PACKAGE + "/launch_scripts", glob("launch_scripts/*.py")),
+        ("share/" + PACKAGE + "/launch", glob("launch/*.launch.py")),       # where ros2 launch finds them
+        ("share/" + PACKAGE + "/scripts", glob("launch_scripts/*.py")),     # plain scripts, without launch
     ],
     entry_points={
         "console_scripts": [

@@ -27,10 +27,22 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-from dynamics import interrupt, node_environment, resolve_urdf, stop   # the sibling launch script
+HERE = Path(__file__).resolve().parent
+SOURCE_TREE = HERE.parent if (HERE.parent / "robot_dynamics" / "__init__.py").is_file() else None
+if SOURCE_TREE is not None:                     # run from a checkout: its package, not an installed one
+    sys.path.insert(0, str(SOURCE_TREE))
+
+from robot_dynamics.ros.launch_plan import plain_script_refusal  # noqa: E402
+from robot_dynamics.ros.processes import interrupt, node_environment, resolve_urdf, stop  # noqa: E402
 
 CONTROLLERS = {"adaptive": "adaptive_controller_node", "computed_torque": "computed_torque_node"}
+
+
+def generate_launch_description():
+    """``ros2 launch`` pointed at this plain script: say which launch file to use."""
+    plain_script_refusal("closed_loop.py", "closed_loop.launch.py")
 
 
 def _flag(value):
@@ -40,7 +52,7 @@ def _flag(value):
 def node_commands(args, urdf_path):
     """``{node name: command line}`` of the nodes to start, the controller last (it stops first)."""
     common = ["-r", f"__ns:={args.namespace}", "-p", f"urdf_path:={urdf_path}"]
-    command_topic = ["-p", "command_topic:=effort_controller/commands"]
+    command_topic = []                          # the default, effort_controller/commands, follows the namespace
     sim_time = ["-p", f"use_sim_time:={_flag(args.sim_time)}"]               # the simulator keeps the wall clock
     sim = [*common, *command_topic, "-p", f"rate:={args.rate!r}", "-p", f"real_time_factor:={args.real_time_factor!r}",
            "-p", f"lockstep:={_flag(args.lockstep)}", "-p", f"publish_clock:={_flag(args.sim_time)}"]
@@ -86,7 +98,7 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, interrupt)
     commands = node_commands(args, resolve_urdf(args.urdf))
-    env = node_environment()
+    env = node_environment(SOURCE_TREE)
     processes = {}
     code = 0
     try:

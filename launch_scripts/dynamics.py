@@ -7,39 +7,31 @@ A plain Python launch script for pip-installed ROS 2 (no ``launch`` package need
     python launch_scripts/dynamics.py --urdf quadruped --floating-base --publish-description
     python launch_scripts/dynamics.py --urdf my_robot.urdf --publish-regressor -- -r joint_states:=/my/joints
 
-``--urdf`` takes a path or the name of a bundled URDF (``arm7``, ``quadruped``, ``humanoid``, ...). Without
+``--urdf`` takes a path, ``package://pkg/path`` or the name of a bundled URDF (``arm7``, ``quadruped``, ...);
+a ``.xacro`` file is expanded by the node (``-- -p xacro_args:="[name:=value]"``). Without
 ``--publish-description`` the node reads the file itself (``urdf_path``). With it, this script publishes the
 file on ``robot_description`` (RELIABLE + TRANSIENT_LOCAL, as robot_state_publisher does) before starting the
 node, which then takes its description from the topic: the stack runs without robot_state_publisher.
 Arguments after ``--`` are appended to the node's ``--ros-args``. Ctrl-C stops both.
 """
 import argparse
-import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# share/robot_dynamics/launch_scripts -> share/robot_dynamics/urdf, and launch_scripts -> urdf in the repo.
-BUNDLED_URDF = HERE.parent / "urdf"
 SOURCE_TREE = HERE.parent if (HERE.parent / "robot_dynamics" / "__init__.py").is_file() else None
 if SOURCE_TREE is not None:                     # run from a checkout: its package, not an installed one
     sys.path.insert(0, str(SOURCE_TREE))
 
-from robot_dynamics.ros.processes import stop  # noqa: E402
+from robot_dynamics.ros.launch_plan import plain_script_refusal  # noqa: E402
+from robot_dynamics.ros.processes import interrupt, node_environment, resolve_urdf, stop  # noqa: E402,F401
 
 
-def resolve_urdf(name):
-    """A path to the URDF ``name``: an existing file, else ``<bundled urdf dir>/<name>[.urdf]``."""
-    path = Path(name)
-    if path.is_file():
-        return path.resolve()
-    bundled = BUNDLED_URDF / (name if name.endswith(".urdf") else name + ".urdf")
-    if bundled.is_file():
-        return bundled
-    known = sorted(p.stem for p in BUNDLED_URDF.glob("*.urdf"))
-    raise SystemExit(f"dynamics.py: no URDF file '{name}' and no bundled URDF of that name (bundled: {known})")
+def generate_launch_description():
+    """``ros2 launch`` pointed at this plain script: say which launch file to use."""
+    plain_script_refusal("dynamics.py", "dynamics.launch.py")
 
 
 def node_command(args, urdf_path):
@@ -53,14 +45,6 @@ def node_command(args, urdf_path):
     if not args.publish_description:
         ros_args += ["-p", f"urdf_path:={urdf_path}"]
     return [sys.executable, "-m", "robot_dynamics.ros.dynamics_node", "--ros-args", *ros_args, *args.ros_args]
-
-
-def node_environment():
-    """The environment of the node: this one, plus the source tree on PYTHONPATH when run from a checkout."""
-    env = dict(os.environ)
-    if SOURCE_TREE is not None:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SOURCE_TREE), env.get("PYTHONPATH")) if p)
-    return env
 
 
 def publish_description(xml, namespace):
@@ -80,11 +64,6 @@ def publish_description(xml, namespace):
     node.create_publisher(String, "robot_description", DESCRIPTION_QOS).publish(String(data=xml))
     node.get_logger().info(f"published robot_description ({len(xml)} characters, transient local)")
     return node
-
-
-def interrupt(signum, frame):
-    """SIGTERM handler: stop as on Ctrl-C."""
-    raise KeyboardInterrupt
 
 
 def parse_args(argv):
@@ -110,8 +89,14 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, interrupt)
     urdf_path = resolve_urdf(args.urdf)
-    publisher = publish_description(urdf_path.read_text(), args.namespace) if args.publish_description else None
-    node = subprocess.Popen(node_command(args, urdf_path), env=node_environment())
+    if args.publish_description:
+        from robot_dynamics.ros.launch_plan import resolve_description
+        faults = []
+        xml, _ = resolve_description(str(urdf_path), "", faults)
+        if faults:
+            raise SystemExit("dynamics.py: " + "; ".join(faults))
+    publisher = publish_description(xml, args.namespace) if args.publish_description else None
+    node = subprocess.Popen(node_command(args, urdf_path), env=node_environment(SOURCE_TREE))
     try:
         return node.wait()
     except KeyboardInterrupt:

@@ -5,7 +5,8 @@
                                 [--derivatives [--a ...]]
     robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
 
-URDF is a file or the name of a bundled robot (arm7, planar_2link, quadruped, torso_two_arm, humanoid).
+URDF is a file or the name of a bundled robot (arm7, planar_2link, quadruped, torso_two_arm, humanoid); a file
+ending in .xacro is expanded with xacro (``--xacro-arg name:=value``, repeatable).
 """
 import argparse
 import json
@@ -29,7 +30,7 @@ def _numbers(text):
 def _load(args):
     source = args.urdf if Path(args.urdf).exists() or args.urdf.lstrip().startswith("<") else bundled_urdf(args.urdf)
     return load_urdf(source, floating_base=args.floating_base, mimic=args.mimic, gravity=tuple(args.gravity),
-                     strict_inertia=args.strict_inertia)
+                     strict_inertia=args.strict_inertia, xacro_args=args.xacro_arg or None)
 
 
 def inspect(args, out):
@@ -93,7 +94,9 @@ def main(argv=None, out=None):
     for name, helptext in (("inspect", "bodies, DoFs, joint types, total mass, parameters"),
                            ("compute", "M, C, g, com, J_com and (with references) Y at one state")):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("urdf", help="URDF file, or the name of a bundled robot")
+        p.add_argument("urdf", help="URDF file (a .xacro file is expanded), or the name of a bundled robot")
+        p.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE",
+                       help="argument of a .xacro file (repeatable)")
         p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
         p.add_argument("--mimic", action="store_true", help="mimic joints follow their masters (not DoFs)")
         p.add_argument("--strict-inertia", action="store_true", help="refuse physically impossible inertias")

@@ -123,7 +123,8 @@ class Diagonalized:
     coriolis: np.ndarray
 
 
-def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=False, strict_inertia=False):
+def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=False, strict_inertia=False,
+              xacro_args=None):
     """Robot of a URDF file path or XML string.
 
     floating_base: put a free 6-DoF joint between the world and the root link (Pinocchio's free flyer).
@@ -131,9 +132,10 @@ def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=Fals
     True -> a mimic joint follows its master, q = multiplier q_master + offset, and is not a DoF.
     strict_inertia: refuse physically impossible inertias (not PSD, or I1 + I2 < I3) instead of loading them with
     a URDFWarning; many published URDFs carry such placeholder inertias, and Pinocchio loads them.
-    Raises URDFError (a ValueError) naming the element at fault.
+    A path ending in ``.xacro`` is expanded with the xacro package and ``xacro_args`` ({name: value} or
+    ["name:=value", ...]).  Raises URDFError (a ValueError) naming the element at fault.
     """
-    description = parse_urdf(source, strict_inertia=strict_inertia)
+    description = parse_urdf(source, strict_inertia=strict_inertia, xacro_args=xacro_args)
     return Robot(build_model(description, floating_base=floating_base, gravity=gravity, mimic=mimic))
 
 

@@ -109,18 +109,22 @@ class URDFDescription:
         return [joint for joint in self.joints if joint.parent == link]
 
 
-def parse_urdf(source: str | bytes | os.PathLike, *, strict_inertia: bool = False) -> URDFDescription:
+def parse_urdf(source: str | bytes | os.PathLike, *, strict_inertia: bool = False,
+               xacro_args=None) -> URDFDescription:
     """Parse and validate a URDF.
 
     Parameters
     ----------
     source : str, bytes or path-like
-        The URDF XML itself (a str/bytes whose first non-blank character is '<') or the path of a file.
+        The URDF XML itself (a str/bytes whose first non-blank character is '<') or the path of a file; a path
+        ending in ``.xacro`` is expanded first (see :func:`expand_xacro`).
     strict_inertia : bool
         Every inertia must be physically consistent: positive semi-definite principal moments obeying the
         triangle inequality I1 + I2 >= I3, within a rounding tolerance (see INERTIA_RTOL).  A violation is a
         URDFError when strict, otherwise a URDFWarning naming the link: 15 of the 69 example-robot-data files
         carry such placeholder or hand-typed inertias, and Pinocchio loads them all.
+    xacro_args : mapping or iterable of "name:=value", optional
+        The arguments of a ``.xacro`` file (``<xacro:arg>``); refused for any other source.
 
     Returns
     -------
@@ -133,7 +137,7 @@ def parse_urdf(source: str | bytes | os.PathLike, *, strict_inertia: bool = Fals
         that dynamics depends on: links/joints (duplicates, dangling names, several parents, cycles, several
         roots), numbers (unparsable, non-finite, negative mass, zero axis, unphysical inertia) and mimic joints.
     """
-    robot = _read_robot(source)
+    robot = _read_robot(source, xacro_args)
     links: dict[str, Link] = {}
     for element in robot.iterchildren("link"):
         link = _parse_link(element, strict_inertia)
@@ -154,9 +158,60 @@ def parse_urdf(source: str | bytes | os.PathLike, *, strict_inertia: bool = Fals
     return URDFDescription(robot.get("name", ""), links, joints, root)
 
 
-def _read_robot(source) -> etree._Element:
-    """The <robot> element of `source`, parsed without entities, DTDs or network access."""
+def is_xacro(source) -> bool:
+    """True for the path of a xacro file (its name ends in ``.xacro``, as ``robot.urdf.xacro``)."""
     if isinstance(source, (str, bytes)) and source.lstrip()[:1] in ("<", b"<"):
+        return False
+    return os.fsdecode(source).endswith(".xacro")
+
+
+def xacro_mappings(xacro_args) -> dict[str, str]:
+    """``{name: value}`` of xacro arguments given as a mapping or as ``"name:=value"`` strings (xacro's CLI)."""
+    if xacro_args is None:
+        return {}
+    if isinstance(xacro_args, str):
+        xacro_args = xacro_args.split()
+    if hasattr(xacro_args, "items"):
+        return {str(name): str(value) for name, value in xacro_args.items()}
+    mappings = {}
+    for item in xacro_args:
+        name, sep, value = str(item).partition(":=")
+        if not sep or not name.strip():
+            raise URDFError(f"xacro argument '{item}' is not of the form name:=value")
+        mappings[name.strip()] = value
+    return mappings
+
+
+def expand_xacro(path: str | os.PathLike, xacro_args=None) -> str:
+    """The URDF XML that the xacro file ``path`` expands to, with ``xacro_args`` (see :func:`xacro_mappings`).
+
+    Uses the ``xacro`` package (PyPI ``xacro``, or ROS's), as ``xacro path name:=value ...`` does: ``$(find
+    pkg)`` and ``package://`` resolve through the ament index.  URDFError when xacro is not installed, the file
+    cannot be read or the expansion fails.
+    """
+    path = os.fsdecode(path)
+    mappings = xacro_mappings(xacro_args)
+    try:
+        import xacro
+    except ImportError as error:
+        raise URDFError(f"'{path}' is a xacro file and the xacro package is not installed (pip install xacro, "
+                        f"or apt install ros-<distro>-xacro)") from error
+    if not os.path.isfile(path):
+        raise URDFError(f"cannot read xacro file '{path}': No such file")
+    try:
+        return xacro.process_file(path, mappings=mappings).toxml()
+    except Exception as error:  # xacro raises XacroException, but also NameError, KeyError, ... on bad input
+        raise URDFError(f"xacro file '{path}': {type(error).__name__}: {error}") from error
+
+
+def _read_robot(source, xacro_args=None) -> etree._Element:
+    """The <robot> element of `source`, parsed without entities, DTDs or network access."""
+    if is_xacro(source):
+        text = expand_xacro(source, xacro_args).encode()
+        origin = f"xacro file '{os.fsdecode(source)}'"
+    elif xacro_args:
+        raise URDFError("xacro_args given for a source that is not a .xacro file")
+    elif isinstance(source, (str, bytes)) and source.lstrip()[:1] in ("<", b"<"):
         text = source.encode() if isinstance(source, str) else source
         origin = "URDF text"
     else:

@@ -232,12 +232,14 @@ class Probe:
                 assert msg.header.frame_id == frame_id
                 np.testing.assert_allclose([msg.point.x, msg.point.y, msg.point.z], point, rtol=RTOL, atol=ATOL)
                 continue
-            dims = [(d.label, d.size, d.stride) for d in msg.layout.dim]
+            dims = [(d.size, d.stride) for d in msg.layout.dim]
             if value.ndim == 2:
                 rows, cols = value.shape
-                assert dims == [("rows", rows, rows * cols), ("cols", cols, cols)], f"~/{topic} layout {dims}"
+                assert dims == [(rows, rows * cols), (cols, cols)], f"~/{topic} layout {dims}"
             else:
-                assert dims == [("rows", value.size, value.size)], f"~/{topic} layout {dims}"
+                assert dims == [(value.size, value.size)], f"~/{topic} layout {dims}"
+            for d in msg.layout.dim:                          # each label names the entries along its axis
+                assert len(d.label.split(",")) == d.size, f"~/{topic} label {d.label!r} for {d.size} entries"
             assert msg.layout.data_offset == 0
             np.testing.assert_allclose(from_multiarray(msg), value, rtol=RTOL, atol=ATOL, err_msg=f"~/{topic}")
 

@@ -118,8 +118,8 @@ def test_arm7_outputs_equal_the_library(probe, start_node):
     node = start_node(robot_description=xml, publish_regressor=True)
     robot = library_robot(xml)
     names = list(robot.joint_names)
-    assert node.get_parameter("joint_names").value == names
-    assert node.describe_parameter("joint_names").read_only
+    assert node.get_parameter("joints").value == names
+    assert node.describe_parameter("joints").read_only
     rng = np.random.default_rng(0)
     probe.wait_matched(probe.joint_states)
     for k in range(3):
@@ -276,7 +276,7 @@ def test_nothing_is_published_until_a_description_arrives(probe, start_node, cap
     assert (stamp(0).sec, stamp(0).nanosec) not in probe.com_stamps
 
 
-def test_parameters_rebuild_the_model_and_joint_names_is_read_only(probe, start_node):
+def test_parameters_rebuild_the_model_and_joints_is_read_only(probe, start_node):
     xml = ARM.read_text()
     node = start_node(robot_description=xml)
     names = list(library_robot(xml).joint_names)
@@ -292,8 +292,8 @@ def test_parameters_rebuild_the_model_and_joint_names_is_read_only(probe, start_
     assert not result.successful and result.reason
     assert node.get_parameter("robot_description").value == xml
     assert not node.set_parameters([Parameter("gravity", value=[0.0, 0.0])])[0].successful
-    assert not node.set_parameters([Parameter("joint_names", value=["a"] * len(names))])[0].successful
-    assert node.get_parameter("joint_names").value == names
+    assert not node.set_parameters([Parameter("joints", value=["a"] * len(names))])[0].successful
+    assert node.get_parameter("joints").value == names
 
     assert node.set_parameters([Parameter("robot_description", value=heavier(xml))])[0].successful
     robot = library_robot(heavier(xml), gravity=(0.0, -9.81, 0.0))
@@ -315,9 +315,9 @@ def test_node_process_started_as_a_user_does_logs_bad_messages(probe, namespace,
 
     client = AsyncParameterClient(probe.node, f"{namespace}/dynamics_node")
     assert client.wait_for_services(timeout_sec=10)
-    values = probe.result(client.get_parameters(["joint_names"])).values
+    values = probe.result(client.get_parameters(["joints"])).values
     assert values[0].type == ParameterType.PARAMETER_STRING_ARRAY and list(values[0].string_array_value) == names
-    assert probe.result(client.describe_parameters(["joint_names"])).descriptors[0].read_only
+    assert probe.result(client.describe_parameters(["joints"])).descriptors[0].read_only
 
     probe.wait_matched(probe.joint_states)
     bad = [                                                   # the first lacks joints: nothing is known yet
@@ -365,7 +365,7 @@ def test_description_topic_before_start_rebuilds_and_keeps_the_last_good_model(
     with pytest.raises(rd.URDFError) as parse_error:
         rd.load_urdf(broken)
     for k, (bad_xml, says) in enumerate([(broken, str(parse_error.value)),
-                                         (ARM.read_text(), "read-only joint_names")], start=2):
+                                         (ARM.read_text(), "read-only joints")], start=2):
         probe.description.publish(String(data=bad_xml))
         assert node.wait_log(says), node.log()
         expected = expected_outputs(robot, q, v, k, "odom")   # still the last good model

@@ -12,7 +12,10 @@ Topics (``~`` is the node's name)::
     in   joint_states          sensor_msgs/JointState           positions and velocities by joint name
     in   ~/joint_trajectory    trajectory_msgs/JointTrajectory  desired motion, sampled at every joint state
     in   ~/joint_references    trajectory_msgs/JointTrajectoryPoint   one desired point (q_d, v_d, a_d), held
-    out  command_topic         std_msgs/Float64MultiArray       efforts (n,) in the order of ``joints``
+    out  effort_controller/commands   std_msgs/Float64MultiArray  efforts (n,) in the order of ``joints``
+                                                                (parameter ``command_topic``; relative, as
+                                                                JointGroupEffortController's ~/commands)
+    out  /diagnostics          diagnostic_msgs/DiagnosticArray  rate, compute time, skipped messages by reason
     out  ~/parameter_estimate  std_msgs/Float64MultiArray       adaptive only: pi_hat (nbodies, 10), rows in the
                                                                 order of the read-only parameter ``body_names``
     out  ~/tracking_error      sensor_msgs/JointState           adaptive only: position = e = q_d - q,
@@ -36,9 +39,10 @@ a controller's model (and an adaptive estimate) does not change under it; restar
 
 Parameters (read-only unless marked *)::
 
-    robot_description, urdf_path, gravity   the model, as for dynamics_node
+    robot_description, urdf_path, xacro_args, gravity   the model, as for dynamics_node
     joints              command order; every joint of the model once (default: the model's order)
-    command_topic       default /effort_controller/commands (ros2_control's forward_command_controller)
+    command_topic       default effort_controller/commands, relative: it follows the namespace, as
+                        ros2_control's JointGroupEffortController named effort_controller does
     enabled *           false: zero effort once, then silence
     computed_torque_node:      kp * [1/s^2] (100), kd * [1/s] (20): one number or one per joint
     adaptive_controller_node:  lambda * [1/s] (5), kd * [1/s] (10): one number or one per joint;
@@ -46,12 +50,14 @@ Parameters (read-only unless marked *)::
                                project (true); max_adaptation_step * [s] (0.01); body_names (output)
 """
 import sys
+import time
 
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.duration import Duration
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -60,6 +66,7 @@ from robot_dynamics.controllers import ComputedTorque, PiecewiseTrajectory, Refe
 from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, as_float_array, multiarray_layout,
                                             seconds, set_multiarray_data)
 from robot_dynamics.ros.description import describe
+from robot_dynamics.ros.diagnostics import Diagnostics
 from robot_dynamics.ros.qos import OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.robot_node import COMMAND_TOPIC, RobotNode
 from robot_dynamics.ros.runner import run
@@ -181,6 +188,7 @@ class ControllerNode(RobotNode):
         self._commanding = False                  # a non-zero command is in force
         self._command = Float64MultiArray()
         self._command_pub = self.create_publisher(Float64MultiArray, command_topic, OUTPUT_QOS)
+        self.diagnostics = Diagnostics(self, "effort commands for the joint states")
         self.add_on_set_parameters_callback(self._check_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self._load_description()
@@ -193,7 +201,8 @@ class ControllerNode(RobotNode):
         q, z = robot.neutral(), np.zeros(robot.nv)          # load (or compile) the kernels before the first state
         robot.inverse_dynamics(q, z, z), robot.regressor(q, z, z, z), robot.mass_matrix(q)
         self._prepare(robot)
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, STATE_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, STATE_QOS,
+                                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
         self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, OUTPUT_QOS)
         self.create_subscription(JointTrajectoryPoint, "~/joint_references", self._on_reference, STATE_QOS)
 
@@ -275,6 +284,8 @@ class ControllerNode(RobotNode):
     def _on_joint_state(self, msg):
         if self.robot is None:
             return
+        self.diagnostics.received()
+        start = time.perf_counter()
         try:
             self._merger.merge(msg)
             if not self._merger.velocities_known:
@@ -310,6 +321,7 @@ class ControllerNode(RobotNode):
         self._publish_command(tau[self.joint_index])
         self._publish_diagnostics(msg.header.stamp, q, v, reference)
         self.answered += 1
+        self.diagnostics.answered(time.perf_counter() - start)
 
     # --- outputs ---------------------------------------------------------------------------------------------
 

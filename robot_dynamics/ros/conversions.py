@@ -19,18 +19,29 @@ class BadMessage(ValueError):
 
 # --- Float64MultiArray -------------------------------------------------------------------------------------
 
-def multiarray_layout(shape):
+BASE_COORDINATES = ("base_linear_x", "base_linear_y", "base_linear_z",
+                    "base_angular_x", "base_angular_y", "base_angular_z")
+
+
+def coordinate_names(robot):
+    """The names of the nv velocity coordinates: the six base velocities (floating base), then the joints."""
+    return (list(BASE_COORDINATES) if robot.floating_base else []) + list(robot.joint_names)
+
+
+def multiarray_layout(shape, labels=None):
     """The canonical row-major layout of an array of shape ``(n,)`` or ``(rows, cols)``.
 
-    A matrix gets ``dim[0] = ("rows", rows, rows*cols)`` and ``dim[1] = ("cols", cols, cols)``, a vector one
-    dim ``("rows", n, n)``; ``data_offset`` is 0.
+    A matrix gets ``dim[0] = (label0, rows, rows*cols)`` and ``dim[1] = (label1, cols, cols)``, a vector one
+    dim ``(label0, n, n)``; ``data_offset`` is 0.  ``labels`` gives, per axis, the names of its entries, joined
+    with commas into the label; without it the labels are "rows" and "cols".
     """
+    names = ["rows", "cols"] if labels is None else [",".join(axis) for axis in labels]
     if len(shape) == 1:
-        dims = [MultiArrayDimension(label="rows", size=shape[0], stride=shape[0])]
+        dims = [MultiArrayDimension(label=names[0], size=shape[0], stride=shape[0])]
     else:
         rows, cols = shape
-        dims = [MultiArrayDimension(label="rows", size=rows, stride=rows * cols),
-                MultiArrayDimension(label="cols", size=cols, stride=cols)]
+        dims = [MultiArrayDimension(label=names[0], size=rows, stride=rows * cols),
+                MultiArrayDimension(label=names[1], size=cols, stride=cols)]
     return MultiArrayLayout(dim=dims, data_offset=0)
 
 

@@ -1,16 +1,25 @@
 """What every node of the package shares about the robot it serves and the messages it cannot use.
 
 The robot description follows the MoveIt pattern: the string parameter ``robot_description``; if empty, the
-file named by ``urdf_path``; if both are empty, the ``robot_description`` topic (see qos.DESCRIPTION_QOS).
+file named by ``urdf_path``; if both are empty, the ``robot_description`` topic (see qos.DESCRIPTION_QOS), to
+which the node is then subscribed while it waits. ``urdf_path`` is a file path, ``package://pkg/path`` (the
+package's share directory from the ament index), ``file:///path`` or the name of a bundled robot (``arm7``);
+a path ending in ``.xacro`` is expanded with xacro and the parameter ``xacro_args`` (``["name:=value", ...]``).
+A description given by parameter that cannot be read, does not parse or has no degree of freedom stops the
+node at start-up with that message (exit code 2), as robot_state_publisher does.
 How often a node reloads it is the node's choice (dynamics_node on every change, the controllers and the
 simulator once).
 """
 import math
+import os
 import warnings
+from pathlib import Path
 
 from rcl_interfaces.msg import ParameterDescriptor
 
 import robot_dynamics as rd
+from robot_dynamics.bundled import bundled_names, bundled_urdf
+from robot_dynamics.urdf import expand_xacro, is_xacro
 
 WARN_PERIOD = 2.0                 # s, throttle of each kind of warning
 
@@ -25,25 +34,84 @@ def valid_gravity(gravity):
     return len(gravity) == 3 and all(isinstance(g, float) and math.isfinite(g) for g in gravity)
 
 
-def description_from_parameters(robot_description, urdf_path):
-    """``(xml, source)`` from the two parameters: the XML itself, else the text of the file; ``(None, None)``
-    when both are empty (the node then listens to the topic).  OSError when the file cannot be read."""
+def package_share(package):
+    """The share directory of ``package``: the ament index, else (for this package, pip-installed outside an
+    ament prefix) the directory that holds its bundled URDFs.  ValueError when it is not found."""
+    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    try:
+        return Path(get_package_share_directory(package))
+    except (PackageNotFoundError, OSError):              # OSError: AMENT_PREFIX_PATH is not set
+        if package == "robot_dynamics":
+            return bundled_urdf(bundled_names()[0]).parent.parent
+        prefixes = os.environ.get("AMENT_PREFIX_PATH", "")
+        raise ValueError(f"package '{package}' not found in the ament index (AMENT_PREFIX_PATH='{prefixes}'; "
+                         "source the workspace's install/setup.bash)") from None
+
+
+def resolve_urdf_path(urdf_path):
+    """The file that ``urdf_path`` names: a path, ``file://...``, ``package://pkg/rel`` or a bundled robot's name.
+
+    ValueError naming the parameter when there is no such file.
+    """
+    if urdf_path.startswith("package://"):
+        package, _, relative = urdf_path[len("package://"):].partition("/")
+        path = package_share(package) / relative
+    elif urdf_path.startswith("file://"):
+        path = Path(urdf_path[len("file://"):])
+    else:
+        path = Path(urdf_path).expanduser()
+        if not path.exists() and os.sep not in urdf_path:
+            try:
+                path = bundled_urdf(urdf_path)
+            except FileNotFoundError:
+                pass
+    if not path.is_file():
+        raise ValueError(f"urdf_path '{urdf_path}': no such file (a path, package://pkg/path, file:///path or a "
+                         f"bundled robot: {', '.join(bundled_names())})")
+    return path
+
+
+def description_from_parameters(robot_description, urdf_path, xacro_args=None):
+    """``(xml, source)`` from the parameters: the XML itself, else the text of the file ``urdf_path`` (expanded
+    with ``xacro_args`` when it is a .xacro file); ``(None, None)`` when both are empty (the node then listens
+    to the topic).  ValueError when the file cannot be found, read or expanded."""
     if robot_description:
+        if xacro_args:
+            raise ValueError("xacro_args applies to a .xacro urdf_path, not to robot_description")
         return robot_description, "parameter robot_description"
     if urdf_path:
-        with open(urdf_path, encoding="utf-8") as f:
-            return f.read(), f"urdf_path '{urdf_path}'"
+        path = resolve_urdf_path(urdf_path)
+        if is_xacro(path):
+            return expand_xacro(path, xacro_args), f"urdf_path '{urdf_path}' (xacro)"
+        if xacro_args:
+            raise ValueError(f"xacro_args given, but urdf_path '{urdf_path}' is not a .xacro file")
+        try:
+            return path.read_text(encoding="utf-8"), f"urdf_path '{urdf_path}'"
+        except (OSError, UnicodeDecodeError) as err:
+            raise ValueError(f"urdf_path '{urdf_path}': cannot read {path}: {err}") from err
     return None, None
 
 
-def load_robot(logger, xml, floating_base, gravity):
+def check_degrees_of_freedom(robot, source):
+    """ValueError when ``robot`` has nothing to compute (nv = 0): a description without a moving joint (often a
+    .xacro file read as plain XML, whose macros are not links)."""
+    if robot.nv == 0:
+        raise ValueError(f"the description from {source} has no joints (nv = 0): nothing to compute; is it a "
+                         "xacro file? (a urdf_path ending in .xacro is expanded)")
+
+
+def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_description"):
     """``rd.load_urdf(xml, ...)``, with every URDFWarning (a description the library loads as given, such as an
-    impossible inertia) logged as a warning of the node.  URDFError (a ValueError) when the XML is refused."""
+    impossible inertia) logged as a warning of the node.  URDFError (a ValueError) when the XML is refused,
+    ValueError when the robot has no degree of freedom."""
+    if not xml.lstrip().startswith("<"):
+        raise ValueError(f"the description from {source} is not XML: it starts with {xml.lstrip()[:40]!r}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", rd.URDFWarning)
-        robot = rd.load_urdf(xml, floating_base=floating_base, gravity=tuple(gravity))
+        robot = rd.load_urdf(xml, floating_base=floating_base, gravity=tuple(gravity), mimic=mimic)
     for warning in caught:
         logger.warning(f"robot description: {warning.category.__name__}: {warning.message}")
+    check_degrees_of_freedom(robot, source)
     return robot
 
 

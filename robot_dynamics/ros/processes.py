@@ -1,7 +1,30 @@
-"""Stopping the node processes that a launch script, the demo, the tests or the benchmarks started."""
+"""Starting and stopping the node processes that a launch script, the demo, the tests or the benchmarks run."""
 import os
 import signal
 import subprocess
+from pathlib import Path
+
+
+def resolve_urdf(name):
+    """The URDF file ``name`` names (a path, package://pkg/path, file:// or a bundled robot); SystemExit if none."""
+    from robot_dynamics.ros.description import resolve_urdf_path
+    try:
+        return Path(resolve_urdf_path(name)).resolve()
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
+
+
+def node_environment(source_tree=None):
+    """The environment of a node process: this one, plus ``source_tree`` on PYTHONPATH (a checkout's package)."""
+    env = dict(os.environ)
+    if source_tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(source_tree), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def interrupt(signum, frame):
+    """SIGTERM handler of a launch script: stop as on Ctrl-C."""
+    raise KeyboardInterrupt
 
 
 def stop(process, timeout=10.0):

@@ -7,13 +7,16 @@ import collections
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from std_msgs.msg import String
 
 from robot_dynamics.ros.description import (WARN_PERIOD, SkipsBadMessages, describe, description_from_parameters,
                                             load_robot, valid_gravity)
 from robot_dynamics.ros.qos import DESCRIPTION_QOS
 
-COMMAND_TOPIC = "/effort_controller/commands"     # ros2_control's forward_command_controller for efforts
+# ros2_control's JointGroupEffortController named effort_controller listens on its ~/commands: relative, so
+# it follows the namespace (-r __ns:=/robot1 -> /robot1/effort_controller/commands) and can be remapped.
+COMMAND_TOPIC = "effort_controller/commands"
 
 
 class RobotNode(SkipsBadMessages, Node):
@@ -47,7 +50,10 @@ class RobotNode(SkipsBadMessages, Node):
             "URDF XML of the robot. If empty, urdf_path is used; if that is empty too, the robot_description "
             "topic (transient local). The first description that loads is kept.", read_only=True))
         self.declare_parameter("urdf_path", "", describe(
-            "Path of a URDF file, used when robot_description is empty.", read_only=True))
+            "URDF file used when robot_description is empty: a path, package://pkg/path, file:///path or a bundled "
+            "robot's name (arm7); a .xacro file is expanded with xacro_args.", read_only=True))
+        self.declare_parameter("xacro_args", Parameter.Type.STRING_ARRAY, describe(
+            "Arguments of a .xacro urdf_path, [\"name:=value\", ...].", read_only=True))
         gravity = self.declare_parameter("gravity", [0.0, 0.0, -9.81], describe(
             "Gravity acceleration in the world frame [m/s^2], three doubles.", read_only=True)).value
         if not valid_gravity(gravity):
@@ -56,13 +62,14 @@ class RobotNode(SkipsBadMessages, Node):
     def _load_description(self):
         """Install the description of the parameters now (ValueError, OSError if it fails), else wait for the topic."""
         xml, source = description_from_parameters(self.get_parameter("robot_description").value,
-                                                  self.get_parameter("urdf_path").value)
+                                                  self.get_parameter("urdf_path").value,
+                                                  self.get_parameter_or("xacro_args").value)
         if xml is not None:
             self._build(xml, source)
             return
         self._description_sub = self.create_subscription(
             String, "robot_description", self._on_description, DESCRIPTION_QOS)
-        self.get_logger().info("waiting for robot_description")
+        self.get_logger().info(f"waiting for robot_description on '{self._description_sub.topic_name}'")
 
     def _on_description(self, msg):
         if self.robot is not None:
@@ -75,7 +82,8 @@ class RobotNode(SkipsBadMessages, Node):
             self.get_logger().error(f"robot_description from the topic rejected: {err}")
 
     def _build(self, xml, source):
-        robot = load_robot(self.get_logger(), xml, self.floating_base, self.get_parameter("gravity").value)
+        robot = load_robot(self.get_logger(), xml, self.floating_base, self.get_parameter("gravity").value,
+                           source=source)
         nj = len(robot.joint_names)
         if robot.nv - (6 if self.floating_base else 0) != nj:
             raise ValueError(f"every joint must have one degree of freedom; {nj} joints have "

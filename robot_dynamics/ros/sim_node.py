@@ -5,14 +5,17 @@ install), ``ros2 run robot_dynamics sim_node ...`` or ``python -m robot_dynamics
 
 Topics::
 
-    in   command_topic   std_msgs/Float64MultiArray   efforts (n,) in the order of ``joints``; the layout is ignored,
-                                                      as ros2_control's forward_command_controller ignores it
+    in   effort_controller/commands   std_msgs/Float64MultiArray   efforts (n,) in the order of ``joints`` (parameter
+                                                      ``command_topic``, relative); the layout is ignored, as
+                                                      ros2_control's forward_command_controller ignores it
     out  joint_states    sensor_msgs/JointState       position, velocity and the effort applied over the last step,
                                                       in the order of ``joints``, stamped with the simulated time
     out  odom            nav_msgs/Odometry            floating base only: the root link's pose in ``odom_frame`` and
-                                                      its twist in its own frame (child_frame_id = the root link)
+                                                      its twist in its own frame (child_frame_id =
+                                                      frame_prefix + the root link)
     out  /clock          rosgraph_msgs/Clock          with ``publish_clock:=true``: the simulated time, for nodes
-                                                      run with ``use_sim_time:=true``
+                                                      run with ``use_sim_time:=true`` (absolute, as every ROS
+                                                      clock: one simulator per ROS domain publishes it)
 
 Time. The simulated clock starts at 0 and stands still, the robot held in its initial state as by its brakes
 (the state repeated every 0.1 s for controllers that start later), until the first command arrives. Then it
@@ -36,6 +39,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
+from rclpy.qos_overriding_options import QoSOverridingOptions
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -83,6 +87,8 @@ class SimNode(RobotNode):
         self._declare("command_timeout", 1.0, "Wall seconds a lockstep simulator waits for a command.")
         self._declare("publish_clock", False, "Publish the simulated time on /clock.")
         self._declare("odom_frame", "odom", "frame_id of odom (floating base).")
+        self._declare("frame_prefix", "", "Prefix of the robot's frames (robot_state_publisher's frame_prefix): "
+                      "odom's child_frame_id is frame_prefix + the URDF root link.")
         self._declare("initial_positions", Parameter.Type.DOUBLE_ARRAY, "Joint positions at t = 0 in the order of "
                       "joints; default: the neutral configuration.")
         self._declare("initial_velocities", Parameter.Type.DOUBLE_ARRAY, "Joint velocities at t = 0 in the order of "
@@ -104,7 +110,8 @@ class SimNode(RobotNode):
         self._state_pub = self.create_publisher(JointState, "joint_states", OUTPUT_QOS)
         self._odom_pub = self.create_publisher(Odometry, "odom", OUTPUT_QOS) if self.floating_base else None
         self._clock_pub = self.create_publisher(Clock, "/clock", OUTPUT_QOS) if self._param("publish_clock") else None
-        self.create_subscription(Float64MultiArray, self._param("command_topic"), self._on_command, OUTPUT_QOS)
+        self.create_subscription(Float64MultiArray, self._param("command_topic"), self._on_command, OUTPUT_QOS,
+                                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
         self._load_description()
 
     def _declare(self, name, default, text):
@@ -129,7 +136,7 @@ class SimNode(RobotNode):
         n = len(self.joints)
         self._held = np.zeros(n)
         self._state = JointState(name=list(self.joints))
-        self._odom = Odometry(child_frame_id=robot.root_link)
+        self._odom = Odometry(child_frame_id=self._param("frame_prefix") + robot.root_link)
         self._odom.header.frame_id = self._param("odom_frame")
         self._thread = threading.Thread(target=self._simulate, args=(q, v), name="simulation", daemon=True)
         self._thread.start()

@@ -1,0 +1,82 @@
+"""Diagnostics on ``/diagnostics`` (REP-107: diagnostic_msgs/DiagnosticArray, about once a second).
+
+Each node reports one DiagnosticStatus named ``<fully qualified node name>: <what it does>``: the rate of the
+messages it answered over the last period, the mean and worst compute time per answer, and the messages it skipped,
+in total and per reason (the ``kind`` of conversions.BadMessage). Level OK; WARN when a message was skipped in the
+last period or nothing was answered while inputs arrived; ERROR while the node has no robot model.
+The ``diagnostic_msgs`` package (PyPI ``ros-diagnostic-msgs``) is optional: without it the node publishes no
+diagnostics (and advertises no /diagnostics topic) and says so once in its log.
+"""
+import time
+
+try:
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+except ImportError:                       # pragma: no cover - depends on the installation
+    DiagnosticArray = None
+
+PERIOD = 1.0                              # s between two reports (diagnostic_updater's default)
+
+
+class Diagnostics:
+    """Counts answers and their compute time for ``node`` and reports them on /diagnostics every PERIOD.
+
+    ``node`` must have ``skipped`` (collections.Counter) and ``robot`` attributes. Call :meth:`answered` with
+    the compute time of every answered message and :meth:`received` for every input message.
+    """
+
+    def __init__(self, node, what):
+        self.node = node
+        self.what = what
+        self.count = self.received_count = 0
+        self._period_count = self._period_received = 0
+        self._period_time = self._period_worst = 0.0
+        self._period_skipped = 0
+        self._last = time.monotonic()
+        self.publisher = None
+        if DiagnosticArray is None:
+            node.get_logger().info("diagnostic_msgs is not installed: no /diagnostics")
+            return
+        self.publisher = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        node.create_timer(PERIOD, self.publish)
+
+    def answered(self, seconds):
+        self.count += 1
+        self._period_count += 1
+        self._period_time += seconds
+        self._period_worst = max(self._period_worst, seconds)
+
+    def received(self):
+        self.received_count += 1
+        self._period_received += 1
+
+    def status(self):
+        """The DiagnosticStatus of the period since the last report (and reset the period's counters)."""
+        now = time.monotonic()
+        elapsed, self._last = max(now - self._last, 1e-9), now
+        skipped = sum(self.node.skipped.values())
+        new_skips, self._period_skipped = skipped - self._period_skipped, skipped
+        n = self._period_count
+        values = {"rate [Hz]": f"{n / elapsed:.3f}",
+                  "mean compute time [ms]": f"{1e3 * self._period_time / n:.4f}" if n else "",
+                  "max compute time [ms]": f"{1e3 * self._period_worst:.4f}" if n else "",
+                  "answered": str(self.count), "received": str(self.received_count),
+                  "skipped": str(skipped)}
+        values.update({f"skipped {kind}": str(k) for kind, k in sorted(self.node.skipped.items())})
+        if self.node.robot is None:
+            level, message = DiagnosticStatus.ERROR, "no robot model: waiting for robot_description"
+        elif new_skips:
+            level, message = DiagnosticStatus.WARN, f"{new_skips} messages skipped in the last {elapsed:.1f} s"
+        elif self._period_received and not n:
+            level, message = DiagnosticStatus.WARN, "inputs arrive but none is answered"
+        else:
+            level, message = DiagnosticStatus.OK, f"{n} answered in the last {elapsed:.1f} s"
+        self._period_count = self._period_received = 0
+        self._period_time = self._period_worst = 0.0
+        return DiagnosticStatus(level=level, name=f"{self.node.get_fully_qualified_name()}: {self.what}",
+                                message=message, hardware_id=getattr(self.node.robot, "root_link", "") or "",
+                                values=[KeyValue(key=k, value=v) for k, v in values.items()])
+
+    def publish(self):
+        msg = DiagnosticArray(status=[self.status()])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.publisher.publish(msg)
