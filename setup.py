@@ -14,8 +14,7 @@ setup(
     install_requires=["numpy>=1.24", "scipy>=1.10", "lxml>=4.9", "numba>=0.59", "matplotlib>=3.6"],
     extras_require={
         # test-only oracles and tools (not ROS dependencies: package.xml does not name them)
-        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "xacro>=2.0", "pyyaml",
-                 "flake8>=7", "pydocstyle>=6", "colcon-core", "colcon-ros", "ros-ament-package"],
+        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "xacro>=2.0", "pyyaml"],
         "xacro": ["xacro>=2.0"],
         "ros": [
             "ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-sensor-msgs",
@@ -28,8 +27,9 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/urdf", glob("urdf/*.urdf")),
-        ("share/" + PACKAGE + "/launch", glob("launch/*.launch.py")),       # where ros2 launch finds them
-        ("share/" + PACKAGE + "/scripts", glob("launch_scripts/*.py")),     # plain scripts, without launch
+        ("share/" + PACKAGE + "/launch", glob("launch_scripts/*.launch.py")),   # where ros2 launch finds them
+        ("share/" + PACKAGE + "/scripts",                                        # plain scripts, without launch
+         [f for f in glob("launch_scripts/*.py") if not f.endswith(".launch.py")]),
     ],
     entry_points={
         "console_scripts": [

@@ -280,7 +280,7 @@ def test_launch_without_robot_state_publisher_starts_nothing(tmp_path, monkeypat
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(installed_prefix(tmp_path, "robot_dynamics")))
     fake = FakeLaunch({"use_robot_state_publisher": "true"})
     with pytest.raises(LaunchError, match="'robot_state_publisher' not found") as err:
-        fake.run(REPO / "launch" / "dynamics.launch.py", monkeypatch)
+        fake.run(REPO / "launch_scripts" / "dynamics.launch.py", monkeypatch)
     assert fake.nodes == [] and "no node was started" in str(err.value)     # nothing to orphan
 
 
@@ -288,7 +288,7 @@ def test_launch_with_robot_state_publisher_namespace_and_frame_prefix(tmp_path, 
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(installed_prefix(tmp_path, "robot_dynamics", "robot_state_publisher")))
     nodes = FakeLaunch({"use_robot_state_publisher": "true", "urdf": "quadruped", "floating_base": "true",
                         "namespace": "robot1", "frame_prefix": "robot1/", "use_sim_time": "true"}).run(
-        REPO / "launch" / "dynamics.launch.py", monkeypatch)
+        REPO / "launch_scripts" / "dynamics.launch.py", monkeypatch)
     assert [(n["package"], n["namespace"]) for n in nodes] == [("robot_dynamics", "robot1"),
                                                                ("robot_state_publisher", "robot1")]
     dynamics, rsp = (n["parameters"][0] for n in nodes)
@@ -303,19 +303,19 @@ def test_launch_runs_xacro_and_refuses_bad_arguments_before_any_node(tmp_path, m
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(installed_prefix(tmp_path, "robot_dynamics")))
     path = tmp_path / "two_link.urdf.xacro"
     path.write_text(XACRO)
-    nodes = FakeLaunch({"urdf": str(path), "xacro_args": "prefix:=a_"}).run(REPO / "launch" / "dynamics.launch.py",
+    nodes = FakeLaunch({"urdf": str(path), "xacro_args": "prefix:=a_"}).run(REPO / "launch_scripts" / "dynamics.launch.py",
                                                                           monkeypatch)
     assert rd.load_urdf(nodes[0]["parameters"][0]["robot_description"]).joint_names == ["a_j1", "a_j2"]
     fake = FakeLaunch({"urdf": "nope", "floating_base": "maybe"})
     with pytest.raises(LaunchError) as err:
-        fake.run(REPO / "launch" / "dynamics.launch.py", monkeypatch)
+        fake.run(REPO / "launch_scripts" / "dynamics.launch.py", monkeypatch)
     assert fake.nodes == [] and "urdf:=nope" in str(err.value) and "floating_base:=maybe" in str(err.value)
 
 
 def test_closed_loop_launch_file_starts_sim_dynamics_and_controller(tmp_path, monkeypatch):
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(installed_prefix(tmp_path, "robot_dynamics")))
     nodes = FakeLaunch({"namespace": "robot2", "controller": "computed_torque"}).run(
-        REPO / "launch" / "closed_loop.launch.py", monkeypatch)
+        REPO / "launch_scripts" / "closed_loop.launch.py", monkeypatch)
     assert [n["executable"] for n in nodes] == ["sim_node", "dynamics_node", "computed_torque_node"]
     assert {n["namespace"] for n in nodes} == {"robot2"}
     with pytest.raises(LaunchError, match="controller:=pid"):
