@@ -24,6 +24,7 @@ ROBOTS = [
     "kinova.urdf",                      # continuous
 ]
 TOL = 1e-9
+ROUNDOFF = 1e-13        # the same algorithm compiled twice agrees to round-off (as test_identities.ROUNDOFF)
 STATES = 3
 
 
@@ -69,8 +70,10 @@ def test_against_pinocchio(name, floating_base):
         for what, ours in (("M", robot.mass_matrix(q)), ("g", robot.gravity_vector(q)),
                            ("com", robot.com_position(q)), ("J_com", robot.com_jacobian(q)),
                            ("Y", robot.regressor(q, v, v, a))):
-            # the same passes as dynamics(), in the same order: bit for bit the same numbers
-            np.testing.assert_array_equal(ours, getattr(d, what), err_msg=what + " (single method)")
+            # the same passes as dynamics(), in the same order, compiled apart: equal to round-off (with fused
+            # multiply-adds, whether a shared callee is inlined -- it is not when numba loads it from its cache
+            # -- may move the last bit, e.g. when test workers compile in parallel into one cache)
+            assert relative_error(ours, getattr(d, what)) < ROUNDOFF, what + " (single method)"
     # The batched path (a parallel kernel) on the same states, against Pinocchio too.
     Q, V, A = (np.array(x) for x in zip(*states(robot, seed=len(name))))
     batch = robot.dynamics(Q, V, v_ref=V, a_ref=A)

@@ -248,7 +248,7 @@ def inertia_rate(pi, s, out):
     out[9] = x12 + x21 - v1 * h2 - h1 * v2
 
 
-@call
+@inline
 def transform_parameters(pi, R, p, out):
     """out <- pi of a body posed at (R, p), in the outer frame (spatial.transform_parameters):
     h' = R h + m p,  I' = R I R^T + m (|p|^2 E - p p^T) + 2 (p.h) E - p h^T - h p^T  with h = R h_body."""
