@@ -203,7 +203,7 @@ def bias_force(pi, v):
     return f0, f1, f2, g0 + e0, g1 + e1, g2 + e2
 
 
-@call
+@inline
 def add_adj_transpose_inertia(pi, V, B):
     """B += adj(V)^T Lambda(pi) = [[-m w~, w~ h~], [-m v~ - w~ h~, v~ h~ - w~ I]] for the twist V = [v; w]."""
     m = pi[0]

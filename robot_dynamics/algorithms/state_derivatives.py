@@ -43,7 +43,7 @@ def _icdot(wJ, Sk, ad_x, Ic_x):
                     composite_product(wJ, ad_x))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")      # inlined: a call would reference-count its arrays per direction
 def _moving_rates(bodies, work, K, Sk, rigid):
     """The rates of the bodies of K's subtree for the direction Sk (module docstring), and Bcdot summed there;
     rigid (K a root): only Sdot, all that g and J_com need."""
@@ -70,7 +70,7 @@ def _moving_rates(bodies, work, K, Sk, rigid):
                 work[p].Bw[r, c] += work[b].Bw[r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _direction(bodies, work, gravity, mass, K, k, kc, dM, dC, dCv, dg, dJ):
     """Column k of every derivative: the pairs whose lower body j is in K's subtree or above K.  When K is a root,
     its direction moves the whole tree rigidly, twists included: M and C do not change (a fixed arm's M and C do
