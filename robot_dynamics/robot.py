@@ -774,3 +774,194 @@ _global_factorization.__name__ = "global_factorization"
 _global_factorization.__qualname__ = "Robot.global_factorization"
 Robot.global_factorization = _global_factorization
 # ---- end of Ploen's global matrix form ---------------------------------------------------------------------------
+
+
+# ---- frames, frame Jacobians and external wrenches (issue 14; algorithms/frames.py) ----------------------------
+from .algorithms.frames import FRAME_SIZE, REFERENCES, frame_array  # noqa: E402  (this block's own import)
+
+for _name in ("_frame_placement", "_frame_jacobian", "_frame_velocity", "_frame_acceleration_bias"):
+    delattr(Robot, _name)       # made from their rows as for nv-wide inputs: their methods are written below
+_FRAME_DOC = """
+    frame: a link name of robot.frame_names (every URDF link, those merged into a body by fixed joints included)
+    or its index there.  reference: Pinocchio's reference frames -- "local" (LOCAL, the default: the frame's own
+    axes, about its origin), "world" (WORLD: the world's axes, about the world origin -- the spatial twist) or
+    "local_world_aligned" (LOCAL_WORLD_ALIGNED: the world's axes, about the frame's origin).  Twists are
+    [linear; angular].  The kernel walks the frame's support only (its body and that body's ancestors)."""
+
+
+def _frame_names(self):
+    """Every URDF link of the robot, depth first from the root link: each is a frame (frame_placement, ...)."""
+    return list(self.model.frames)
+
+
+def _frame(self, frame, reference):
+    """The frames.FRAME_SIZE array of `frame` (a name of frame_names or its index) in `reference`, from a table
+    made at the first call; a ValueError naming the close matches of an unknown name."""
+    if self._frame_table is None:
+        self._frame_table = {}
+        for i, (name, f) in enumerate(self.model.frames.items()):
+            for ref in REFERENCES:
+                self._frame_table[name, ref] = self._frame_table[i, ref] = frame_array(f.body, ref, f.R, f.p)
+    try:
+        return self._frame_table[frame, reference]
+    except (KeyError, TypeError):
+        pass
+    if not isinstance(reference, str) or reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {', '.join(map(repr, REFERENCES))}, got {reference!r}")
+    names = list(self.model.frames)
+    if isinstance(frame, str):
+        import difflib
+        close = difflib.get_close_matches(frame, names, n=5, cutoff=0.6)
+        raise ValueError(f"unknown frame {frame!r}: " + (f"did you mean {', '.join(map(repr, close))}?" if close
+                         else f"robot.frame_names lists the {len(names)} frames"))
+    if isinstance(frame, (int, np.integer)) and not isinstance(frame, bool):
+        if -len(names) <= frame < 0:
+            return self._frame_table[int(frame) + len(names), reference]
+        raise ValueError(f"frame index {frame} is out of range for {len(names)} frames")
+    raise ValueError(f"frame must be a frame name (robot.frame_names) or its index, got {type(frame).__name__}")
+
+
+def _frame_batched(self, row, states, F, out):
+    """The frame quantity `row` for a batch of states by its compiled parallel loop, the frame array F (the same
+    for every state) passed as a batch of stride 0."""
+    *flat, batch = self._batch(False, **dict(zip(row.inputs[:-1], states)))
+    B, shape = flat[0].shape[0], self._shapes[row.name][0]
+    result = _empty(batch + shape) if out is None else _checked_out(out, batch + shape)
+    target = _merged_batch(result, len(batch), B)
+    if target is None:
+        target = _empty((B,) + shape)
+    frames = np.lib.stride_tricks.as_strided(F, (B, FRAME_SIZE), (0, F.strides[0]))
+    status = np.zeros(B, dtype=np.int64)
+    works, arrays = self._per_thread(row)
+    getattr(self, "_p" + row.name)(self._bodies, works, arrays, (), (*flat, frames), (target,), status)
+    if status.any():
+        self._raise(status[np.flatnonzero(status)[0]], row)
+    if not np.may_share_memory(result, target):
+        result[...] = target.reshape(result.shape)
+    return result
+
+
+def _frame_method_q(name, doc):
+    """Robot.<name>(q, frame, reference="local", out=None) on the row _<name>."""
+    row = _ROWS["_" + name]
+    kernel, shape = "_k_" + name, "_shape__" + name
+
+    def method(self, q, frame, reference="local", out=None):
+        try:
+            F = self._frame_table[frame, reference]
+        except (KeyError, TypeError):
+            F = self._frame(frame, reference)
+        if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
+            S = getattr(self, shape)
+            out = _empty(S) if out is None else _checked_out(out, S)
+            status = getattr(self, kernel)(self._bodies, self._work, q, F, out)
+            if status:
+                self._raise(status, row)
+            return out
+        return self._frame_batched(row, (q,), F, out)
+
+    method.__name__, method.__qualname__, method.__doc__ = name, "Robot." + name, doc + _FRAME_DOC
+    return method
+
+
+def _frame_method_qv(name, doc):
+    """Robot.<name>(q, v, frame, reference="local", out=None) on the row _<name>."""
+    row = _ROWS["_" + name]
+    kernel, shape = "_k_" + name, "_shape__" + name
+
+    def method(self, q, v, frame, reference="local", out=None):
+        try:
+            F = self._frame_table[frame, reference]
+        except (KeyError, TypeError):
+            F = self._frame(frame, reference)
+        if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
+                and v.shape == self._v_shape):
+            S = getattr(self, shape)
+            out = _empty(S) if out is None else _checked_out(out, S)
+            status = getattr(self, kernel)(self._bodies, self._work, q, v, F, out)
+            if status:
+                self._raise(status, row)
+            return out
+        return self._frame_batched(row, (q, v), F, out)
+
+    method.__name__, method.__qualname__, method.__doc__ = name, "Robot." + name, doc + _FRAME_DOC
+    return method
+
+
+def _external_torques(self, q, f_ext, reference):
+    """sum_f J_f^T w_f over the wrenches w_f of f_ext ({frame: (..., 6)}) given in `reference`, (..., nv): the
+    joint torques by which the wrenches act (the power w_f . V_f = w_f . J_f v needs w_f and V_f in one reference,
+    whichever it is)."""
+    if not hasattr(f_ext, "items"):
+        raise ValueError(f"f_ext must map frame names to wrenches [force; torque], got {type(f_ext).__name__}")
+    batch, total = np.shape(q)[:-1], 0.0
+    for frame, wrench in f_ext.items():
+        try:
+            w = np.array(wrench, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"f_ext[{frame!r}] must be a numeric wrench [force; torque] of shape (..., 6)") from None
+        if w.shape[-1:] != (6,) or not np.all(np.isfinite(w)) or np.broadcast_shapes(w.shape[:-1], batch) != batch:
+            raise ValueError(f"f_ext[{frame!r}] must be a finite wrench [force; torque] of shape (6,) or "
+                             f"{batch + (6,)}, got shape {w.shape}" + ("" if w.shape[-1:] != (6,) or
+                                                                     np.all(np.isfinite(w)) else " with non-finite values"))
+        total = total + np.einsum("...ji,...j->...i", self.frame_jacobian(q, frame, reference), w)
+    return total
+
+
+def _with_inverse_wrenches(inverse):
+    """inverse_dynamics(q, v, a, out=None, f_ext=None, reference="local") on the row's method `inverse`, which
+    runs untouched (its fast path) without f_ext: tau = ID(q, v, a) - sum_f J_f^T w_f."""
+    def inverse_dynamics(self, q, v, a, out=None, f_ext=None, reference="local"):
+        if f_ext is None:
+            return inverse(self, q, v, a, out)
+        external = self._external_torques(q, f_ext, reference)
+        tau = inverse(self, q, v, a, out)
+        tau -= external
+        return tau
+
+    inverse_dynamics.__doc__, inverse_dynamics.__qualname__ = inverse.__doc__, "Robot.inverse_dynamics"
+    return inverse_dynamics
+
+
+def _with_forward_wrenches(forward):
+    """forward_dynamics(q, v, tau, out=None, f_ext=None, reference="local") on `forward` (the row's method, or the
+    Cholesky one of coupled joints), untouched without f_ext: a = FD(q, v, tau + sum_f J_f^T w_f)."""
+    def forward_dynamics(self, q, v, tau, out=None, f_ext=None, reference="local"):
+        if f_ext is None:
+            return forward(self, q, v, tau, out)
+        try:
+            tau = np.array(tau, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"tau must be a numeric array of shape (..., nv={self.nv})") from None
+        if tau.shape[-1:] != self._v_shape:
+            raise ValueError(f"tau must have shape (..., nv={self.nv}), got {tau.shape}")
+        return forward(self, q, v, tau + self._external_torques(q, f_ext, reference), out)
+
+    forward_dynamics.__doc__, forward_dynamics.__qualname__ = forward.__doc__, "Robot.forward_dynamics"
+    return forward_dynamics
+
+
+Robot._frame_table = None
+Robot.frame_names = property(_frame_names)
+Robot._frame, Robot._frame_batched, Robot._external_torques = _frame, _frame_batched, _external_torques
+Robot.frame_placement = _frame_method_q("frame_placement", """T_{0,f}: the pose of a frame in the world, a 4x4
+    homogeneous transform (reference is ignored).  q: (..., nq) -> (..., 4, 4)
+""")
+Robot.frame_jacobian = _frame_method_q("frame_jacobian", """J_f: the frame's twist in `reference` is J_f v (world
+    axes of the support's joints, paper 002, eq. (27) unrolled; Pinocchio's computeFrameJacobian).
+    q: (..., nq) -> (..., 6, nv)
+""")
+Robot.frame_velocity = _frame_method_qv("frame_velocity", """V_f = J_f v: the frame's twist [linear; angular] in
+    `reference` (Pinocchio's getFrameVelocity).  q: (..., nq), v: (..., nv) -> (..., 6)
+""")
+Robot.frame_acceleration_bias = _frame_method_qv("frame_acceleration_bias", """Jdot_f v: the frame's classical
+    acceleration at zero joint accelerations (Pinocchio's getFrameClassicalAcceleration after forwardKinematics
+    with a = 0), so that the classical acceleration at a is J_f a + Jdot_f v -- what task-space control subtracts.
+    In "local_world_aligned" it is [d^2 p / dt^2; d w / dt] of the frame origin p and angular velocity w (world
+    axes); in "local" the same rotated into the frame's axes; in "world" the spatial acceleration A_0 plus
+    [w x v_0; 0], v_0 the linear part of the spatial twist, as Pinocchio.  q: (..., nq), v: (..., nv) -> (..., 6)
+""")
+Robot.inverse_dynamics = _with_inverse_wrenches(Robot.inverse_dynamics)
+Robot.forward_dynamics = _with_forward_wrenches(Robot.forward_dynamics)
+Robot._forward_dynamics_coupled = _with_forward_wrenches(Robot._forward_dynamics_coupled)
+# ---- end of frames and external wrenches ------------------------------------------------------------------------

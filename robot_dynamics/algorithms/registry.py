@@ -13,8 +13,8 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 from dataclasses import dataclass
 
 from ..compiled import parallel
-from . import (bundle, christoffel, diagonalized, dynamics_derivatives, energy, global_factorization, innovations,
-               kinematics, matrices, newton_euler, regressor, state_derivatives, time_derivatives)
+from . import (bundle, christoffel, diagonalized, dynamics_derivatives, energy, frames, global_factorization,
+               innovations, kinematics, matrices, newton_euler, regressor, state_derivatives, time_derivatives)
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,16 @@ QUANTITIES = (
              "q: (..., nq), v, v_ref, a_ref: (..., nv)  ->  (..., nv, 10 nbodies), columns in body_names order."),
     Quantity("inverse_dynamics", newton_euler.inverse_dynamics, ("q", "v", "a"), (("tau", ("nv",)),), True,
              "tau = M a + C v + g by the recursive Newton-Euler algorithm, O(n).  (..., nq), (..., nv) x2 -> "
-             "(..., nv)"),
+             "(..., nv)\n\n"
+             "f_ext: external wrenches on the robot, {frame (a name of frame_names or its index): wrench\n"
+             "[force; torque] (6,) or (..., 6)}, given in `reference` as frame_jacobian's: \"local\" (the\n"
+             "default, Pinocchio's fext: the frame's axes, torque about its origin), \"world\" (a spatial wrench:\n"
+             "world axes, torque about the world origin) or \"local_world_aligned\" (world axes, torque about the\n"
+             "frame's origin: a contact force at a foot).  Then tau = M a + C v + g - sum_f J_f^T w_f."),
     Quantity("forward_dynamics", newton_euler.forward_dynamics, ("q", "v", "tau"), (("a", ("nv",)),), True,
              "a = M^-1 (tau - C v - g) by the articulated-body algorithm, O(n) (with coupled mimic joints: by a\n"
-             "Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)"),
+             "Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)\n\n"
+             "f_ext, reference: external wrenches as for inverse_dynamics: a = FD(q, v, tau + sum_f J_f^T w_f)."),
     Quantity("body_placements", kinematics.body_placements, ("q",), (("T", ("nb", 4, 4)),), False,
              "T_{0,k} of every body: (..., nbodies, 4, 4) homogeneous transforms, body frames in the world."),
     Quantity("kinetic_energy", energy.kinetic_energy, ("q", "v"), (("T", ()),), False,
@@ -139,6 +145,18 @@ QUANTITIES = (
              "q: (..., nq) -> (..., nv, nv, nv), Gamma[..., i, j, k]."),
     Quantity("_christoffel_coriolis_matrix", christoffel.coriolis_matrix, ("q", "v"), (("C", ("nv", "nv")),), False,
              "C(q, v) = sum_k Gamma_ijk v_k, coriolis_matrix(q, v, kind=\"christoffel\")."),
+    # A frame's pose, Jacobian, twist and classical acceleration bias (frames.py).  Their input `frame` is the
+    # frames.FRAME_SIZE array of one frame and reference, the same for every state of a batch: Robot.frame_placement,
+    # frame_jacobian, frame_velocity and frame_acceleration_bias are written by hand on these rows' kernels and
+    # loops (they take the frame's name and the reference).
+    Quantity("_frame_placement", frames.frame_placement, ("q", "frame"), (("T", (4, 4)),), False,
+             "T_{0,f} (4, 4) of a frame."),
+    Quantity("_frame_jacobian", frames.frame_jacobian, ("q", "frame"), (("J", (6, "nv")),), False,
+             "J_f (6, nv) of a frame in its reference."),
+    Quantity("_frame_velocity", frames.frame_velocity, ("q", "v", "frame"), (("V", (6,)),), False,
+             "V_f = J_f v (6,) of a frame in its reference."),
+    Quantity("_frame_acceleration_bias", frames.frame_acceleration_bias, ("q", "v", "frame"), (("A", (6,)),),
+             False, "Jdot_f v (6,), the classical acceleration of a frame at zero joint accelerations."),
 )
 
 # The compiled loop over a batch of states of each quantity (compiled.parallel).

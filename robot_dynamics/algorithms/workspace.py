@@ -8,11 +8,11 @@ kernel whose registry row names them first runs, and handed to it after the work
 its own)."""
 import numpy as np
 
-from . import (christoffel, diagonalized, dynamics_derivatives, innovations, kinematics, matrices, newton_euler,
-               regressor, state_derivatives, time_derivatives)
+from . import (christoffel, diagonalized, dynamics_derivatives, frames, innovations, kinematics, matrices,
+               newton_euler, regressor, state_derivatives, time_derivatives)
 
 MODULES = (kinematics, matrices, regressor, newton_euler, dynamics_derivatives, time_derivatives, state_derivatives,
-           innovations, diagonalized, christoffel)
+           innovations, diagonalized, christoffel, frames)
 
 
 def _union(modules):
