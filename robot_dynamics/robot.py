@@ -900,10 +900,11 @@ def _external_torques(self, q, f_ext, reference):
             w = np.array(wrench, dtype=float)
         except (TypeError, ValueError):
             raise ValueError(f"f_ext[{frame!r}] must be a numeric wrench [force; torque] of shape (..., 6)") from None
-        if w.shape[-1:] != (6,) or not np.all(np.isfinite(w)) or np.broadcast_shapes(w.shape[:-1], batch) != batch:
+        if w.shape not in ((6,), batch + (6,)):
             raise ValueError(f"f_ext[{frame!r}] must be a finite wrench [force; torque] of shape (6,) or "
-                             f"{batch + (6,)}, got shape {w.shape}" + ("" if w.shape[-1:] != (6,) or
-                                                                     np.all(np.isfinite(w)) else " with non-finite values"))
+                             f"{batch + (6,)}, got shape {w.shape}")
+        if not np.all(np.isfinite(w)):
+            raise ValueError(f"f_ext[{frame!r}] must be a finite wrench [force; torque], got non-finite values")
         total = total + np.einsum("...ji,...j->...i", self.frame_jacobian(q, frame, reference), w)
     return total
 
@@ -941,9 +942,11 @@ def _with_forward_wrenches(forward):
     return forward_dynamics
 
 
-Robot._frame_table = None
+_coupled = _with_forward_wrenches(getattr(Robot, "_forward_dynamics_coupled"))
+for _name, _value in {"_frame_table": None, "_frame": _frame, "_frame_batched": _frame_batched,   # Robot's own
+                      "_external_torques": _external_torques, "_forward_dynamics_coupled": _coupled}.items():
+    setattr(Robot, _name, _value)
 Robot.frame_names = property(_frame_names)
-Robot._frame, Robot._frame_batched, Robot._external_torques = _frame, _frame_batched, _external_torques
 Robot.frame_placement = _frame_method_q("frame_placement", """T_{0,f}: the pose of a frame in the world, a 4x4
     homogeneous transform (reference is ignored).  q: (..., nq) -> (..., 4, 4)
 """)
@@ -963,5 +966,4 @@ Robot.frame_acceleration_bias = _frame_method_qv("frame_acceleration_bias", """J
 """)
 Robot.inverse_dynamics = _with_inverse_wrenches(Robot.inverse_dynamics)
 Robot.forward_dynamics = _with_forward_wrenches(Robot.forward_dynamics)
-Robot._forward_dynamics_coupled = _with_forward_wrenches(Robot._forward_dynamics_coupled)
 # ---- end of frames and external wrenches ------------------------------------------------------------------------
