@@ -942,14 +942,22 @@ def _with_forward_wrenches(forward):
     return forward_dynamics
 
 
+def _frame_placement(self, q, frame, out=None):
+    """T_{0,f}: the pose of a frame in the world, a 4x4 homogeneous transform.  q: (..., nq) -> (..., 4, 4)
+
+    frame: a link name of robot.frame_names (every URDF link, those merged into a body by fixed joints included)
+    or its index there."""
+    return self._frame_pose(q, frame, "local", out)
+
+
+_frame_placement.__qualname__ = "Robot.frame_placement"
 _coupled = _with_forward_wrenches(getattr(Robot, "_forward_dynamics_coupled"))
 for _name, _value in {"_frame_table": None, "_frame": _frame, "_frame_batched": _frame_batched,   # Robot's own
-                      "_external_torques": _external_torques, "_forward_dynamics_coupled": _coupled}.items():
+                      "_external_torques": _external_torques, "_forward_dynamics_coupled": _coupled,
+                      "_frame_pose": _frame_method_q("frame_placement", "")}.items():
     setattr(Robot, _name, _value)
 Robot.frame_names = property(_frame_names)
-Robot.frame_placement = _frame_method_q("frame_placement", """T_{0,f}: the pose of a frame in the world, a 4x4
-    homogeneous transform (reference is ignored).  q: (..., nq) -> (..., 4, 4)
-""")
+Robot.frame_placement = _frame_placement
 Robot.frame_jacobian = _frame_method_q("frame_jacobian", """J_f: the frame's twist in `reference` is J_f v (world
     axes of the support's joints, paper 002, eq. (27) unrolled; Pinocchio's computeFrameJacobian).
     q: (..., nq) -> (..., 6, nv)

@@ -202,20 +202,21 @@ def test_batches_and_out(panda):
     robot, rng = panda, np.random.default_rng(9)
     Q, V = (np.array(x).reshape((2, 2, -1)) for x in zip(*(robot.random_state(rng) for _ in range(4))))
     frame = "panda_hand"
-    for method, args, shape in ((robot.frame_placement, (Q,), (4, 4)), (robot.frame_jacobian, (Q,), (6, robot.nv)),
-                                (robot.frame_velocity, (Q, V), (6,)),
-                                (robot.frame_acceleration_bias, (Q, V), (6,))):
-        batch = method(*args, frame, "world")
+    for method, args, shape, ref in ((robot.frame_placement, (Q,), (4, 4), ()),
+                                     (robot.frame_jacobian, (Q,), (6, robot.nv), ("world",)),
+                                     (robot.frame_velocity, (Q, V), (6,), ("world",)),
+                                     (robot.frame_acceleration_bias, (Q, V), (6,), ("local_world_aligned",))):
+        batch = method(*args, frame, *ref)
         assert batch.shape == (2, 2) + shape
-        single = np.array([[method(*(x[i, j] for x in args), frame, "world") for j in range(2)] for i in range(2)])
+        single = np.array([[method(*(x[i, j] for x in args), frame, *ref) for j in range(2)] for i in range(2)])
         assert relative_error(batch, single) < ROUNDOFF, method.__name__
         out = np.full(shape, np.nan)
-        assert method(*(x[0, 1] for x in args), frame, "world", out=out) is out
+        assert method(*(x[0, 1] for x in args), frame, *ref, out=out) is out
         np.testing.assert_array_equal(out, single[0, 1])
         strided = np.full((2, 2) + shape + (2,), np.nan)[..., 0]
-        assert method(*args, frame, "world", out=strided) is strided
+        assert method(*args, frame, *ref, out=strided) is strided
         np.testing.assert_array_equal(strided, batch)
-        lists = method(*([x.tolist() for x in args]), robot.frame_names.index(frame), "world")
+        lists = method(*([x.tolist() for x in args]), robot.frame_names.index(frame), *ref)
         np.testing.assert_array_equal(lists, batch)
 
 
