@@ -903,9 +903,9 @@ def _external_torques(self, q, f_ext, reference):
         if w.shape not in ((6,), batch + (6,)):
             raise ValueError(f"f_ext[{frame!r}] must be a finite wrench [force; torque] of shape (6,) or "
                              f"{batch + (6,)}, got shape {w.shape}")
-        if not np.all(np.isfinite(w)):
+        if not np.isfinite(w).all():
             raise ValueError(f"f_ext[{frame!r}] must be a finite wrench [force; torque], got non-finite values")
-        total = total + np.einsum("...ji,...j->...i", self.frame_jacobian(q, frame, reference), w)
+        total = total + (w[..., None, :] @ self.frame_jacobian(q, frame, reference))[..., 0, :]     # w^T J
     return total
 
 
