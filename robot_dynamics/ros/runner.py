@@ -1,4 +1,5 @@
 """Running a node as a process: one entry point shared by every node of the package."""
+import gc
 import signal
 import sys
 import threading
@@ -16,8 +17,13 @@ def run(node_class, args=None):
     zero effort command), so they are not installed: the executor spins in short slices until a signal handler
     has asked it to stop. The executor is rclpy's C++ EventsExecutor, which costs a fraction of the Python
     executors' time per message (a closed loop over two nodes ticks about 1.5 times faster with it).
+    Everything imported so far (rclpy, numpy, numba, the library: most of the process's objects) is frozen out of
+    the garbage collector (``gc.freeze()``), so a full collection scans only what the node made: it pauses the
+    node for well under a millisecond instead of ~50 ms (and several times that on a busy machine).
     Returns the exit code: 0, or 2 when the node cannot start.
     """
+    gc.collect()
+    gc.freeze()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
