@@ -38,6 +38,7 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
+from robot_dynamics.ros.loader import BackgroundLoader  # noqa: E402
 
 ARM = URDF_DIR / "arm7.urdf"
 PERIOD = 0.02                     # s between two joint states: a 50 Hz stream
@@ -302,3 +303,42 @@ def test_joint_states_of_a_megabyte_are_answered_and_larger_ones_skipped(probe, 
     too_large = joint_state([f"j{k}" for k in range(10_001 - len(names))] + names, np.zeros(10_001), k=9)
     assert probe.published(probe.joint_states, too_large, until=lambda: node.skipped["joint_state_too_large"] > 0)
     assert set(node.skipped) == {"joint_state_too_large"}
+
+
+def test_the_loader_refuses_what_exceeds_its_memory_or_time_and_survives_its_child():
+    """The loader's own refusals, without a node: an 8,000-link star needs 2 x 512 MB for M and C alone, more
+    than a 1 GiB address space (MemoryError in the child: refused as "memory"); a child that takes longer than
+    the timeout is killed ("timeout"); a child killed from outside ("loader_failed"). Each time the loader
+    takes the next request."""
+    outcomes = []
+    done = threading.Condition()
+
+    def on_done(request, outcome):
+        with done:
+            outcomes.append(outcome)
+            done.notify_all()
+
+    base = dict(robot_description="", urdf_path="", xacro_args=None, floating_base=False, gravity=[0.0, 0.0, -9.81],
+                mimic=False, regressor=False, joints=None)
+    loader = BackgroundLoader(on_done, memory_limit_mb=1024, timeout=60.0)
+    try:
+        for k, (xml, kind) in enumerate([(star(8000), "memory"), (ARM.read_text(), None)]):
+            loader.request(dict(base, xml=xml, source=f"test {k}"))
+            with done:
+                assert done.wait_for(lambda: len(outcomes) == k + 1, timeout=120)
+            assert getattr(outcomes[-1], "kind", None) == kind, outcomes[-1]
+        assert list(outcomes[-1][0].joint_names) == list(rd.load_urdf(str(ARM)).joint_names)
+        loader.timeout = 0.01
+        loader.request(dict(base, xml=ARM.read_text(), source="slow"))
+        with done:
+            assert done.wait_for(lambda: len(outcomes) == 3, timeout=60)
+        assert outcomes[-1].kind == "timeout"
+        loader.timeout = 60.0
+        loader.request(dict(base, xml=ARM.read_text(), source="killed"))
+        assert eventually(lambda: loader._process is not None)
+        loader._process.send_signal(9)                            # as the OOM killer would
+        with done:
+            assert done.wait_for(lambda: len(outcomes) == 4, timeout=60)
+        assert outcomes[-1].kind == "loader_failed" and "exit code -9" in str(outcomes[-1])
+    finally:
+        loader.close()

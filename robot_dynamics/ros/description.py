@@ -24,6 +24,10 @@ from robot_dynamics.urdf import expand_xacro, is_xacro
 WARN_PERIOD = 2.0                 # s, throttle of each kind of warning
 
 
+class TooLarge(ValueError):
+    """A description that does not fit in the memory at hand (a MemoryError while loading it)."""
+
+
 def describe(text, read_only=False, dynamic_typing=False):
     """The ParameterDescriptor of a node parameter."""
     from rcl_interfaces.msg import ParameterDescriptor     # here: the description loader process runs without ROS
@@ -117,7 +121,7 @@ def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_d
     """``rd.load_urdf(xml, ...)``, with every URDFWarning (a description the library loads as given, such as an
     impossible inertia) logged as a warning of ``logger``.  URDFError (a ValueError) when the XML is refused,
     ValueError when the robot has no degree of freedom, when its quantities are not finite at the neutral
-    configuration (:func:`check_finite`) or when it does not fit in memory."""
+    configuration (:func:`check_finite`), TooLarge (a ValueError) when it does not fit in memory."""
     if not xml.lstrip().startswith("<"):
         raise ValueError(f"the description from {source} is not XML: it starts with {xml.lstrip()[:40]!r}")
     try:
@@ -128,7 +132,7 @@ def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_d
             check_degrees_of_freedom(robot, source)
             check_finite(robot, source, regressor)
     except MemoryError:
-        raise ValueError(f"the description from {source} does not fit in memory") from None
+        raise TooLarge(f"the description from {source} does not fit in memory") from None
     except (RuntimeWarning, ArithmeticError) as err:
         raise ValueError(f"the description from {source} overflows: {err}: some mass, inertia or origin is too "
                          "large") from None

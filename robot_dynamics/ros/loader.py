@@ -25,6 +25,7 @@ import traceback
 from pathlib import Path
 
 import robot_dynamics
+from robot_dynamics.ros.description import TooLarge, description_from_parameters, load_robot
 
 STDERR_TAIL = 2000                # characters of a dead child's stderr quoted in the refusal
 LOADER_NICENESS = 19              # the child's CPU priority: the lowest
@@ -45,8 +46,6 @@ def load_request(request):
 
     Raises ValueError or OSError (the description is refused) or MemoryError.
     """
-    from robot_dynamics.ros.description import description_from_parameters, load_robot
-
     xml, source = request["xml"], request["source"]
     if xml is None:
         xml, source = description_from_parameters(request["robot_description"], request["urdf_path"],
@@ -102,9 +101,10 @@ def main():
         answer = ("ok", load_request(request))
     except Refused as err:
         answer = ("refused", err.kind, str(err))
-    except MemoryError:
+    except (MemoryError, TooLarge):
         answer = ("refused", "memory", f"loading the description from {request['source']} needs more memory than "
-                                       f"the loader's {limit_mb} MB (parameter description_memory_limit_mb)")
+                                       f"the loader's {limit_mb} MB of address space (parameter "
+                                       "description_memory_limit_mb)")
     except (ValueError, OSError) as err:
         answer = ("refused", "invalid", str(err))
     pickle.dump(answer, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
