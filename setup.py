@@ -19,7 +19,7 @@ setup(
         "ros": [
             "ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-sensor-msgs",
             "ros-nav-msgs", "ros-geometry-msgs", "ros-trajectory-msgs", "ros-rosgraph-msgs", "ros-rcl-interfaces",
-            "ros-builtin-interfaces", "ros-diagnostic-msgs", "ros-ament-index-python",
+            "ros-builtin-interfaces", "ros-diagnostic-msgs", "ros-lifecycle-msgs", "ros-ament-index-python",
             "xacro>=2.0", "pyyaml",
         ],
     },
@@ -35,6 +35,7 @@ setup(
         "console_scripts": [
             "robot-dynamics = robot_dynamics.cli:main",
             "dynamics_node = robot_dynamics.ros.dynamics_node:main",
+            "lifecycle_dynamics_node = robot_dynamics.ros.lifecycle_node:main",
             "computed_torque_node = robot_dynamics.ros.controller_nodes:computed_torque_main",
             "adaptive_controller_node = robot_dynamics.ros.controller_nodes:adaptive_controller_main",
             "sim_node = robot_dynamics.ros.sim_node:main",

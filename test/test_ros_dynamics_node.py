@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 from functools import lru_cache
 from pathlib import Path
 

@@ -224,12 +224,15 @@ class DynamicsLogic:
             self.destroy_subscription(entity)
         for publisher in list(self._pubs.values()) + [self._com_pub, self._state_pub]:
             if publisher is not None:
-                self.destroy_publisher(publisher)
+                self._destroy_output(publisher)
         self._pubs, self._subs = {}, []
         self._com_pub = self._state_pub = self._odom_sub = None
 
     def _create_output(self, msg_type, topic):
         return self.create_publisher(msg_type, topic, OUTPUT_QOS)
+
+    def _destroy_output(self, publisher):
+        self.destroy_publisher(publisher)
 
     @property
     def _active(self):

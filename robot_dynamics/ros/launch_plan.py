@@ -172,8 +172,8 @@ def closed_loop_plan(args, packages=True):
     use_sim_time = flag("use_sim_time", a["use_sim_time"], faults)
     with_dynamics = flag("dynamics_node", a["dynamics_node"], faults)
     gravity = numbers("gravity", a["gravity"], 3, faults)
-    sim = {"rate": number("rate", a["rate"], faults), "real_time_factor": number("real_time_factor",
-                                                                                  a["real_time_factor"], faults),
+    sim = {"rate": number("rate", a["rate"], faults),
+           "real_time_factor": number("real_time_factor", a["real_time_factor"], faults),
            "lockstep": flag("lockstep", a["lockstep"], faults), "publish_clock": use_sim_time,
            "frame_prefix": a["frame_prefix"], "gravity": gravity}
     if a["payload_body"]:
