@@ -46,6 +46,8 @@ ARM = URDF_DIR / "arm7.urdf"
 QUADRUPED = URDF_DIR / "quadruped.urdf"
 LAUNCH = URDF_DIR.parent / "launch_scripts" / "closed_loop.py"
 _namespaces = itertools.count()
+# an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 
 
 def seconds(header):

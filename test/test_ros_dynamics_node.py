@@ -36,6 +36,8 @@ from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 ARM = URDF_DIR / "arm7.urdf"
 QUADRUPED = URDF_DIR / "quadruped.urdf"
 _namespaces = itertools.count()
+# an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 
 
 @lru_cache

@@ -43,6 +43,8 @@ from robot_dynamics.ros.loader import BackgroundLoader  # noqa: E402
 ARM = URDF_DIR / "arm7.urdf"
 PERIOD = 0.02                     # s between two joint states: a 50 Hz stream
 _namespaces = itertools.count()
+# an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 
 
 def with_fixed_chain(xml, n, mass=0.01):

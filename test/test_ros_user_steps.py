@@ -44,6 +44,8 @@ from robot_dynamics.ros.launch_plan import LaunchError, closed_loop_plan  # noqa
 REPO = URDF_DIR.parent
 BUNDLED = sorted(URDF_DIR.glob("*.urdf"))
 _namespaces = itertools.count()
+# an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 XACRO = """<?xml version="1.0"?>
 <robot name="two_link" xmlns:xacro="http://www.ros.org/wiki/xacro">
   <xacro:arg name="prefix" default=""/>

@@ -71,8 +71,9 @@ def resolve_urdf_path(urdf_path):
             except FileNotFoundError:
                 pass
     if not path.is_file():
-        raise ValueError(f"urdf_path '{urdf_path}': no such file (a path, package://pkg/path, file:///path or a "
-                         f"bundled robot: {', '.join(bundled_names())})")
+        looked = f" {path}" if str(path) != urdf_path else ""
+        raise ValueError(f"urdf_path '{urdf_path}': no such file{looked} (a path, package://pkg/path, file:///path or "
+                         f"a bundled robot: {', '.join(bundled_names())})")
     return path
 
 

@@ -45,12 +45,14 @@ class Diagnostics:
         node.create_timer(PERIOD, self.publish)
 
     def answered(self, seconds):
+        """Count an answered input that took ``seconds`` to compute."""
         self.count += 1
         self._period_count += 1
         self._period_time += seconds
         self._period_worst = max(self._period_worst, seconds)
 
     def received(self):
+        """Count an input message."""
         self.received_count += 1
         self._period_received += 1
 
@@ -103,6 +105,7 @@ class Diagnostics:
                                 values=[KeyValue(key=k, value=v) for k, v in values.items()])
 
     def publish(self):
+        """Publish the period's status on /diagnostics (the timer's callback)."""
         msg = DiagnosticArray(status=[self.status()])
         msg.header.stamp = self.node.get_clock().now().to_msg()
         self.publisher.publish(msg)

@@ -195,6 +195,7 @@ class DynamicsLogic:
 
     @property
     def robot(self):
+        """The model that serves (None before the first description)."""
         served = self._served
         return None if served is None else served.robot
 
@@ -609,6 +610,7 @@ class DynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, Node):
             raise
 
     def destroy_node(self):
+        """Let running callbacks return, abandon a load in progress, then destroy."""
         self.quiesce()
         self._teardown()
         return super().destroy_node()

@@ -38,9 +38,11 @@ class GuardedCallbacks:
         super().__init__(*args, **kwargs)         # rclpy's Node creates its parameter services here: guarded
 
     def create_subscription(self, msg_type, topic, callback, *args, **kwargs):
+        """rclpy's create_subscription, the callback guarded."""
         return super().create_subscription(msg_type, topic, self._guarded(callback), *args, **kwargs)
 
     def create_timer(self, timer_period_sec, callback, *args, **kwargs):
+        """rclpy's create_timer, the callback guarded."""
         guarded = self._guarded(callback)
 
         def tick():                               # no parameter: rclpy passes a TimerInfo to a callback that has one
@@ -48,6 +50,7 @@ class GuardedCallbacks:
         return super().create_timer(timer_period_sec, tick, *args, **kwargs)
 
     def create_guard_condition(self, callback, *args, **kwargs):
+        """rclpy's create_guard_condition, the callback guarded."""
         guarded = self._guarded(callback)
 
         def triggered():
@@ -55,6 +58,7 @@ class GuardedCallbacks:
         return super().create_guard_condition(triggered, *args, **kwargs)
 
     def create_service(self, srv_type, srv_name, callback, *args, **kwargs):
+        """rclpy's create_service, the callback guarded."""
         # a failed service callback answers with the empty response rclpy handed it (None would raise in rclpy)
         return super().create_service(srv_type, srv_name,
                                       self._guarded(callback, fallback=lambda request, response: response),
@@ -98,6 +102,7 @@ class GuardedCallbacks:
             return self._idle.wait_for(lambda: self._running <= own, timeout)
 
     def destroy_node(self):
+        """:meth:`quiesce`, then destroy."""
         if not self.quiesce():
             self.get_logger().warning(f"a callback still runs after {QUIESCE_TIMEOUT} s; destroying the node")
         return super().destroy_node()
