@@ -47,12 +47,12 @@ _namespaces = itertools.count()
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 
 
-def with_fixed_chain(xml, n, mass=0.01):
-    """``xml`` (arm7) with a chain of ``n`` more links hung from its tcp by fixed joints: the same joints and
-    coordinates, a longer description (and another mass matrix)."""
+def with_fixed_links(xml, n, mass=0.01, chain=False):
+    """``xml`` (arm7) with ``n`` more links hung from its tcp by fixed joints -- side by side, or one below the
+    other with ``chain`` -- : the same joints and coordinates, a longer description (and another mass matrix)."""
     links = "".join(
-        f'<joint name="extra_joint{k}" type="fixed"><parent link="{"tcp" if k == 0 else f"extra{k - 1}"}"/>'
-        f'<child link="extra{k}"/><origin xyz="0 0 0.001"/></joint>'
+        f'<joint name="extra_joint{k}" type="fixed"><parent link="{"extra%d" % (k - 1) if chain and k else "tcp"}"/>'
+        f'<child link="extra{k}"/><origin xyz="0 0 {0.001 if chain else 0.001 * k}"/></joint>'
         f'<link name="extra{k}"><inertial><mass value="{mass}"/><inertia ixx="1e-6" iyy="1e-6" izz="1e-6" '
         f'ixy="0" ixz="0" iyz="0"/></inertial></link>' for k in range(n))
     return xml.replace("</robot>", links + "</robot>")
@@ -151,13 +151,13 @@ class Stream:
 
 def test_a_large_description_loads_while_the_old_model_answers_at_the_stream_rate(
         probe, namespace, processes, tmp_path):
-    """The node (a process, as a user starts it) serves arm7 from the robot_description topic; arm7 with 1,500
-    more links (fixed: the same joints) is published while joint states stream at 50 Hz: the old model answers
-    joint states until the new one answers -- over 80 % of them (the stream is best effort: a machine busy with
+    """The node (a process, as a user starts it) serves arm7 from the robot_description topic; arm7 with 5,000
+    more links (fixed: the same joints; 1.3 MB) is published while joint states stream at 50 Hz: the old model answers
+    joint states until the new one answers -- over 75 % of them (the stream is best effort: a machine busy with
     other work drops some), with no gap of half a second, though the load takes seconds -- and only the two models'
     numbers are ever published (the swap is whole). benchmarks/bench_ros_description_swap.py measures the gaps."""
     xml = ARM.read_text()
-    large = with_fixed_chain(xml, 1500)
+    large = with_fixed_links(xml, 5000)
     answers = Answers(probe, namespace)
     node = NodeProcess(["-r", f"__ns:={namespace}"], tmp_path / "node.log")
     processes.append(node)
@@ -190,8 +190,8 @@ def test_a_large_description_loads_while_the_old_model_answers_at_the_stream_rat
     gap = np.diff(times[(times >= sent) & (times <= first_new)]).max()
     print(f"load {load_time:.2f} s, {answered:.1%} of the stream answered meanwhile, longest gap "
           f"{1e3 * gap:.0f} ms (the stream's period: {1e3 * PERIOD:.0f} ms)")
-    assert load_time > 50 * PERIOD              # an in-callback load would have answered none of these
-    assert answered > 0.8, f"{answered:.1%} of the joint states answered while the description loaded"
+    assert load_time > 25 * PERIOD              # an in-callback load would have answered none of these
+    assert answered > 0.75, f"{answered:.1%} of the joint states answered while the description loaded"
     assert gap < 0.5, f"answers stalled {gap:.3f} s while the description loaded"
     assert "model from topic robot_description" in node.log()
 
@@ -273,7 +273,7 @@ def test_superseded_and_replaced_models_leave_nothing_behind(probe, start_node, 
     node = start_node(robot_description=xml)
     old = weakref.ref(node.robot)
     heavier = re.sub(r'<mass value="([^"]+)"', lambda m: f'<mass value="{2 * float(m.group(1))!r}"', xml)
-    slow = with_fixed_chain(xml, 1500)
+    slow = with_fixed_links(xml, 5000)
     assert node.set_parameters([Parameter("robot_description", value=slow)])[0].successful
     assert eventually(lambda: node._loader._process is not None)        # the slow one is loading
     assert node.set_parameters([Parameter("robot_description", value=heavier)])[0].successful

@@ -434,7 +434,7 @@ class DynamicsLogic:
 
     def _revert_parameters(self):
         """Set the model parameters back to those of the model that serves."""
-        changed = [Parameter(name, value=[] if value is None else value)
+        changed = [Parameter(name, Parameter.Type.STRING_ARRAY, []) if value is None else Parameter(name, value=value)
                    for name, value in self._good_parameters.items() if self._model_config()[name] != value]
         self._reverting = True
         try:
