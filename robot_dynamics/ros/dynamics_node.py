@@ -63,7 +63,11 @@ state that produced them comes in ``~/state`` (and ``~/com``), published after t
 Every output is computed on the arrival of a joint state, in one ``robot.dynamics()`` pass; the mass matrix is
 published first. A message that cannot be used is skipped with a warning throttled per kind of fault, and
 counted in ``DynamicsNode.skipped`` and on /diagnostics. A joint state with more than ``max_joint_state_names``
-names (default 10,000: about 200 kB) is skipped as ``joint_state_too_large``. No callback can end the node: an
+names (default 10,000) is skipped as ``joint_state_too_large``. Joint states are best effort by default (the
+newest wins); over Fast DDS on one machine that carries them whole up to about 500 kB (measured: every one of
+475 kB, about half of those of 1 MB), so for larger ones set the subscription reliable
+(``-p qos_overrides./<ns>/joint_states.subscription.reliability:=reliable``, ``...depth:=10``): then every
+1 MB joint state is answered, at 100 Hz too. No callback can end the node: an
 exception (MemoryError included) is logged and counted in ``callback_errors`` and on /diagnostics
 (robot_dynamics.ros.guard). The subscriptions to joint_states and odom take QoS
 overrides (``-p qos_overrides./robot1/joint_states.subscription.reliability:=reliable``).
