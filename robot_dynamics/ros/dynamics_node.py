@@ -183,14 +183,15 @@ class DynamicsLogic:
         self._pubs = {}
         self._subs = []
         self._com_pub = self._state_pub = self._odom_sub = self._description_sub = self._waiting_timer = None
-        self._publish_regressor = self._publish_derivatives = False
         self._loader = None                       # BackgroundLoader, made at the first load while serving
         self._load_generation = 0                 # of the newest load requested (or cancelled)
-        self._loaded = None                       # (generation, request, Served or Refused, warnings), for _on_loaded
+        self._loaded = None                       # (request, Served or Refused, warnings), for _on_loaded
         self._loaded_lock = threading.Lock()
         self._reverting = False
         self._declare_parameters()
         self._frame_prefix = self.get_parameter("frame_prefix").value
+        self._publish_regressor = self.get_parameter("publish_regressor").value
+        self._publish_derivatives = self.get_parameter("publish_derivatives").value
         self._max_names = self.get_parameter("max_joint_state_names").value
         self.diagnostics = Diagnostics(self, "dynamics of the joint states")
         self._loaded_timer = None                 # polls _loaded while loading (EventsExecutor: no guard conditions)
@@ -211,8 +212,7 @@ class DynamicsLogic:
     def _open(self):
         """Advertise the outputs and subscribe to the inputs."""
         self._advertise(MATRIX_TOPICS)
-        self._set_optional_outputs(self.get_parameter("publish_regressor").value,
-                                   self.get_parameter("publish_derivatives").value)
+        self._set_optional_outputs(self._publish_regressor, self._publish_derivatives)
         self._com_pub = self._create_output(PointStamped, "~/com")
         self._state_pub = self._create_output(JointState, "~/state")
         self._subs.append(self.create_subscription(
