@@ -399,7 +399,7 @@ class DynamicsLogic:
                 outcome = Served(Robot(model))
             except MemoryError:
                 outcome = Refused("memory", f"the model from {request['source']} does not fit in memory")
-            except Exception as err:        # noqa: BLE001 - any failure to build the model refuses it
+            except Exception as err:                        # any failure to build the model refuses it
                 outcome = Refused("invalid", f"the model from {request['source']}: {type(err).__name__}: {err}")
         with self._loaded_lock:
             self._loaded = (request, outcome, warnings)
