@@ -13,13 +13,16 @@ setup(
     python_requires=">=3.10",
     install_requires=["numpy>=1.24", "scipy>=1.10", "lxml>=4.9", "numba>=0.59", "matplotlib>=3.6"],
     extras_require={
-        # test-only oracles and tools (not ROS dependencies: package.xml does not name them)
-        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "xacro>=2.0", "pyyaml"],
+        # test-only oracles and tools (not ROS dependencies: package.xml does not name them): the Pinocchio
+        # oracle, the lint (flake8, pydocstyle) and the colcon build of test_packaging.py
+        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "xacro>=2.0", "pyyaml",
+                 "flake8>=7", "pydocstyle>=6", "catkin-pkg>=1.0", "colcon-core>=0.15", "colcon-ros>=0.4",
+                 "colcon-bash>=0.5"],
         "xacro": ["xacro>=2.0"],
         "ros": [
             "ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-sensor-msgs",
             "ros-nav-msgs", "ros-geometry-msgs", "ros-trajectory-msgs", "ros-rosgraph-msgs", "ros-rcl-interfaces",
-            "ros-builtin-interfaces", "ros-diagnostic-msgs", "ros-ament-index-python",
+            "ros-builtin-interfaces", "ros-diagnostic-msgs", "ros-lifecycle-msgs", "ros-ament-index-python",
             "xacro>=2.0", "pyyaml",
         ],
     },
@@ -35,6 +38,7 @@ setup(
         "console_scripts": [
             "robot-dynamics = robot_dynamics.cli:main",
             "dynamics_node = robot_dynamics.ros.dynamics_node:main",
+            "lifecycle_dynamics_node = robot_dynamics.ros.lifecycle_node:main",
             "computed_torque_node = robot_dynamics.ros.controller_nodes:computed_torque_main",
             "adaptive_controller_node = robot_dynamics.ros.controller_nodes:adaptive_controller_main",
             "sim_node = robot_dynamics.ros.sim_node:main",

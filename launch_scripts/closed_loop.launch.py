@@ -30,6 +30,7 @@ def _nodes(context):
 
 
 def generate_launch_description():
+    """The arguments, then the nodes, made once every argument and package has resolved (launch_plan)."""
     return LaunchDescription(
         [DeclareLaunchArgument(name, default_value=default, description=text)
          for name, (default, text) in CLOSED_LOOP_ARGUMENTS.items()]

@@ -75,6 +75,7 @@ def _params(assignments):
 
 
 def parse_args(argv):
+    """The script's options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--urdf", default="arm7", help="URDF path or bundled name (default: arm7)")
     parser.add_argument("--controller", choices=sorted(CONTROLLERS), default="adaptive")
@@ -95,6 +96,7 @@ def parse_args(argv):
 
 
 def main(argv=None):
+    """Start the closed loop's nodes, wait for Ctrl-C or SIGTERM, stop them."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, interrupt)
     commands = node_commands(args, resolve_urdf(args.urdf))

@@ -67,6 +67,7 @@ def publish_description(xml, namespace):
 
 
 def parse_args(argv):
+    """The script's options; what follows ``--`` goes to the node as ROS arguments (``args.ros_args``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--urdf", default="arm7", help="URDF path or bundled name (default: arm7)")
     parser.add_argument("--publish-description", action="store_true",
@@ -86,6 +87,7 @@ def parse_args(argv):
 
 
 def main(argv=None):
+    """Start the node (and the description publisher), wait for Ctrl-C or SIGTERM, stop them."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, interrupt)
     urdf_path = resolve_urdf(args.urdf)

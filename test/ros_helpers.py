@@ -16,7 +16,10 @@ import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import Odometry
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.experimental import EventsExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectoryPoint
@@ -57,6 +60,79 @@ def claim_ros_domain():
             raise RuntimeError("every ROS domain 1..101 is claimed by another process")
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     return int(os.environ["ROS_DOMAIN_ID"])
+
+
+def init_context():
+    """A fresh rclpy context, initialised without signal handlers (pytest keeps Ctrl-C)."""
+    context = rclpy.Context()
+    rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
+    return context
+
+
+class Spinner:
+    """An executor spun by a thread of its own, and the nodes added to it, destroyed only after it has stopped.
+
+    A node must not be destroyed while an executor may still run one of its callbacks or put its entities in a
+    wait set: rclpy then raises InvalidHandle in the executor's thread (a callback publishing on a destroyed
+    publisher, ``add_to_wait_set`` of a destroyed event handler). :meth:`close` therefore stops the executor
+    first -- every running callback returned, its threads joined -- and then destroys the nodes, newest first.
+    No sleep, no race.
+
+    Parameters
+    ----------
+    context : rclpy.Context
+    events : bool
+        True: rclpy's C++ EventsExecutor, spun in 50 ms slices (its ``spin()`` would keep the other threads
+        from creating entities or publishing meanwhile); False: a MultiThreadedExecutor of 4 threads.
+    """
+
+    def __init__(self, context, events=False):
+        self.context = context
+        self.events = events
+        self.executor = EventsExecutor(context=context) if events else MultiThreadedExecutor(4, context=context)
+        self.nodes = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self):
+        if not self.events:
+            self.executor.spin()
+            return
+        while not self._stop.is_set():
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def add_node(self, node):
+        """Spin ``node``; it is destroyed by :meth:`close`."""
+        self.executor.add_node(node)
+        self.nodes.append(node)
+
+    def remove_node(self, node):
+        """Stop spinning ``node`` (it is still destroyed by :meth:`close`)."""
+        self.executor.remove_node(node)
+
+    def close(self):
+        self._stop.set()
+        if self.events:
+            self._thread.join(timeout=10)
+            self.executor.shutdown(timeout_sec=10)
+        else:
+            self.executor.shutdown(timeout_sec=10)          # waits for every running callback
+            self._thread.join(timeout=10)
+        assert not self._thread.is_alive(), "the executor did not stop"
+        for node in reversed(self.nodes):
+            node.destroy_node()
+        self.nodes.clear()
+
+
+def eventually(predicate, timeout=30.0, every=0.01):
+    """Poll ``predicate()`` until it holds; False when ``timeout`` s pass first."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(every)
+    return True
 
 
 def stamp(k):
@@ -103,8 +179,8 @@ class Probe:
 
     Parameters
     ----------
-    executor : rclpy.executors.Executor
-        A spinning executor to which the probe adds itself.
+    executor : Spinner
+        A spinning executor to which the probe adds itself (and which destroys its node when it closes).
     namespace : str
         Namespace of the node under test (each test uses its own, so no test sees another's messages).
     node_name : str
@@ -140,8 +216,8 @@ class Probe:
         return record
 
     def close(self):
+        """Stop spinning the probe (its node is destroyed with the Spinner's)."""
         self.executor.remove_node(self.node)
-        self.node.destroy_node()
 
     def wait_until(self, predicate, timeout=10.0):
         """Wait until ``predicate()`` (called under the probe's lock) is true; False when ``timeout`` passes."""
@@ -271,18 +347,29 @@ class NodeProcess:
         What follows ``--ros-args``.
     log_path : pathlib.Path
         Where stdout and stderr go.
+    address_space_mb : int, optional
+        An address-space limit (RLIMIT_AS) for the node, MB, as ``ulimit -v`` would set it.
     """
 
-    def __init__(self, ros_args, log_path):
+    def __init__(self, ros_args, log_path, address_space_mb=None):
         env = dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_LOGGING_BUFFERED_STREAM="0",
                    RCUTILS_COLORIZED_OUTPUT="0")
         package_root = str(Path(robot_dynamics.__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         self.log_path = log_path
         self._log = open(log_path, "w")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "robot_dynamics.ros.dynamics_node", "--ros-args", *ros_args],
-            stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        command = [sys.executable, "-m", "robot_dynamics.ros.dynamics_node", "--ros-args", *ros_args]
+        if address_space_mb is not None:          # set in the child, then exec'd: the limit holds in the node
+            command = [sys.executable, "-c", "import os, resource, sys; resource.setrlimit(resource.RLIMIT_AS, "
+                       f"({address_space_mb << 20}, {address_space_mb << 20})); os.execv(sys.executable, "
+                       "sys.argv[1:])", *command]
+        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+                                        start_new_session=True)
+
+    def rss_mb(self):
+        """The node's resident memory now, MB."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) / 1024
 
     def log(self):
         return self.log_path.read_text()

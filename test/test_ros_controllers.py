@@ -21,7 +21,7 @@ rclpy = pytest.importorskip("rclpy", reason="ROS 2 is not installed (pip install
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # ros_helpers, whatever pytest's import mode
 
-from ros_helpers import URDF_DIR, claim_ros_domain, joint_state, stamp  # noqa: E402
+from ros_helpers import URDF_DIR, Spinner, claim_ros_domain, init_context, joint_state, stamp  # noqa: E402
 
 claim_ros_domain()                                          # before the first rclpy context
 
@@ -30,7 +30,6 @@ from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
-from rclpy.signals import SignalHandlerOptions  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -47,6 +46,8 @@ ARM = URDF_DIR / "arm7.urdf"
 QUADRUPED = URDF_DIR / "quadruped.urdf"
 LAUNCH = URDF_DIR.parent / "launch_scripts" / "closed_loop.py"
 _namespaces = itertools.count()
+# an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 
 
 def seconds(header):
@@ -81,25 +82,19 @@ def smooth_trajectory(robot, duration, seed=0):
 
 
 @pytest.fixture(scope="module")
-def executor():
-    """rclpy's C++ EventsExecutor (it keeps up with 1 kHz topics), spun in a thread by ``spin_once`` slices:
-    its ``spin()`` would keep the other threads from creating entities or publishing meanwhile."""
-    context = rclpy.Context()
-    rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
-    spinner = EventsExecutor(context=context)
-    stop = threading.Event()
-
-    def spin():
-        while not stop.is_set():
-            spinner.spin_once(timeout_sec=0.05)
-
-    thread = threading.Thread(target=spin, daemon=True)
-    thread.start()
-    yield spinner
-    stop.set()
-    thread.join(timeout=10)
-    spinner.shutdown(timeout_sec=10)
+def context():
+    context = init_context()
+    yield context
     rclpy.shutdown(context=context)
+
+
+@pytest.fixture
+def executor(context):
+    """rclpy's C++ EventsExecutor (it keeps up with 1 kHz topics), spun in a thread of its own for each test; it
+    stops before the test's nodes are destroyed (ros_helpers.Spinner)."""
+    spinner = Spinner(context, events=True)
+    yield spinner
+    spinner.close()
 
 
 @pytest.fixture
@@ -111,8 +106,8 @@ class Probe:
     """The test's node: feeds joint states, trajectories and references; records commands, states and the
     adaptive controller's outputs, each topic's messages in a list guarded by one condition.
 
-    It joins ``executor`` (spun by another thread), or with ``spin_here`` an executor of its own that its waits
-    spin in the test's thread: the way to keep up with a 1 kHz closed loop.
+    It joins ``executor`` (a ros_helpers.Spinner, which destroys it when it closes), or with ``spin_here`` an
+    executor of its own that its waits spin in the test's thread: the way to keep up with a 1 kHz closed loop.
     """
 
     TOPICS = ("commands", "joint_states", "tracking_error", "estimate", "odom", "clock", "mass_matrix")
@@ -197,35 +192,26 @@ class Probe:
 
     def close(self):
         self.executor.remove_node(self.node)
-        if self.spin_here:
+        if self.spin_here:                 # spun by this thread alone, which is here: nothing runs its callbacks
             self.executor.shutdown()
-        self.node.destroy_node()
+            self.node.destroy_node()
 
 
 @pytest.fixture
 def probe(executor, namespace):
-    p = Probe(executor, namespace)
-    yield p
-    p.close()
+    return Probe(executor, namespace)
 
 
 @pytest.fixture
 def start_node(executor, namespace):
-    """Start one of the nodes in this process with the given parameters; each is destroyed afterwards."""
-    nodes = []
-
+    """Start one of the nodes in this process with the given parameters (destroyed when the executor closes)."""
     def start(node_class, **params):
         params.setdefault("command_topic", "effort_controller/commands")     # inside the test's namespace
         node = node_class(namespace=namespace, context=executor.context,
                           parameter_overrides=[Parameter(name, value=value) for name, value in params.items()])
         executor.add_node(node)
-        nodes.append(node)
         return node
-
-    yield start
-    for node in reversed(nodes):
-        executor.remove_node(node)
-        node.destroy_node()
+    return start
 
 
 class NodeProcesses:

@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,16 +20,14 @@ import rclpy  # noqa: E402  (without the ros extra these tests fail rather than 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # ros_helpers, whatever pytest's import mode
 
-from ros_helpers import (URDF_DIR, NodeProcess, Probe, claim_ros_domain, expected_outputs,  # noqa: E402
-                         joint_state, odometry, random_state, reference, stamp)
+from ros_helpers import (URDF_DIR, NodeProcess, Probe, Spinner, claim_ros_domain, expected_outputs,  # noqa: E402
+                         eventually, init_context, joint_state, odometry, random_state, reference, stamp)
 
 claim_ros_domain()                                          # before the first rclpy context
 
 from rcl_interfaces.msg import ParameterType  # noqa: E402
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
-from rclpy.signals import SignalHandlerOptions  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
@@ -39,6 +36,8 @@ from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 ARM = URDF_DIR / "arm7.urdf"
 QUADRUPED = URDF_DIR / "quadruped.urdf"
 _namespaces = itertools.count()
+# an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 
 
 @lru_cache
@@ -62,16 +61,18 @@ def stderr_says(capfd, text):
 
 
 @pytest.fixture(scope="module")
-def executor():
-    context = rclpy.Context()
-    rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
-    spinner = MultiThreadedExecutor(num_threads=4, context=context)
-    thread = threading.Thread(target=spinner.spin, daemon=True)
-    thread.start()
-    yield spinner
-    spinner.shutdown(timeout_sec=10)
-    thread.join(timeout=10)
+def context():
+    context = init_context()
+    yield context
     rclpy.shutdown(context=context)
+
+
+@pytest.fixture
+def executor(context):
+    """A spinning executor per test; it stops before the nodes of the test are destroyed (ros_helpers.Spinner)."""
+    spinner = Spinner(context)
+    yield spinner
+    spinner.close()
 
 
 @pytest.fixture
@@ -81,27 +82,18 @@ def namespace():
 
 @pytest.fixture
 def probe(executor, namespace):
-    p = Probe(executor, namespace)
-    yield p
-    p.close()
+    return Probe(executor, namespace)
 
 
 @pytest.fixture
 def start_node(executor, namespace):
-    """Start a DynamicsNode in this process with the given parameters; every one is destroyed afterwards."""
-    nodes = []
-
+    """Start a DynamicsNode in this process with the given parameters (destroyed when the executor closes)."""
     def start(**params):
         node = DynamicsNode(namespace=namespace, context=executor.context,
                             parameter_overrides=[Parameter(name, value=value) for name, value in params.items()])
         executor.add_node(node)
-        nodes.append(node)
         return node
-
-    yield start
-    for node in nodes:
-        executor.remove_node(node)
-        node.destroy_node()
+    return start
 
 
 @pytest.fixture
@@ -288,9 +280,12 @@ def test_parameters_rebuild_the_model_and_joints_is_read_only(probe, start_node)
     expected = expected_outputs(robot, q, v, 0, robot.root_link)
     assert probe.exchange(joint_state(names, q, v, k=0), until=probe.matches(expected))
 
-    result = node.set_parameters([Parameter("robot_description", value="<robot name='broken'><link/></robot>")])[0]
-    assert not result.successful and result.reason
-    assert node.get_parameter("robot_description").value == xml
+    # a model parameter is accepted and loaded in the background: refused there, it is set back
+    assert node.set_parameters([Parameter("robot_description", value="<robot name='broken'><link/></robot>")])[0] \
+        .successful
+    assert eventually(lambda: node.refused["invalid"] == 1 and node.get_parameter("robot_description").value == xml)
+    assert probe.exchange(joint_state(names, q, v, k=2), until=probe.matches(   # the last good model serves
+        expected_outputs(robot, q, v, 2, robot.root_link)))
     assert not node.set_parameters([Parameter("gravity", value=[0.0, 0.0])])[0].successful
     assert not node.set_parameters([Parameter("joints", value=["a"] * len(names))])[0].successful
     assert node.get_parameter("joints").value == names

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import types
 from pathlib import Path
 
@@ -25,12 +24,11 @@ import rclpy  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ros_helpers import (URDF_DIR, Probe, claim_ros_domain, expected_outputs, joint_state,  # noqa: E402
-                         odometry, random_state)
+from ros_helpers import (URDF_DIR, Probe, Spinner, claim_ros_domain, expected_outputs,  # noqa: E402
+                         eventually, init_context, joint_state, odometry, random_state)
 
 claim_ros_domain()
 
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.signals import SignalHandlerOptions  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -46,6 +44,8 @@ from robot_dynamics.ros.launch_plan import LaunchError, closed_loop_plan  # noqa
 REPO = URDF_DIR.parent
 BUNDLED = sorted(URDF_DIR.glob("*.urdf"))
 _namespaces = itertools.count()
+# an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 XACRO = """<?xml version="1.0"?>
 <robot name="two_link" xmlns:xacro="http://www.ros.org/wiki/xacro">
   <xacro:arg name="prefix" default=""/>
@@ -82,16 +82,18 @@ MIMIC = """<robot name="gripper">
 
 
 @pytest.fixture(scope="module")
-def executor():
-    context = rclpy.Context()
-    rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
-    spinner = MultiThreadedExecutor(num_threads=4, context=context)
-    thread = threading.Thread(target=spinner.spin, daemon=True)
-    thread.start()
-    yield spinner
-    spinner.shutdown(timeout_sec=10)
-    thread.join(timeout=10)
+def context():
+    context = init_context()
+    yield context
     rclpy.shutdown(context=context)
+
+
+@pytest.fixture
+def executor(context):
+    """A spinning executor per test; it stops before the test's nodes are destroyed (ros_helpers.Spinner)."""
+    spinner = Spinner(context)
+    yield spinner
+    spinner.close()
 
 
 @pytest.fixture
@@ -101,21 +103,13 @@ def namespace():
 
 @pytest.fixture
 def start_node(executor, namespace):
-    nodes = []
-
+    """Start a DynamicsNode in this process with the given parameters (destroyed when the executor closes)."""
     def start(**params):
         node = DynamicsNode(namespace=namespace, context=executor.context,
                             parameter_overrides=[Parameter(name, value=value) for name, value in params.items()])
         executor.add_node(node)
-        nodes.append(node)
         return node
-
-    yield start
-    for node in nodes:
-        executor.remove_node(node)
-    time.sleep(0.2)          # let a callback already handed to a worker thread finish before its node goes
-    for node in nodes:
-        node.destroy_node()
+    return start
 
 
 def ament_prefix(root, packages):
@@ -303,8 +297,8 @@ def test_launch_runs_xacro_and_refuses_bad_arguments_before_any_node(tmp_path, m
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(installed_prefix(tmp_path, "robot_dynamics")))
     path = tmp_path / "two_link.urdf.xacro"
     path.write_text(XACRO)
-    nodes = FakeLaunch({"urdf": str(path), "xacro_args": "prefix:=a_"}).run(REPO / "launch_scripts" / "dynamics.launch.py",
-                                                                          monkeypatch)
+    nodes = FakeLaunch({"urdf": str(path), "xacro_args": "prefix:=a_"}).run(
+        REPO / "launch_scripts" / "dynamics.launch.py", monkeypatch)
     assert rd.load_urdf(nodes[0]["parameters"][0]["robot_description"]).joint_names == ["a_j1", "a_j2"]
     fake = FakeLaunch({"urdf": "nope", "floating_base": "maybe"})
     with pytest.raises(LaunchError) as err:
@@ -406,46 +400,36 @@ def test_two_namespaced_robots_side_by_side_do_not_cross_talk(executor, namespac
     subscriber, in its namespace (the command topic used to be the absolute /effort_controller/commands)."""
     urdf = str(URDF_DIR / "planar_2link.urdf")
     targets = {"r1": np.array([0.4, -0.3]), "r2": np.array([-0.6, 0.8])}
-    nodes, loops = [], {}
+    loops = {}
     pub = rclpy.create_node("targets", context=executor.context)
     executor.add_node(pub)
-    try:
-        for robot in targets:
-            ns = f"{namespace}_{robot}"
-            sim = SimNode(namespace=ns, context=executor.context, parameter_overrides=[
-                Parameter("urdf_path", value=urdf), Parameter("lockstep", value=True),
-                Parameter("real_time_factor", value=0.0), Parameter("rate", value=200.0)])
-            controller = ComputedTorqueNode(namespace=ns, context=executor.context,
-                                            parameter_overrides=[Parameter("urdf_path", value=urdf)])
-            for node in (sim, controller):
-                executor.add_node(node)
-                nodes.append(node)
-            loops[robot] = (ns, sim, controller, pub.create_publisher(
-                JointTrajectoryPoint, f"{ns}/computed_torque_node/joint_references", 10))
-        for robot, (ns, sim, controller, references) in loops.items():
-            topic = f"{ns}/effort_controller/commands"
-            assert [i.node_name for i in pub.get_publishers_info_by_topic(topic)] == ["computed_torque_node"]
-            assert [i.node_name for i in pub.get_subscriptions_info_by_topic(topic)] == ["sim_node"]
-            deadline = threading.Event()
-            while controller._point is None and not deadline.wait(0.05):
-                references.publish(JointTrajectoryPoint(positions=targets[robot].tolist()))
-        assert not pub.get_publishers_info_by_topic("/effort_controller/commands")
+    for robot in targets:
+        ns = f"{namespace}_{robot}"
+        sim = SimNode(namespace=ns, context=executor.context, parameter_overrides=[
+            Parameter("urdf_path", value=urdf), Parameter("lockstep", value=True),
+            Parameter("real_time_factor", value=0.0), Parameter("rate", value=200.0)])
+        controller = ComputedTorqueNode(namespace=ns, context=executor.context,
+                                        parameter_overrides=[Parameter("urdf_path", value=urdf)])
+        for node in (sim, controller):
+            executor.add_node(node)             # the executor destroys them when it has stopped
+        loops[robot] = (ns, sim, controller, pub.create_publisher(
+            JointTrajectoryPoint, f"{ns}/computed_torque_node/joint_references", 10))
+    for robot, (ns, sim, controller, references) in loops.items():
+        topic = f"{ns}/effort_controller/commands"
+        assert [i.node_name for i in pub.get_publishers_info_by_topic(topic)] == ["computed_torque_node"]
+        assert [i.node_name for i in pub.get_subscriptions_info_by_topic(topic)] == ["sim_node"]
+        deadline = threading.Event()
+        while controller._point is None and not deadline.wait(0.05):
+            references.publish(JointTrajectoryPoint(positions=targets[robot].tolist()))
+    assert not pub.get_publishers_info_by_topic("/effort_controller/commands")
 
-        def arrived():
-            return all(sim.t > 2.0 and np.allclose(sim.q, targets[r], atol=1e-3) for r, (_, sim, _, _) in loops.items())
-        done = threading.Event()
-        for _ in range(600):
-            if arrived() or done.wait(0.05):
-                break
-        assert arrived(), {r: (sim.t, sim.q) for r, (_, sim, _, _) in loops.items()}
-    finally:
-        for node in reversed(nodes):
-            executor.remove_node(node)
-        time.sleep(0.2)
-        for node in reversed(nodes):
-            node.destroy_node()
-        executor.remove_node(pub)
-        pub.destroy_node()
+    def arrived():
+        return all(sim.t > 2.0 and np.allclose(sim.q, targets[r], atol=1e-3) for r, (_, sim, _, _) in loops.items())
+    done = threading.Event()
+    for _ in range(600):
+        if arrived() or done.wait(0.05):
+            break
+    assert arrived(), {r: (sim.t, sim.q) for r, (_, sim, _, _) in loops.items()}
 
 
 def test_diagnostics_report_rate_and_skipped_messages_by_reason(executor, namespace, start_node):
@@ -471,3 +455,64 @@ def test_diagnostics_report_rate_and_skipped_messages_by_reason(executor, namesp
         assert int(values["skipped joint_state_lengths"]) == node.skipped["joint_state_lengths"] or status.level
     finally:
         probe.close()
+
+
+# --- the lifecycle node ------------------------------------------------------------------------------------
+
+def test_lifecycle_node_loads_on_configure_and_answers_only_while_active(executor, namespace):
+    """lifecycle_dynamics_node driven through its ~/change_state service as ``ros2 lifecycle set`` does: nothing
+    before configure; configure loads the description (a bad urdf_path fails the transition and the node stays
+    unconfigured); inactive, it advertises its outputs but publishes nothing; active, it answers with the
+    library's numbers; deactivated it stops; cleanup drops the model and the outputs."""
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState, GetState
+    from robot_dynamics.ros.lifecycle_node import LifecycleDynamicsNode
+
+    node = LifecycleDynamicsNode(namespace=namespace, context=executor.context,
+                                 parameter_overrides=[Parameter("urdf_path", value="no_such_robot")])
+    executor.add_node(node)
+    probe = Probe(executor, namespace)
+    change = probe.node.create_client(ChangeState, f"{namespace}/dynamics_node/change_state")
+    get = probe.node.create_client(GetState, f"{namespace}/dynamics_node/get_state")
+    assert change.wait_for_service(timeout_sec=10) and get.wait_for_service(timeout_sec=10)
+
+    def transition(which):
+        return probe.result(change.call_async(ChangeState.Request(transition=Transition(id=which)))).success
+
+    def state():
+        return probe.result(get.call_async(GetState.Request())).current_state.label
+
+    def outputs():
+        """The node's outputs that it advertises (not the lifecycle's own transition_event)."""
+        return {name for name, _ in probe.node.get_topic_names_and_types()
+                if name.startswith(f"{namespace}/dynamics_node/") and not name.endswith("/transition_event") and any(
+                    i.node_name == "dynamics_node" for i in probe.node.get_publishers_info_by_topic(name))}
+
+    robot = rd.load_urdf(str(URDF_DIR / "arm7.urdf"))
+    names = list(robot.joint_names)
+    q, v = random_state(robot, np.random.default_rng(11))
+    assert state() == "unconfigured" and node.robot is None and not outputs()
+    assert not transition(Transition.TRANSITION_CONFIGURE)             # urdf_path names no file
+    assert state() == "unconfigured" and node.robot is None
+
+    node.set_parameters([Parameter("urdf_path", value="arm7")])
+    assert transition(Transition.TRANSITION_CONFIGURE) and state() == "inactive"
+    assert list(node.get_parameter("joints").value) == names
+    assert f"{namespace}/dynamics_node/mass_matrix" in outputs()
+    probe.wait_matched(probe.joint_states)
+    idle = joint_state(names, q, v, k=0)
+    assert not probe.published(probe.joint_states, idle, until=lambda: probe.counts["mass_matrix"] > 0, timeout=1.0)
+    assert node.answered == 0 and node.diagnostics.received_count > 0             # received, not answered
+
+    assert transition(Transition.TRANSITION_ACTIVATE) and state() == "active"
+    expected = expected_outputs(robot, q, v, 1, robot.root_link)
+    assert probe.exchange(joint_state(names, q, v, k=1), until=probe.matches(expected))
+    probe.assert_outputs(expected)
+
+    assert transition(Transition.TRANSITION_DEACTIVATE) and state() == "inactive"
+    answered = node.answered
+    assert not probe.published(probe.joint_states, joint_state(names, q, v, k=2),
+                               until=lambda: node.answered > answered, timeout=1.0)
+    assert transition(Transition.TRANSITION_CLEANUP) and state() == "unconfigured"
+    assert node.robot is None
+    assert eventually(lambda: not outputs(), timeout=10), outputs()

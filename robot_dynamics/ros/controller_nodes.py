@@ -340,7 +340,9 @@ class ControllerNode(RobotNode):
             self._commanding = False
 
     def destroy_node(self):
-        """Publish zero effort if a command is in force (and wait for it to be acknowledged), then destroy."""
+        """Let running callbacks return and run no more; publish zero effort if a command is in force (and wait for
+        it to be acknowledged); then destroy."""
+        self.quiesce()
         if self._commanding:
             self.publish_zero()
             self._command_pub.wait_for_all_acked(Duration(seconds=ACK_TIMEOUT))

@@ -15,7 +15,7 @@ import os
 import warnings
 from pathlib import Path
 
-from rcl_interfaces.msg import ParameterDescriptor
+import numpy as np
 
 import robot_dynamics as rd
 from robot_dynamics.bundled import bundled_names, bundled_urdf
@@ -24,8 +24,13 @@ from robot_dynamics.urdf import expand_xacro, is_xacro
 WARN_PERIOD = 2.0                 # s, throttle of each kind of warning
 
 
+class TooLarge(ValueError):
+    """A description that does not fit in the memory at hand (a MemoryError while loading it)."""
+
+
 def describe(text, read_only=False, dynamic_typing=False):
     """The ParameterDescriptor of a node parameter."""
+    from rcl_interfaces.msg import ParameterDescriptor     # here: the description loader process runs without ROS
     return ParameterDescriptor(description=text, read_only=read_only, dynamic_typing=dynamic_typing)
 
 
@@ -66,8 +71,9 @@ def resolve_urdf_path(urdf_path):
             except FileNotFoundError:
                 pass
     if not path.is_file():
-        raise ValueError(f"urdf_path '{urdf_path}': no such file (a path, package://pkg/path, file:///path or a "
-                         f"bundled robot: {', '.join(bundled_names())})")
+        looked = f" {path}" if str(path) != urdf_path else ""
+        raise ValueError(f"urdf_path '{urdf_path}': no such file{looked} (a path, package://pkg/path, file:///path or "
+                         f"a bundled robot: {', '.join(bundled_names())})")
     return path
 
 
@@ -100,18 +106,39 @@ def check_degrees_of_freedom(robot, source):
                          "xacro file? (a urdf_path ending in .xacro is expanded)")
 
 
-def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_description"):
+def check_finite(robot, source, regressor=False):
+    """ValueError unless M, C, g, the CoM and its Jacobian (and, with ``regressor``, the Slotine-Li Y) are finite
+    at the neutral configuration with unit velocities (and unit references): a description whose numbers
+    overflow (a mass of 1e308, an origin of 1e200) is refused before it serves a single answer."""
+    q, ones = robot.neutral(), np.ones(robot.nv)
+    d = robot.dynamics(q, ones, ones, ones) if regressor else robot.dynamics(q, ones)
+    for name, value in (("M", d.M), ("C", d.C), ("g", d.g), ("com", d.com), ("J_com", d.J_com), ("Y", d.Y)):
+        if value is not None and not np.isfinite(value).all():
+            raise ValueError(f"the description from {source} gives a non-finite {name} at the neutral "
+                             "configuration: some mass, inertia or origin is too large")
+
+
+def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_description", regressor=False):
     """``rd.load_urdf(xml, ...)``, with every URDFWarning (a description the library loads as given, such as an
-    impossible inertia) logged as a warning of the node.  URDFError (a ValueError) when the XML is refused,
-    ValueError when the robot has no degree of freedom."""
+    impossible inertia) logged as a warning of ``logger``.  URDFError (a ValueError) when the XML is refused,
+    ValueError when the robot has no degree of freedom, when its quantities are not finite at the neutral
+    configuration (:func:`check_finite`), TooLarge (a ValueError) when it does not fit in memory."""
     if not xml.lstrip().startswith("<"):
         raise ValueError(f"the description from {source} is not XML: it starts with {xml.lstrip()[:40]!r}")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", rd.URDFWarning)
-        robot = rd.load_urdf(xml, floating_base=floating_base, gravity=tuple(gravity), mimic=mimic)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", rd.URDFWarning)
+            warnings.simplefilter("error", RuntimeWarning)          # numpy's overflow: a non-finite model
+            robot = rd.load_urdf(xml, floating_base=floating_base, gravity=tuple(gravity), mimic=mimic)
+            check_degrees_of_freedom(robot, source)
+            check_finite(robot, source, regressor)
+    except MemoryError:
+        raise TooLarge(f"the description from {source} does not fit in memory") from None
+    except (RuntimeWarning, ArithmeticError) as err:
+        raise ValueError(f"the description from {source} overflows: {err}: some mass, inertia or origin is too "
+                         "large") from None
     for warning in caught:
         logger.warning(f"robot description: {warning.category.__name__}: {warning.message}")
-    check_degrees_of_freedom(robot, source)
     return robot
 
 

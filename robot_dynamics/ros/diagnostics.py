@@ -1,9 +1,13 @@
 """Diagnostics on ``/diagnostics`` (REP-107: diagnostic_msgs/DiagnosticArray, about once a second).
 
 Each node reports one DiagnosticStatus named ``<fully qualified node name>: <what it does>``: the rate of the
-messages it answered over the last period, the mean and worst compute time per answer, and the messages it skipped,
-in total and per reason (the ``kind`` of conversions.BadMessage). Level OK; WARN when a message was skipped in the
-last period or nothing was answered while inputs arrived; ERROR while the node has no robot model.
+messages it answered over the last period, the mean and worst compute time per answer, the messages it skipped,
+in total and per reason (the ``kind`` of conversions.BadMessage), the exceptions its callbacks raised (per
+callback and exception type, robot_dynamics.ros.guard) and, for the dynamics node, the descriptions it refused
+while serving (per reason) and whether one is loading. Level OK; WARN when a message was skipped or a
+description refused in the last period, or nothing was answered while inputs arrived; ERROR when a callback
+raised in the last period, or while the node has no robot model (a lifecycle node that is not active reports
+its state, at level OK).
 The ``diagnostic_msgs`` package (PyPI ``ros-diagnostic-msgs``) is optional: without it the node publishes no
 diagnostics (and advertises no /diagnostics topic) and says so once in its log.
 """
@@ -20,8 +24,9 @@ PERIOD = 1.0                              # s between two reports (diagnostic_up
 class Diagnostics:
     """Counts answers and their compute time for ``node`` and reports them on /diagnostics every PERIOD.
 
-    ``node`` must have ``skipped`` (collections.Counter) and ``robot`` attributes. Call :meth:`answered` with
-    the compute time of every answered message and :meth:`received` for every input message.
+    ``node`` must have ``skipped`` (collections.Counter) and ``robot`` attributes, and may have
+    ``callback_errors`` and ``refused`` (Counters), ``loading`` (bool) and ``lifecycle_state`` (str). Call
+    :meth:`answered` with the compute time of every answered message and :meth:`received` for every input message.
     """
 
     def __init__(self, node, what):
@@ -30,7 +35,7 @@ class Diagnostics:
         self.count = self.received_count = 0
         self._period_count = self._period_received = 0
         self._period_time = self._period_worst = 0.0
-        self._period_skipped = 0
+        self._period_skipped = self._period_errors = self._period_refused = 0
         self._last = time.monotonic()
         self.publisher = None
         if DiagnosticArray is None:
@@ -40,12 +45,14 @@ class Diagnostics:
         node.create_timer(PERIOD, self.publish)
 
     def answered(self, seconds):
+        """Count an answered input that took ``seconds`` to compute."""
         self.count += 1
         self._period_count += 1
         self._period_time += seconds
         self._period_worst = max(self._period_worst, seconds)
 
     def received(self):
+        """Count an input message."""
         self.received_count += 1
         self._period_received += 1
 
@@ -55,6 +62,13 @@ class Diagnostics:
         elapsed, self._last = max(now - self._last, 1e-9), now
         skipped = sum(self.node.skipped.values())
         new_skips, self._period_skipped = skipped - self._period_skipped, skipped
+        errors_by_kind = getattr(self.node, "callback_errors", {})
+        errors = sum(errors_by_kind.values())
+        new_errors, self._period_errors = errors - self._period_errors, errors
+        refused_by_kind = getattr(self.node, "refused", None)
+        refused = sum(refused_by_kind.values()) if refused_by_kind is not None else 0
+        new_refused, self._period_refused = refused - self._period_refused, refused
+        state = getattr(self.node, "lifecycle_state", "active")
         n = self._period_count
         values = {"rate [Hz]": f"{n / elapsed:.3f}",
                   "mean compute time [ms]": f"{1e3 * self._period_time / n:.4f}" if n else "",
@@ -62,8 +76,22 @@ class Diagnostics:
                   "answered": str(self.count), "received": str(self.received_count),
                   "skipped": str(skipped)}
         values.update({f"skipped {kind}": str(k) for kind, k in sorted(self.node.skipped.items())})
-        if self.node.robot is None:
+        values["callback errors"] = str(errors)
+        values.update({f"callback error {kind}": str(k) for kind, k in sorted(errors_by_kind.items())})
+        if refused_by_kind is not None:
+            values["descriptions refused"] = str(refused)
+            values.update({f"refused {kind}": str(k) for kind, k in sorted(refused_by_kind.items())})
+            values["description loading"] = str(bool(getattr(self.node, "loading", False))).lower()
+        if hasattr(self.node, "lifecycle_state"):
+            values["lifecycle state"] = state
+        if new_errors:
+            level, message = DiagnosticStatus.ERROR, f"{new_errors} callback exceptions in the last {elapsed:.1f} s"
+        elif state != "active":
+            level, message = DiagnosticStatus.OK, f"{state}: not answering"
+        elif self.node.robot is None:
             level, message = DiagnosticStatus.ERROR, "no robot model: waiting for robot_description"
+        elif new_refused:
+            level, message = DiagnosticStatus.WARN, f"{new_refused} descriptions refused in the last {elapsed:.1f} s"
         elif new_skips:
             level, message = DiagnosticStatus.WARN, f"{new_skips} messages skipped in the last {elapsed:.1f} s"
         elif self._period_received and not n:
@@ -77,6 +105,7 @@ class Diagnostics:
                                 values=[KeyValue(key=k, value=v) for k, v in values.items()])
 
     def publish(self):
+        """Publish the period's status on /diagnostics (the timer's callback)."""
         msg = DiagnosticArray(status=[self.status()])
         msg.header.stamp = self.node.get_clock().now().to_msg()
         self.publisher.publish(msg)

@@ -7,11 +7,23 @@ Robot description, the MoveIt pattern: the string parameter ``robot_description`
 ``urdf_path`` (a path, ``package://pkg/path`` through the ament index, ``file:///path`` or a bundled robot's name
 such as ``arm7``; a ``.xacro`` file is expanded with ``xacro_args``); if both are empty, the ``robot_description``
 topic (std_msgs/String, RELIABLE + TRANSIENT_LOCAL, depth 1), as robot_state_publisher publishes it, to which the
-node is subscribed while it waits. A description given by parameter that cannot be found, read or parsed, or that
-has no degree of freedom, stops the node at start-up with that message (exit code 2); later, every new
-description rebuilds the model, and one that fails is refused (parameter) or logged (topic) and the last good
-model stays. ``mimic:=true`` makes mimic joints follow their masters (they are then no coordinate of the outputs
-and may be absent from joint_states, as for robot_state_publisher).
+node is subscribed while it waits. A description given by parameter that cannot be found, read or parsed, that
+has no degree of freedom or whose quantities are not finite at the neutral configuration (a mass of 1e308)
+stops the node at start-up with that message (exit code 2).
+
+A new description while the node serves -- a changed model parameter, a new message on the topic -- is loaded
+in the background (robot_dynamics.ros.loader: a child process, so neither the GIL nor the memory of the load is
+the node's) while the current model keeps answering, and swapped in, between two joint states, once it has
+passed every check of the start-up; the newest description wins (one still loading is abandoned). One that is
+refused -- unreadable, not a URDF, no joints, other joints than the read-only ``joints``, non-finite, larger
+than ``description_memory_limit_mb`` of address space or slower than ``description_timeout`` -- leaves the
+current model serving and nothing in memory; it is logged and counted in ``DynamicsNode.refused`` and on
+/diagnostics, and refused model parameters are set back to those of the model that serves (so ``ros2 param
+get`` tells what serves). The node's own process runs with its start-up objects frozen out of the garbage
+collector (runner.run), so no full collection pauses it for tens of milliseconds either.
+
+``mimic:=true`` makes mimic joints follow their masters (they are then no coordinate of the outputs and may be
+absent from joint_states, as for robot_state_publisher).
 
 Topics (``~`` is the node's name; every name is relative, so ``-r __ns:=/robot1`` moves them all, and each can
 be remapped)::
@@ -50,7 +62,14 @@ state that produced them comes in ``~/state`` (and ``~/com``), published after t
 
 Every output is computed on the arrival of a joint state, in one ``robot.dynamics()`` pass; the mass matrix is
 published first. A message that cannot be used is skipped with a warning throttled per kind of fault, and
-counted in ``DynamicsNode.skipped`` and on /diagnostics. The subscriptions to joint_states and odom take QoS
+counted in ``DynamicsNode.skipped`` and on /diagnostics. A joint state with more than ``max_joint_state_names``
+names (default 10,000) is skipped as ``joint_state_too_large``. Joint states are best effort by default (the
+newest wins); over Fast DDS on one machine that carries them whole up to about 500 kB (measured: every one of
+475 kB, about half of those of 1 MB), so for larger ones set the subscription reliable
+(``-p qos_overrides./<ns>/joint_states.subscription.reliability:=reliable``, ``...depth:=10``): then every
+1 MB joint state is answered, at 100 Hz too. No callback can end the node: an
+exception (MemoryError included) is logged and counted in ``callback_errors`` and on /diagnostics
+(robot_dynamics.ros.guard). The subscriptions to joint_states and odom take QoS
 overrides (``-p qos_overrides./robot1/joint_states.subscription.reliability:=reliable``).
 
 Joint states are matched by name in any order (unknown names ignored) and merged into the last known state;
@@ -63,12 +82,13 @@ refused and the node must be restarted to serve another robot.
 """
 import collections
 import sys
+import threading
 import time
 
 import numpy as np
 from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos_overriding_options import QoSOverridingOptions
@@ -76,12 +96,15 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectoryPoint
 
+from robot_dynamics.robot import Robot
 from robot_dynamics.ros.conversions import (BadMessage, JointStateMerger, base_state_from_odometry,
                                             coordinate_names, multiarray_layout, reference_from_point,
                                             set_multiarray_data)
 from robot_dynamics.ros.description import (SkipsBadMessages, describe, description_from_parameters, load_robot,
                                             valid_gravity)
 from robot_dynamics.ros.diagnostics import Diagnostics
+from robot_dynamics.ros.guard import GuardedCallbacks
+from robot_dynamics.ros.loader import BackgroundLoader, Refused, check_joints
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 from robot_dynamics.spatial import PARAMETER_NAMES
@@ -90,82 +113,163 @@ MODEL_PARAMETERS = ("robot_description", "urdf_path", "xacro_args", "floating_ba
 MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian")
 REGRESSOR_TOPICS = ("regressor",)
 DERIVATIVE_TOPICS = ("mass_matrix_derivative", "gravity_derivative")
+MAX_JOINT_STATE_NAMES = 10_000            # default of max_joint_state_names
+LOADED_POLL_PERIOD = 0.02                 # s between two looks for a loaded description, while one loads
 
 
-class DynamicsNode(SkipsBadMessages, Node):
-    """The dynamics node.
+class Served:
+    """What the node answers with, swapped in whole: the model and the output messages sized and labelled for it.
 
-    Parameters
+    Attributes
     ----------
-    node_name : str
-        Default name, overridden by ``--ros-args -r __node:=...``.
-    **kwargs
-        Passed to :class:`rclpy.node.Node` (``context``, ``parameter_overrides``, ``cli_args``, ...).
+    robot : robot_dynamics.Robot
+    msgs : dict
+        topic -> Float64MultiArray with its layout, reused for every joint state.
+    state_msg : sensor_msgs.msg.JointState
+        The stamped companion, its names the coordinates in v order.
+    """
+
+    __slots__ = ("robot", "msgs", "state_msg")
+
+    def __init__(self, robot):
+        """Size and label the outputs for ``robot`` (no rclpy entity: any thread may build one)."""
+        self.robot = robot
+        nv, nb = robot.nv, robot.nbodies
+        shapes = {"mass_matrix": (nv, nv), "coriolis_matrix": (nv, nv), "coriolis_vector": (nv,), "gravity": (nv,),
+                  "com_jacobian": (3, nv), "regressor": (nv, 10 * nb), "mass_matrix_derivative": (nv, nv),
+                  "gravity_derivative": (nv,)}
+        coordinates = coordinate_names(robot)
+        parameters = [f"{body}.{p}" for body in robot.body_names for p in PARAMETER_NAMES]
+        labels = {"com_jacobian": (["x", "y", "z"], coordinates), "regressor": (coordinates, parameters)}
+        self.msgs = {topic: Float64MultiArray(layout=multiarray_layout(shape, labels.get(topic, (coordinates,) * 2)))
+                     for topic, shape in shapes.items()}
+        self.state_msg = JointState(name=coordinates)
+
+
+class DynamicsLogic:
+    """The dynamics node's behaviour, shared by :class:`DynamicsNode` and the lifecycle node
+    (robot_dynamics.ros.lifecycle_node): mixed in before GuardedCallbacks, SkipsBadMessages and an rclpy node.
 
     Attributes
     ----------
     robot : robot_dynamics model or None
-        The current model; None until a description has been loaded.
+        The model that serves; None until a description has been loaded.
     answered : int
         Joint states answered with published outputs.
     skipped : collections.Counter
         Messages skipped, per kind of fault (``"joint_state_lengths"``, ``"odom_zero_quaternion"``, ...).
+    refused : collections.Counter
+        Descriptions refused while serving, per kind (``"invalid"``, ``"joints"``, ``"memory"``, ``"timeout"``,
+        ``"loader_failed"``).
+    callback_errors : collections.Counter
+        Exceptions raised by callbacks (see robot_dynamics.ros.guard).
     base_state : tuple or None
         ``(q_base (7,), v_base (6,), world frame id)`` from the last usable odometry (floating base only).
     reference : tuple or None
         ``(v_ref (nv,), a_ref (nv,))`` from the last usable ``~/reference``.
     """
 
-    def __init__(self, node_name="dynamics_node", **kwargs):
-        super().__init__(node_name, **kwargs)
-        self.robot = None
+    def _setup(self):
+        """State and parameters; no publisher or subscription yet (see :meth:`_open`)."""
         self.answered = 0
         self.skipped = collections.Counter()
-        self._merger = None                       # JointStateMerger of the current joint names
+        self.refused = collections.Counter()
+        self._served = None                       # Served, swapped whole
+        self._merger = None                       # JointStateMerger of the read-only joints
         self.base_state = None
         self.reference = None
-        self._topic_description = None            # the last XML received on the robot_description topic
-        self._msgs = {}                           # topic -> Float64MultiArray with its layout, reused per state
+        self._topic_description = None            # the XML of the topic that serves (or last served)
+        self._good_parameters = None              # the model parameters of the model that serves
+        self._pubs = {}
+        self._subs = []
+        self._com_pub = self._state_pub = self._odom_sub = self._description_sub = self._waiting_timer = None
+        self._loader = None                       # BackgroundLoader, made at the first load while serving
+        self._load_generation = 0                 # of the newest load requested (or cancelled)
+        self._loaded = None                       # (request, Served or Refused, warnings), for _on_loaded
+        self._loaded_lock = threading.Lock()
+        self._reverting = False
         self._declare_parameters()
         self._frame_prefix = self.get_parameter("frame_prefix").value
-        self._pubs = {}
-        self._publish_regressor = self._publish_derivatives = False
-        self._advertise(MATRIX_TOPICS)
-        self._set_optional_outputs(self.get_parameter("publish_regressor").value,
-                                   self.get_parameter("publish_derivatives").value)
-        self._com_pub = self.create_publisher(PointStamped, "~/com", OUTPUT_QOS)
-        self._com_msg = PointStamped()
-        self._state_pub = self.create_publisher(JointState, "~/state", OUTPUT_QOS)
-        self._state_msg = JointState()
+        self._publish_regressor = self.get_parameter("publish_regressor").value
+        self._publish_derivatives = self.get_parameter("publish_derivatives").value
+        self._max_names = self.get_parameter("max_joint_state_names").value
         self.diagnostics = Diagnostics(self, "dynamics of the joint states")
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, STATE_QOS,
-                                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
-        self.create_subscription(JointTrajectoryPoint, "~/reference", self._on_reference, STATE_QOS)
-        self._odom_sub = None
-        self._description_sub = None
-        self._waiting_timer = None
-        self._load_initial_description()
+        self._loaded_timer = None                 # polls _loaded while loading (EventsExecutor: no guard conditions)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._after_set_parameters)
+
+    @property
+    def robot(self):
+        """The model that serves (None before the first description)."""
+        served = self._served
+        return None if served is None else served.robot
+
+    @property
+    def loading(self):
+        """True while a new description is loading in the background."""
+        return self._loader is not None and self._loader.busy
+
+    def _open(self):
+        """Advertise the outputs and subscribe to the inputs."""
+        self._advertise(MATRIX_TOPICS)
+        self._set_optional_outputs(self._publish_regressor, self._publish_derivatives)
+        self._com_pub = self._create_output(PointStamped, "~/com")
+        self._state_pub = self._create_output(JointState, "~/state")
+        self._subs.append(self.create_subscription(
+            JointState, "joint_states", self._on_joint_state, STATE_QOS,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies()))
+        self._subs.append(self.create_subscription(JointTrajectoryPoint, "~/reference", self._on_reference,
+                                                   STATE_QOS))
+        if self.robot is not None:
+            self._subscribe_odometry(self.robot)
+
+    def _close(self):
+        """Undo :meth:`_open`: no output, no input but the robot_description topic."""
+        for entity in self._subs + ([self._odom_sub] if self._odom_sub is not None else []):
+            self.destroy_subscription(entity)
+        for publisher in list(self._pubs.values()) + [self._com_pub, self._state_pub]:
+            if publisher is not None:
+                self._destroy_output(publisher)
+        self._pubs, self._subs = {}, []
+        self._com_pub = self._state_pub = self._odom_sub = None
+
+    def _create_output(self, msg_type, topic):
+        return self.create_publisher(msg_type, topic, OUTPUT_QOS)
+
+    def _destroy_output(self, publisher):
+        self.destroy_publisher(publisher)
+
+    @property
+    def _active(self):
+        """True when joint states are answered (the lifecycle node: only while active)."""
+        return True
 
     def _advertise(self, topics):
         for topic in topics:
             if topic not in self._pubs:
-                self._pubs[topic] = self.create_publisher(Float64MultiArray, "~/" + topic, OUTPUT_QOS)
+                self._pubs[topic] = self._create_output(Float64MultiArray, "~/" + topic)
 
     def _set_optional_outputs(self, regressor, derivatives):
         """Advertise the regressor and the derivatives when asked for: nothing is advertised that is not published."""
         self._publish_regressor, self._publish_derivatives = regressor, derivatives
         self._advertise((REGRESSOR_TOPICS if regressor else ()) + (DERIVATIVE_TOPICS if derivatives else ()))
 
+    def _teardown(self):
+        """Abandon a load in progress and end the loader's thread (before the node is destroyed)."""
+        if self._loader is not None:
+            self._loader.close()
+            self._loader = None
+
     # --- parameters --------------------------------------------------------------------------------------
 
     def _declare_parameters(self):
         self.declare_parameter("robot_description", "", describe(
             "URDF XML of the robot. If empty, urdf_path is used; if that is empty too, the robot_description "
-            "topic (transient local). Setting it rebuilds the model."))
+            "topic (transient local). Setting it loads the model in the background."))
         self.declare_parameter("urdf_path", "", describe(
             "URDF file used when robot_description is empty: a path, package://pkg/path, file:///path or a bundled "
-            "robot's name (arm7); a .xacro file is expanded with xacro_args. Setting it rebuilds the model."))
+            "robot's name (arm7); a .xacro file is expanded with xacro_args. Setting it loads the model in the "
+            "background."))
         self.declare_parameter("xacro_args", Parameter.Type.STRING_ARRAY, describe(
             "Arguments of a .xacro urdf_path, [\"name:=value\", ...]."))
         self.declare_parameter("mimic", False, describe(
@@ -185,29 +289,37 @@ class DynamicsNode(SkipsBadMessages, Node):
             "Publish the Slotine-Li regressor on ~/regressor once a ~/reference has arrived."))
         self.declare_parameter("publish_derivatives", False, describe(
             "Publish dM/dt and dg/dt along q' = v on ~/mass_matrix_derivative and ~/gravity_derivative."))
+        self.declare_parameter("max_joint_state_names", MAX_JOINT_STATE_NAMES, describe(
+            "A joint state with more names is skipped (joint_state_too_large).", read_only=True))
+        self.declare_parameter("description_memory_limit_mb", 2048, describe(
+            "Address space [MB] of the process that loads a new description while the node serves (0: no limit); "
+            "a description that needs more is refused.", read_only=True))
+        self.declare_parameter("description_timeout", 120.0, describe(
+            "Seconds a new description may take to load while the node serves; a slower one is refused.",
+            read_only=True))
         gravity = self.get_parameter("gravity").value
         if not valid_gravity(gravity):
             raise ValueError(f"parameter gravity must be three finite doubles, got {gravity}")
 
     def _on_set_parameters(self, params):
-        """Validate a parameter change and, when it touches the model, rebuild the model before accepting."""
+        """Validate a parameter change (the model loads after it is accepted: see _after_set_parameters)."""
         new = {p.name: p.value for p in params}
         if "gravity" in new and not valid_gravity(new["gravity"]):
             return SetParametersResult(successful=False, reason="gravity must be three finite doubles")
-        if any(name in new for name in MODEL_PARAMETERS):
-            config = {**self._model_config(), **{name: new[name] for name in MODEL_PARAMETERS if name in new}}
-            try:
-                xml, source = self._description_source(config)
-                if xml is not None:
-                    self._install(*self._build(xml, config, source), source)
-            except (ValueError, OSError) as err:
-                return SetParametersResult(successful=False, reason=str(err))
-            if xml is None:
-                self._subscribe_description()
-        if "publish_regressor" in new or "publish_derivatives" in new:
-            self._set_optional_outputs(new.get("publish_regressor", self._publish_regressor),
-                                       new.get("publish_derivatives", self._publish_derivatives))
         return SetParametersResult(successful=True)
+
+    def _after_set_parameters(self, params):
+        names = {p.name for p in params}
+        if names & {"publish_regressor", "publish_derivatives"}:
+            self._set_optional_outputs(self.get_parameter("publish_regressor").value,
+                                       self.get_parameter("publish_derivatives").value)
+        if names & set(MODEL_PARAMETERS) and not self._reverting and self._configured:
+            self._load_from_parameters()
+
+    @property
+    def _configured(self):
+        """True when descriptions are loaded (the lifecycle node: from configure to cleanup)."""
+        return True
 
     def _model_config(self):
         """The parameters of the model; an unset ``xacro_args`` is None."""
@@ -215,23 +327,31 @@ class DynamicsNode(SkipsBadMessages, Node):
 
     # --- the robot description ---------------------------------------------------------------------------
 
-    def _description_source(self, config):
-        """``(xml, source)`` from the parameters in ``config``, else the last topic description, else None."""
+    def _load_initial_description(self):
+        """Load the description of the parameters now (ValueError, naming the fault, when it cannot serve), else
+        the last description of the topic, else subscribe to the topic and wait."""
+        config = self._model_config()
         xml, source = description_from_parameters(config["robot_description"], config["urdf_path"],
                                                   config["xacro_args"])
-        if xml is not None:
-            return xml, source
-        return self._topic_description, "topic robot_description"
-
-    def _load_initial_description(self):
-        """Load the description of the parameters (ValueError, naming the fault, stops the node), else subscribe to
-        the robot_description topic and wait."""
-        config = self._model_config()
-        xml, source = self._description_source(config)
+        if xml is None and self._topic_description is not None:
+            xml, source = self._topic_description, "topic robot_description"
         if xml is None:
             self._subscribe_description()
             return
-        self._install(*self._build(xml, config, source), source)
+        robot = load_robot(self.get_logger(), xml, config["floating_base"], config["gravity"], config["mimic"],
+                           source, regressor=self._publish_regressor)
+        self._install(Served(robot), source, config)
+
+    def _load_from_parameters(self):
+        """The model parameters changed: load their description in the background (or the topic's)."""
+        config = self._model_config()
+        if config["robot_description"] or config["urdf_path"]:
+            self._request_load(None, None, config, "parameters")
+        elif self._topic_description is not None:
+            self._request_load(self._topic_description, "topic robot_description", config, "parameters")
+        else:
+            self._cancel_load()
+            self._subscribe_description()
 
     def _subscribe_description(self):
         if self._description_sub is None:
@@ -246,65 +366,122 @@ class DynamicsNode(SkipsBadMessages, Node):
         if config["robot_description"] or config["urdf_path"]:
             self.get_logger().info("ignoring the robot_description topic: a description parameter is set")
             return
-        try:
-            self._install(*self._build(msg.data, config, "topic robot_description"), "topic robot_description")
-        except ValueError as err:
-            kept = "; keeping the last good model" if self.robot is not None else ""
-            self.get_logger().error(f"robot_description from the topic rejected: {err}{kept}")
+        if not self._configured:
+            self._topic_description = msg.data          # the lifecycle node loads it on configure
             return
-        self._topic_description = msg.data
+        self._request_load(msg.data, "topic robot_description", config, "topic")
 
-    def _build(self, xml, config, source):
-        """Parse ``xml`` into a model; run ``dynamics()`` once, so the first joint state finds it compiled.
+    def _request_load(self, xml, source, config, origin):
+        """Load a description in the background (see robot_dynamics.ros.loader); the newest request wins."""
+        if self._loader is None:
+            self._loader = BackgroundLoader(self._on_load_done,
+                                            self.get_parameter("description_memory_limit_mb").value,
+                                            self.get_parameter("description_timeout").value)
+        if self._loaded_timer is None:
+            self._loaded_timer = self.create_timer(LOADED_POLL_PERIOD, self._on_loaded)
+        self._loaded_timer.reset()
+        self._load_generation += 1
+        joints = list(self.get_parameter("joints").value) if self.has_parameter("joints") else None
+        self._loader.request(dict(config, xml=xml, source=source, origin=origin, regressor=self._publish_regressor,
+                                  joints=joints, generation=self._load_generation))
 
-        Returns the model and that first result, whose arrays give the shapes of the outputs. URDFWarnings
-        (a description the library loads as given, such as an impossible inertia) go to the node's log.
-        """
-        robot = load_robot(self.get_logger(), xml, config["floating_base"], config["gravity"], config["mimic"], source)
-        q, z = robot.neutral(), np.zeros(robot.nv)
-        return robot, robot.dynamics(q, z, z, z)
+    def _cancel_load(self):
+        self._load_generation += 1
+        if self._loader is not None:
+            self._loader.cancel()
 
-    def _install(self, robot, sample, source):
-        """Make ``robot`` the model; declare ``joints`` with the first one; size the outputs like ``sample``.
+    def _on_load_done(self, request, outcome):
+        """On the loader's thread: wrap the loaded model for serving, then hand it to the executor (_on_loaded)."""
+        warnings = ()
+        if not isinstance(outcome, Refused):
+            model, warnings, request["source"] = outcome
+            try:
+                outcome = Served(Robot(model))
+            except MemoryError:
+                outcome = Refused("memory", f"the model from {request['source']} does not fit in memory")
+            except Exception as err:                        # any failure to build the model refuses it
+                outcome = Refused("invalid", f"the model from {request['source']}: {type(err).__name__}: {err}")
+        with self._loaded_lock:
+            self._loaded = (request, outcome, warnings)
+
+    def _on_loaded(self):
+        """In the executor, every LOADED_POLL_PERIOD while loading: swap in the model that has loaded, or refuse it."""
+        with self._loaded_lock:
+            loaded, self._loaded = self._loaded, None
+        if loaded is None:
+            if not self._loader.busy:
+                self._loaded_timer.cancel()
+            return
+        request, outcome, warnings = loaded
+        if request["generation"] != self._load_generation:
+            return                                          # superseded while it was handed over
+        for warning in warnings:
+            self.get_logger().warning(warning)
+        if not isinstance(outcome, Refused):
+            try:
+                self._install(outcome, request["source"], request)
+            except Refused as err:
+                outcome = err
+            else:
+                if request["origin"] == "topic":
+                    self._topic_description = request["xml"]
+                return
+        self._refuse(request, outcome)
+
+    def _refuse(self, request, err):
+        self.refused[err.kind] += 1
+        kept = "; the last good model keeps serving" if self.robot is not None else ""
+        self.get_logger().error(f"robot description from {request['source'] or 'the parameters'} refused "
+                                f"({err.kind}): {err}{kept}")
+        if request["origin"] == "parameters" and self._good_parameters is not None:
+            self._revert_parameters()
+
+    def _revert_parameters(self):
+        """Set the model parameters back to those of the model that serves."""
+        changed = [Parameter(name, Parameter.Type.STRING_ARRAY, []) if value is None else Parameter(name, value=value)
+                   for name, value in self._good_parameters.items() if self._model_config()[name] != value]
+        self._reverting = True
+        try:
+            self.set_parameters(changed)
+        finally:
+            self._reverting = False
+
+    def _install(self, served, source, config):
+        """Make ``served`` the model; declare ``joints`` with the first one.
 
         ``joints`` is read-only: consumers read it once to interpret every array. A later description must
         therefore keep the joint names and their order (masses, inertias, frames may change); a description
-        with other joints is refused (ValueError) and the node must be restarted to serve another robot.
+        with other joints is refused (loader.Refused, a ValueError) and the node must be restarted to serve
+        another robot.
         """
+        robot = served.robot
         if self.has_parameter("joints"):
-            declared = list(self.get_parameter("joints").value)
-            if list(robot.joint_names) != declared:
-                raise ValueError(f"the new description's joints {list(robot.joint_names)} differ from the "
-                                 f"read-only joints {declared}; restart the node to serve another robot")
+            check_joints(robot, self.get_parameter("joints").value, source)
         else:
-            self.declare_parameter("joints", list(robot.joint_names), ParameterDescriptor(
-                description="Read-only. The joints in the order of every published vector and matrix (after the "
-                            "six base velocities when floating_base is true).", read_only=True))
+            self.declare_parameter("joints", list(robot.joint_names), describe(
+                "Read-only. The joints in the order of every published vector and matrix (after the six base "
+                "velocities when floating_base is true).", read_only=True))
             self._merger = JointStateMerger(robot.joint_names)
         old = self.robot
         if old is None or old.nv != robot.nv:
             self.reference = None
         if old is None or old.floating_base != robot.floating_base or old.root_link != robot.root_link:
             self.base_state = None
-        arrays = {"mass_matrix": sample.M, "coriolis_matrix": sample.C, "coriolis_vector": sample.g,
-                  "gravity": sample.g, "com_jacobian": sample.J_com, "regressor": sample.Y,
-                  "mass_matrix_derivative": sample.M, "gravity_derivative": sample.g}
-        coordinates = coordinate_names(robot)
-        parameters = [f"{body}.{p}" for body in robot.body_names for p in PARAMETER_NAMES]
-        labels = {"com_jacobian": (["x", "y", "z"], coordinates), "regressor": (coordinates, parameters)}
-        self._msgs = {topic: Float64MultiArray(layout=multiarray_layout(
-            a.shape, labels.get(topic, (coordinates,) * a.ndim))) for topic, a in arrays.items()}
-        self._state_msg = JointState(name=coordinates)
-        if robot.floating_base and self._odom_sub is None:
-            self._odom_sub = self.create_subscription(
-                Odometry, self.get_parameter("odom_topic").value, self._on_odom, STATE_QOS,
-                qos_overriding_options=QoSOverridingOptions.with_default_policies())
-        self.robot = robot
+        if self._pubs:
+            self._subscribe_odometry(robot)
+        self._served = served                               # the swap: callbacks read _served once
+        self._good_parameters = {name: config[name] for name in MODEL_PARAMETERS}
         if self._waiting_timer is not None:
             self.destroy_timer(self._waiting_timer)
             self._waiting_timer = None
         self.get_logger().info(f"model from {source}: {len(robot.joint_names)} joints, nv = {robot.nv}, "
                                f"floating_base = {robot.floating_base}")
+
+    def _subscribe_odometry(self, robot):
+        if robot.floating_base and self._odom_sub is None:
+            self._odom_sub = self.create_subscription(
+                Odometry, self.get_parameter("odom_topic").value, self._on_odom, STATE_QOS,
+                qos_overriding_options=QoSOverridingOptions.with_default_policies())
 
     def _log_waiting(self):
         if self.robot is None and self._description_sub is not None:
@@ -314,31 +491,37 @@ class DynamicsNode(SkipsBadMessages, Node):
     # --- inputs ------------------------------------------------------------------------------------------
 
     def _on_odom(self, msg):
-        if self.robot is None or not self.robot.floating_base:
+        robot = self.robot
+        if robot is None or not robot.floating_base:
             return
         try:
-            q_base, v_base = base_state_from_odometry(msg, self._frame_prefix + self.robot.root_link)
+            q_base, v_base = base_state_from_odometry(msg, self._frame_prefix + robot.root_link)
         except BadMessage as err:
             self._skip(err)
             return
         self.base_state = (q_base, v_base, msg.header.frame_id or "odom")
 
     def _on_reference(self, msg):
-        if self.robot is None:
+        robot = self.robot
+        if robot is None:
             return
         try:
-            self.reference = reference_from_point(msg, self.robot.nv)
+            self.reference = reference_from_point(msg, robot.nv)
         except BadMessage as err:
             self._skip(err)
 
     def _on_joint_state(self, msg):
         self.diagnostics.received()
-        robot = self.robot
-        if robot is None:
+        served = self._served
+        if served is None or not self._active:
             self._log_waiting()
             return
+        robot = served.robot
         start = time.perf_counter()
         try:
+            if len(msg.name) > self._max_names:
+                raise BadMessage("joint_state_too_large", f"joint_states has {len(msg.name)} names, more than "
+                                                          f"max_joint_state_names = {self._max_names}")
             self._merger.merge(msg)
         except BadMessage as err:
             self._skip(err)
@@ -347,17 +530,18 @@ class DynamicsNode(SkipsBadMessages, Node):
         if q is None:
             return
         velocities = self._merger.velocities_known
-        regressor = self._publish_regressor and velocities and self.reference is not None
+        reference = self.reference
+        regressor = self._publish_regressor and velocities and reference is not None and len(reference[0]) == robot.nv
         try:
-            result = robot.dynamics(q, v, *self.reference) if regressor else robot.dynamics(q, v)
+            result = robot.dynamics(q, v, *reference) if regressor else robot.dynamics(q, v)
         except ValueError as err:
             self._skip(BadMessage("state_rejected", f"the model rejected the state: {err}"))
             return
-        self._publish(result, v, velocities, regressor, msg.header.stamp, frame_id)
+        self._publish(served, result, v, velocities, regressor, msg.header.stamp, frame_id)
         if self._publish_derivatives and velocities:          # along q' = v: Mdot = C + C^T (paper 002,
-            self._publish_array("mass_matrix_derivative", result.C + result.C.T)    # remark 5), gdot in O(n)
-            self._publish_array("gravity_derivative", robot.gravity_derivative(q, v))
-        self._publish_state(msg.header.stamp, frame_id, q, v, velocities)
+            self._publish_array(served, "mass_matrix_derivative", result.C + result.C.T)   # remark 5), gdot in O(n)
+            self._publish_array(served, "gravity_derivative", robot.gravity_derivative(q, v))
+        self._publish_state(served, msg.header.stamp, frame_id, q, v, velocities)
         self.answered += 1
         self.diagnostics.answered(time.perf_counter() - start)
 
@@ -365,46 +549,75 @@ class DynamicsNode(SkipsBadMessages, Node):
         """``(q, v, world frame)`` of the merged joint state (and the last odom); Nones while odom is missing."""
         if not robot.floating_base:
             return self._merger.q, self._merger.v, self._frame_prefix + robot.root_link
-        if self.base_state is None:
+        base_state = self.base_state
+        if base_state is None:
             self.get_logger().info(f"waiting for odometry on '{self._odom_sub.topic_name}'",
                                    throttle_duration_sec=5.0)
             return None, None, None
-        q_base, v_base, frame_id = self.base_state
+        q_base, v_base, frame_id = base_state
         return np.concatenate([q_base, self._merger.q]), np.concatenate([v_base, self._merger.v]), frame_id
 
     # --- outputs -----------------------------------------------------------------------------------------
 
-    def _publish(self, result, v, velocities, regressor, stamp, frame_id):
+    def _publish(self, served, result, v, velocities, regressor, stamp, frame_id):
         """Publish M first (what latency-sensitive consumers wait for), then the rest."""
-        self._publish_array("mass_matrix", result.M)
+        self._publish_array(served, "mass_matrix", result.M)
         if velocities:
-            self._publish_array("coriolis_matrix", result.C)
-            self._publish_array("coriolis_vector", result.C @ v)
-        self._publish_array("gravity", result.g)
-        self._publish_array("com_jacobian", result.J_com)
+            self._publish_array(served, "coriolis_matrix", result.C)
+            self._publish_array(served, "coriolis_vector", result.C @ v)
+        self._publish_array(served, "gravity", result.g)
+        self._publish_array(served, "com_jacobian", result.J_com)
         if regressor:
-            self._publish_array("regressor", result.Y)
-        com = self._com_msg
+            self._publish_array(served, "regressor", result.Y)
+        com = PointStamped()
         com.header.stamp = stamp
         com.header.frame_id = frame_id
         com.point.x, com.point.y, com.point.z = (float(c) for c in result.com)
         self._com_pub.publish(com)
 
-    def _publish_state(self, stamp, frame_id, q, v, velocities):
+    def _publish_state(self, served, stamp, frame_id, q, v, velocities):
         """The stamped companion of the arrays just published: the joint state's stamp, the world frame, the
         coordinate names in v order, v (when known) and, for a fixed base, q (a floating base's q has 7 base
         entries for 6 names: the pose is odom's)."""
-        msg = self._state_msg
+        msg = served.state_msg
         msg.header.stamp = stamp
         msg.header.frame_id = frame_id
-        msg.position = [] if self.robot.floating_base else q.tolist()
+        msg.position = [] if served.robot.floating_base else q.tolist()
         msg.velocity = v.tolist() if velocities else []
         self._state_pub.publish(msg)
 
-    def _publish_array(self, topic, a):
-        msg = self._msgs[topic]
+    def _publish_array(self, served, topic, a):
+        msg = served.msgs[topic]
         set_multiarray_data(msg, a)
         self._pubs[topic].publish(msg)
+
+
+class DynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, Node):
+    """The dynamics node (see the module docstring).
+
+    Parameters
+    ----------
+    node_name : str
+        Default name, overridden by ``--ros-args -r __node:=...``.
+    **kwargs
+        Passed to :class:`rclpy.node.Node` (``context``, ``parameter_overrides``, ``cli_args``, ...).
+    """
+
+    def __init__(self, node_name="dynamics_node", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._setup()
+        self._open()
+        try:
+            self._load_initial_description()
+        except Exception:
+            self.destroy_node()
+            raise
+
+    def destroy_node(self):
+        """Let running callbacks return, abandon a load in progress, then destroy."""
+        self.quiesce()
+        self._teardown()
+        return super().destroy_node()
 
 
 def main(args=None):

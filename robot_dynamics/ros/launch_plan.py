@@ -55,6 +55,7 @@ class LaunchError(ValueError):
 
 
 def flag(name, value, faults):
+    """The boolean of argument ``name``'s text ``value``; a fault appended to ``faults`` unless true or false."""
     text = str(value).strip().lower()
     if text not in TRUE + FALSE:
         faults.append(f"argument {name}:={value} is not true or false")
@@ -62,6 +63,7 @@ def flag(name, value, faults):
 
 
 def number(name, value, faults):
+    """The float of argument ``name``'s text ``value``; a fault appended to ``faults`` unless a finite number."""
     try:
         x = float(value)
     except ValueError:
@@ -73,6 +75,7 @@ def number(name, value, faults):
 
 
 def numbers(name, value, count, faults):
+    """``count`` floats from ``value`` ("1 2 3", "[1, 2, 3]"); a fault appended to ``faults`` otherwise."""
     try:
         xs = [float(x) for x in str(value).replace(",", " ").replace("[", " ").replace("]", " ").split()]
     except ValueError:
@@ -172,8 +175,8 @@ def closed_loop_plan(args, packages=True):
     use_sim_time = flag("use_sim_time", a["use_sim_time"], faults)
     with_dynamics = flag("dynamics_node", a["dynamics_node"], faults)
     gravity = numbers("gravity", a["gravity"], 3, faults)
-    sim = {"rate": number("rate", a["rate"], faults), "real_time_factor": number("real_time_factor",
-                                                                                  a["real_time_factor"], faults),
+    sim = {"rate": number("rate", a["rate"], faults),
+           "real_time_factor": number("real_time_factor", a["real_time_factor"], faults),
            "lockstep": flag("lockstep", a["lockstep"], faults), "publish_clock": use_sim_time,
            "frame_prefix": a["frame_prefix"], "gravity": gravity}
     if a["payload_body"]:

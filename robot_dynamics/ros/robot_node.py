@@ -12,6 +12,7 @@ from std_msgs.msg import String
 
 from robot_dynamics.ros.description import (WARN_PERIOD, SkipsBadMessages, describe, description_from_parameters,
                                             load_robot, valid_gravity)
+from robot_dynamics.ros.guard import GuardedCallbacks
 from robot_dynamics.ros.qos import DESCRIPTION_QOS
 
 # ros2_control's JointGroupEffortController named effort_controller listens on its ~/commands: relative, so
@@ -19,10 +20,11 @@ from robot_dynamics.ros.qos import DESCRIPTION_QOS
 COMMAND_TOPIC = "effort_controller/commands"
 
 
-class RobotNode(SkipsBadMessages, Node):
+class RobotNode(GuardedCallbacks, SkipsBadMessages, Node):
     """A node serving one robot, loaded once: the ``robot_description`` parameter, else ``urdf_path``, else the
     ``robot_description`` topic (transient local), as dynamics_node reads it.
 
+    Every callback is guarded (robot_dynamics.ros.guard: an exception is logged and counted, never fatal).
     Subclasses finish their ``__init__`` with ``self._load_description()`` and implement ``_install(robot)``,
     which prepares the node for ``robot`` or raises ValueError to refuse it. The first robot installed is kept.
 

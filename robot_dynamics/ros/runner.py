@@ -1,4 +1,5 @@
 """Running a node as a process: one entry point shared by every node of the package."""
+import gc
 import signal
 import sys
 import threading
@@ -16,7 +17,12 @@ def run(node_class, args=None):
     zero effort command), so they are not installed: the executor spins in short slices until a signal handler
     has asked it to stop. The executor is rclpy's C++ EventsExecutor, which costs a fraction of the Python
     executors' time per message (a closed loop over two nodes ticks about 1.5 times faster with it).
-    Returns the exit code: 0, or 2 when the node cannot start.
+    Once the node is built, every object of the process (rclpy, numpy, numba and its kernels, the node and its
+    first model: some 150,000) is frozen out of the cyclic garbage collector (``gc.freeze()``), so a full
+    collection, which the allocations of a new description trigger, scans only what came later: it pauses the node
+    for well under a millisecond instead of ~50 ms (several times that on a busy machine). Frozen objects are
+    still freed by reference counting.
+    Returns the exit code: 0, or 2 when the node cannot start (its message on stderr).
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = threading.Event()
@@ -28,6 +34,12 @@ def run(node_class, args=None):
         print(f"{node_class.__name__}: {err}", file=sys.stderr)
         rclpy.try_shutdown()
         return 2
+    except MemoryError:
+        print(f"{node_class.__name__}: the robot description does not fit in memory", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    gc.collect()
+    gc.freeze()
     executor = EventsExecutor()
     executor.add_node(node)
     try:
