@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from oracle import PinocchioTwin, erd_path, relative_error
+from oracle import relative_error
 from test_identities import EXACT, FD_TOL, H, ROUNDOFF, make
 from test_pinocchio import CASES, IDS, TOL, pair
 
