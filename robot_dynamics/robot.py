@@ -566,8 +566,10 @@ class Robot:
                          "the mimic joints become independent coordinates, and the chain rule through "
                          "q_full = G q_reduced gives the reduced derivatives)")
 
-    def _forward_dynamics_coupled(self, q, v, tau, out=None):
+    def _forward_dynamics_coupled(self, q, v, tau, out=None, f_ext=None, reference="local"):
         """Forward dynamics through a Cholesky factor of M: ABA does not apply to joints coupled by mimics."""
+        if f_ext is not None:
+            return self._forward_dynamics_with_wrenches(q, v, tau, out, f_ext, reference)
         from scipy.linalg import cho_factor, cho_solve       # here: importing scipy.linalg takes ~0.25 s
         q, v, tau, shape = self._batch(q=q, v=v, tau=tau)
         out = _empty(shape + self._v_shape) if out is None else _checked_out(out, shape + self._v_shape)
@@ -653,6 +655,10 @@ def _method(row):
                   arrays="".join(f"self._a{name}[{i}], " for i in range(len(row.arrays))),
                   fast=" and ".join(f"type({x}) is _ND and {x}.dtype is _F64 and {x}.shape == {shape_of[x]}"
                                     for x in row.inputs), kind_arg="", kind_check="")
+    if row.wrenches:
+        fields.update(kind_arg=', f_ext=None, reference="local"',
+                      kind_check=f"if f_ext is not None:\n        return self._{name}_with_wrenches("
+                                 f"{fields['args']}, out, f_ext, reference)\n    ")
     if row.kinds:
         fields.update(kind_arg=", kind=_default",
                       kind_check="if kind is not _default:\n        try:\n            other = _kinds[kind]\n"
@@ -909,37 +915,24 @@ def _external_torques(self, q, f_ext, reference):
     return total
 
 
-def _with_inverse_wrenches(inverse):
-    """inverse_dynamics(q, v, a, out=None, f_ext=None, reference="local") on the row's method `inverse`, which
-    runs untouched (its fast path) without f_ext: tau = ID(q, v, a) - sum_f J_f^T w_f."""
-    def inverse_dynamics(self, q, v, a, out=None, f_ext=None, reference="local"):
-        if f_ext is None:
-            return inverse(self, q, v, a, out)
-        external = self._external_torques(q, f_ext, reference)
-        tau = inverse(self, q, v, a, out)
-        tau -= external
-        return tau
-
-    inverse_dynamics.__doc__, inverse_dynamics.__qualname__ = inverse.__doc__, "Robot.inverse_dynamics"
-    return inverse_dynamics
+def _inverse_dynamics_with_wrenches(self, q, v, a, out, f_ext, reference):
+    """inverse_dynamics with external wrenches: tau = ID(q, v, a) - sum_f J_f^T w_f."""
+    external = self._external_torques(q, f_ext, reference)
+    tau = self.inverse_dynamics(q, v, a, out)
+    tau -= external
+    return tau
 
 
-def _with_forward_wrenches(forward):
-    """forward_dynamics(q, v, tau, out=None, f_ext=None, reference="local") on `forward` (the row's method, or the
-    Cholesky one of coupled joints), untouched without f_ext: a = FD(q, v, tau + sum_f J_f^T w_f)."""
-    def forward_dynamics(self, q, v, tau, out=None, f_ext=None, reference="local"):
-        if f_ext is None:
-            return forward(self, q, v, tau, out)
-        try:
-            tau = np.array(tau, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(f"tau must be a numeric array of shape (..., nv={self.nv})") from None
-        if tau.shape[-1:] != self._v_shape:
-            raise ValueError(f"tau must have shape (..., nv={self.nv}), got {tau.shape}")
-        return forward(self, q, v, tau + self._external_torques(q, f_ext, reference), out)
-
-    forward_dynamics.__doc__, forward_dynamics.__qualname__ = forward.__doc__, "Robot.forward_dynamics"
-    return forward_dynamics
+def _forward_dynamics_with_wrenches(self, q, v, tau, out, f_ext, reference):
+    """forward_dynamics with external wrenches: a = FD(q, v, tau + sum_f J_f^T w_f) (ABA, or the Cholesky factor
+    of M for coupled joints)."""
+    try:
+        tau = np.array(tau, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"tau must be a numeric array of shape (..., nv={self.nv})") from None
+    if tau.shape[-1:] != self._v_shape:
+        raise ValueError(f"tau must have shape (..., nv={self.nv}), got {tau.shape}")
+    return self.forward_dynamics(q, v, tau + self._external_torques(q, f_ext, reference), out)
 
 
 def _frame_placement(self, q, frame, out=None):
@@ -951,9 +944,10 @@ def _frame_placement(self, q, frame, out=None):
 
 
 _frame_placement.__qualname__ = "Robot.frame_placement"
-_coupled = _with_forward_wrenches(getattr(Robot, "_forward_dynamics_coupled"))
 for _name, _value in {"_frame_table": None, "_frame": _frame, "_frame_batched": _frame_batched,   # Robot's own
-                      "_external_torques": _external_torques, "_forward_dynamics_coupled": _coupled,
+                      "_external_torques": _external_torques,
+                      "_inverse_dynamics_with_wrenches": _inverse_dynamics_with_wrenches,
+                      "_forward_dynamics_with_wrenches": _forward_dynamics_with_wrenches,
                       "_frame_pose": _frame_method_q("frame_placement", "")}.items():
     setattr(Robot, _name, _value)
 Robot.frame_names = property(_frame_names)
@@ -972,6 +966,4 @@ Robot.frame_acceleration_bias = _frame_method_qv("frame_acceleration_bias", """J
     axes); in "local" the same rotated into the frame's axes; in "world" the spatial acceleration A_0 plus
     [w x v_0; 0], v_0 the linear part of the spatial twist, as Pinocchio.  q: (..., nq), v: (..., nv) -> (..., 6)
 """)
-Robot.inverse_dynamics = _with_inverse_wrenches(Robot.inverse_dynamics)
-Robot.forward_dynamics = _with_forward_wrenches(Robot.forward_dynamics)
 # ---- end of frames and external wrenches ------------------------------------------------------------------------

@@ -28,6 +28,8 @@ class Quantity:
     arrays: tuple = ()        # names of per-robot arrays (workspace.ARRAYS) the kernel takes after the workspace
     matrices: tuple = ()      # inputs that are (nv, k) matrices per state, k free (their Robot method is written
                               # by hand on the row's kernel and loop)
+    wrenches: bool = False    # the method takes f_ext= and reference= (external wrenches on frames), handed to
+                              # Robot._<name>_with_wrenches when given
     kinds: tuple = ()         # (kind, row name) pairs when the method computes its quantity several ways: it takes
                               # kind=, the first pair's (this row) by default, and hands the others to their rows
 
@@ -64,11 +66,11 @@ QUANTITIES = (
              "[force; torque] (6,) or (..., 6)}, given in `reference` as frame_jacobian's: \"local\" (the\n"
              "default, Pinocchio's fext: the frame's axes, torque about its origin), \"world\" (a spatial wrench:\n"
              "world axes, torque about the world origin) or \"local_world_aligned\" (world axes, torque about the\n"
-             "frame's origin: a contact force at a foot).  Then tau = M a + C v + g - sum_f J_f^T w_f."),
+             "frame's origin: a contact force at a foot).  Then tau = M a + C v + g - sum_f J_f^T w_f.", wrenches=True),
     Quantity("forward_dynamics", newton_euler.forward_dynamics, ("q", "v", "tau"), (("a", ("nv",)),), True,
              "a = M^-1 (tau - C v - g) by the articulated-body algorithm, O(n) (with coupled mimic joints: by a\n"
              "Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)\n\n"
-             "f_ext, reference: external wrenches as for inverse_dynamics: a = FD(q, v, tau + sum_f J_f^T w_f)."),
+             "f_ext, reference: external wrenches as for inverse_dynamics: a = FD(q, v, tau + sum_f J_f^T w_f).", wrenches=True),
     Quantity("body_placements", kinematics.body_placements, ("q",), (("T", ("nb", 4, 4)),), False,
              "T_{0,k} of every body: (..., nbodies, 4, 4) homogeneous transforms, body frames in the world."),
     Quantity("kinetic_energy", energy.kinetic_energy, ("q", "v"), (("T", ()),), False,
