@@ -33,6 +33,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "test"))          # random_urdf
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 101))
 
@@ -45,26 +46,9 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, STATE_QOS  # noqa: E402
+from random_urdf import star, with_fixed_links  # noqa: E402
 
 ARM = REPO / "urdf" / "arm7.urdf"
-
-
-def with_fixed_chain(xml, n):
-    """arm7 with ``n`` more links hung from its tcp by fixed joints (the same joints, another mass matrix)."""
-    links = "".join(
-        f'<joint name="extra_joint{k}" type="fixed"><parent link="{"tcp" if k == 0 else f"extra{k - 1}"}"/>'
-        f'<child link="extra{k}"/><origin xyz="0 0 0.001"/></joint><link name="extra{k}"><inertial>'
-        f'<mass value="0.01"/><inertia ixx="1e-6" iyy="1e-6" izz="1e-6" ixy="0" ixz="0" iyz="0"/></inertial>'
-        "</link>" for k in range(n))
-    return xml.replace("</robot>", links + "</robot>")
-
-
-def star(n):
-    inertial = ('<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>'
-                "</inertial>")
-    return ('<robot name="star">' + "".join(f'<link name="l{k}">{inertial}</link>' for k in range(n))
-            + "".join(f'<joint name="j{k}" type="revolute"><parent link="l0"/><child link="l{k}"/>'
-                      f'<axis xyz="0 1 0"/></joint>' for k in range(1, n)) + "</robot>")
 
 
 def rss_mb(pid):
@@ -166,7 +150,7 @@ def main(argv=None):
         print(f"{'N':>6} {'load [s]':>9} {'answered':>9} {'max gap [ms]':>13} {'p99 gap [ms]':>13}   "
               f"quiet before: {'answered':>9} {'max gap [ms]':>13}")
         for n in args.links:
-            large = with_fixed_chain(xml, n)
+            large = with_fixed_links(xml, n, chain=True)
             target = rd.load_urdf(large).mass_matrix(q)[0, 0]
             sent = time.monotonic()
             bench.description.publish(String(data=large))

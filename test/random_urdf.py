@@ -131,3 +131,23 @@ def _inertial(rng) -> list[str]:
 def _text(values) -> str:
     """Space-separated floats at full precision (17 significant digits round-trip exactly)."""
     return " ".join(format(float(x), ".17g") for x in values)
+
+
+def with_fixed_links(xml, n, mass=0.01, chain=False):
+    """``xml`` (arm7) with ``n`` more links hung from its tcp by fixed joints -- side by side, or one below the
+    other with ``chain`` -- : the same joints and coordinates, a longer description (and another mass matrix)."""
+    links = "".join(
+        f'<joint name="extra_joint{k}" type="fixed"><parent link="{"extra%d" % (k - 1) if chain and k else "tcp"}"/>'
+        f'<child link="extra{k}"/><origin xyz="0 0 {0.001 if chain else 0.001 * k}"/></joint>'
+        f'<link name="extra{k}"><inertial><mass value="{mass}"/><inertia ixx="1e-6" iyy="1e-6" izz="1e-6" '
+        f'ixy="0" ixz="0" iyz="0"/></inertial></link>' for k in range(n))
+    return xml.replace("</robot>", links + "</robot>")
+
+
+def star(n):
+    """A robot of ``n`` links, every one hung from the root by a revolute joint."""
+    inertial = ('<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>'
+                '</inertial>')
+    return ('<robot name="star">' + "".join(f'<link name="l{k}">{inertial}</link>' for k in range(n))
+            + "".join(f'<joint name="j{k}" type="revolute"><parent link="l0"/><child link="l{k}"/>'
+                      f'<origin xyz="0 0 0.1"/><axis xyz="0 1 0"/></joint>' for k in range(1, n)) + "</robot>")

@@ -3,6 +3,7 @@
 Import this module before ``rclpy.init()``: :func:`claim_ros_domain` must run before the first context exists.
 """
 import fcntl
+import itertools
 import os
 import subprocess
 import sys
@@ -12,12 +13,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import Odometry
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.experimental import EventsExecutor
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
@@ -390,3 +393,57 @@ class NodeProcess:
         code = stop_process(self.process)
         self._log.close()
         return code
+
+
+# ---- fixtures the ROS test modules share (imported by name into each: pytest finds them there) ------------------
+_namespaces = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def context():
+    """A private rclpy context for the module (init_context), shut down after its last test."""
+    context = init_context()
+    yield context
+    rclpy.shutdown(context=context)
+
+
+@pytest.fixture
+def executor(context):
+    """A spinning executor per test; it stops before the nodes of the test are destroyed (Spinner)."""
+    spinner = Spinner(context)
+    yield spinner
+    spinner.close()
+
+
+@pytest.fixture
+def namespace(request):
+    """A namespace of the test's own: its module's name, this process and a counter."""
+    return f"/{request.module.__name__}_{os.getpid()}_{next(_namespaces)}"
+
+
+@pytest.fixture
+def probe(executor, namespace):
+    """A Probe in the test's namespace."""
+    return Probe(executor, namespace)
+
+
+@pytest.fixture
+def start_node(executor, namespace):
+    """Start a DynamicsNode in this process with the given parameters (destroyed when the executor closes)."""
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+
+    def start(**params):
+        node = DynamicsNode(namespace=namespace, context=executor.context,
+                            parameter_overrides=[Parameter(name, value=value) for name, value in params.items()])
+        executor.add_node(node)
+        return node
+    return start
+
+
+@pytest.fixture
+def processes():
+    """Node processes started by a test; each is stopped (SIGINT, then SIGKILL) afterwards."""
+    started = []
+    yield started
+    for process in started:
+        process.stop()

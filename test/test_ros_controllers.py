@@ -21,7 +21,9 @@ rclpy = pytest.importorskip("rclpy", reason="ROS 2 is not installed (pip install
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # ros_helpers, whatever pytest's import mode
 
-from ros_helpers import URDF_DIR, Spinner, claim_ros_domain, init_context, joint_state, stamp  # noqa: E402
+from ros_helpers import URDF_DIR, Spinner, claim_ros_domain, joint_state, stamp  # noqa: E402
+
+pytest_plugins = ["ros_helpers"]      # its fixtures context and namespace (the executor here is its own)
 
 claim_ros_domain()                                          # before the first rclpy context
 
@@ -45,7 +47,6 @@ from robot_dynamics.ros.sim_node import SimNode  # noqa: E402
 ARM = URDF_DIR / "arm7.urdf"
 QUADRUPED = URDF_DIR / "quadruped.urdf"
 LAUNCH = URDF_DIR.parent / "launch_scripts" / "closed_loop.py"
-_namespaces = itertools.count()
 # an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 
@@ -81,13 +82,6 @@ def smooth_trajectory(robot, duration, seed=0):
     return PiecewiseTrajectory(times, ref.q, ref.v, ref.a)
 
 
-@pytest.fixture(scope="module")
-def context():
-    context = init_context()
-    yield context
-    rclpy.shutdown(context=context)
-
-
 @pytest.fixture
 def executor(context):
     """rclpy's C++ EventsExecutor (it keeps up with 1 kHz topics), spun in a thread of its own for each test; it
@@ -95,11 +89,6 @@ def executor(context):
     spinner = Spinner(context, events=True)
     yield spinner
     spinner.close()
-
-
-@pytest.fixture
-def namespace():
-    return f"/c{os.getpid()}_{next(_namespaces)}"
 
 
 class Probe:

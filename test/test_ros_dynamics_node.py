@@ -4,7 +4,6 @@ The node runs in this process (spun by a MultiThreadedExecutor) or, as a user st
 ``python -m robot_dynamics.ros.dynamics_node --ros-args -p ...``. Every published array must equal the
 library's result for the same state to 1e-12, with the canonical Float64MultiArray layout.
 """
-import itertools
 import os
 import re
 import signal
@@ -16,12 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import rclpy  # noqa: E402  (without the ros extra these tests fail rather than skip: the test command installs it)
+import rclpy  # noqa: E402,F401  (without the ros extra these tests fail rather than skip: the test command installs it)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # ros_helpers, whatever pytest's import mode
 
-from ros_helpers import (URDF_DIR, NodeProcess, Probe, Spinner, claim_ros_domain, expected_outputs,  # noqa: E402
-                         eventually, init_context, joint_state, odometry, random_state, reference, stamp)
+from ros_helpers import (URDF_DIR, NodeProcess, claim_ros_domain, expected_outputs,  # noqa: E402
+                         eventually, joint_state, odometry, random_state, reference, stamp)
+
+pytest_plugins = ["ros_helpers"]      # its fixtures: context, executor, namespace, probe, start_node, processes
 
 claim_ros_domain()                                          # before the first rclpy context
 
@@ -31,11 +32,9 @@ from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 
 ARM = URDF_DIR / "arm7.urdf"
 QUADRUPED = URDF_DIR / "quadruped.urdf"
-_namespaces = itertools.count()
 # an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 
@@ -58,51 +57,6 @@ def stderr_says(capfd, text):
         seen.append(capfd.readouterr().err)
         return text in "".join(seen)
     return says
-
-
-@pytest.fixture(scope="module")
-def context():
-    context = init_context()
-    yield context
-    rclpy.shutdown(context=context)
-
-
-@pytest.fixture
-def executor(context):
-    """A spinning executor per test; it stops before the nodes of the test are destroyed (ros_helpers.Spinner)."""
-    spinner = Spinner(context)
-    yield spinner
-    spinner.close()
-
-
-@pytest.fixture
-def namespace():
-    return f"/t{os.getpid()}_{next(_namespaces)}"
-
-
-@pytest.fixture
-def probe(executor, namespace):
-    return Probe(executor, namespace)
-
-
-@pytest.fixture
-def start_node(executor, namespace):
-    """Start a DynamicsNode in this process with the given parameters (destroyed when the executor closes)."""
-    def start(**params):
-        node = DynamicsNode(namespace=namespace, context=executor.context,
-                            parameter_overrides=[Parameter(name, value=value) for name, value in params.items()])
-        executor.add_node(node)
-        return node
-    return start
-
-
-@pytest.fixture
-def processes():
-    """Node processes started by a test; each is stopped (SIGINT, then SIGKILL) afterwards."""
-    started = []
-    yield started
-    for process in started:
-        process.stop()
 
 
 def test_arm7_outputs_equal_the_library(probe, start_node):

@@ -11,8 +11,6 @@
    skipped with their reason.
 """
 import gc
-import itertools
-import os
 import re
 import sys
 import threading
@@ -24,12 +22,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import rclpy  # noqa: E402
+import rclpy  # noqa: E402,F401  (without the ros extra these tests fail rather than skip)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ros_helpers import (URDF_DIR, NodeProcess, Probe, Spinner, claim_ros_domain, eventually,  # noqa: E402
-                         expected_outputs, init_context, joint_state, random_state)
+from ros_helpers import (URDF_DIR, NodeProcess, claim_ros_domain, eventually,  # noqa: E402
+                         expected_outputs, joint_state, random_state)
+
+pytest_plugins = ["ros_helpers"]      # its fixtures: context, executor, namespace, probe, start_node, processes
 
 claim_ros_domain()
 
@@ -37,76 +37,13 @@ from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 from robot_dynamics.ros.loader import BackgroundLoader  # noqa: E402
+from random_urdf import star, with_fixed_links  # noqa: E402
 
 ARM = URDF_DIR / "arm7.urdf"
 PERIOD = 0.02                     # s between two joint states: a 50 Hz stream
-_namespaces = itertools.count()
 # an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
-
-
-def with_fixed_links(xml, n, mass=0.01, chain=False):
-    """``xml`` (arm7) with ``n`` more links hung from its tcp by fixed joints -- side by side, or one below the
-    other with ``chain`` -- : the same joints and coordinates, a longer description (and another mass matrix)."""
-    links = "".join(
-        f'<joint name="extra_joint{k}" type="fixed"><parent link="{"extra%d" % (k - 1) if chain and k else "tcp"}"/>'
-        f'<child link="extra{k}"/><origin xyz="0 0 {0.001 if chain else 0.001 * k}"/></joint>'
-        f'<link name="extra{k}"><inertial><mass value="{mass}"/><inertia ixx="1e-6" iyy="1e-6" izz="1e-6" '
-        f'ixy="0" ixz="0" iyz="0"/></inertial></link>' for k in range(n))
-    return xml.replace("</robot>", links + "</robot>")
-
-
-def star(n):
-    """A robot of ``n`` links, every one hung from the root by a revolute joint."""
-    inertial = ('<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>'
-                '</inertial>')
-    return ('<robot name="star">' + "".join(f'<link name="l{k}">{inertial}</link>' for k in range(n))
-            + "".join(f'<joint name="j{k}" type="revolute"><parent link="l0"/><child link="l{k}"/>'
-                      f'<origin xyz="0 0 0.1"/><axis xyz="0 1 0"/></joint>' for k in range(1, n)) + "</robot>")
-
-
-@pytest.fixture(scope="module")
-def context():
-    context = init_context()
-    yield context
-    rclpy.shutdown(context=context)
-
-
-@pytest.fixture
-def executor(context):
-    spinner = Spinner(context)
-    yield spinner
-    spinner.close()
-
-
-@pytest.fixture
-def namespace():
-    return f"/r{os.getpid()}_{next(_namespaces)}"
-
-
-@pytest.fixture
-def probe(executor, namespace):
-    return Probe(executor, namespace)
-
-
-@pytest.fixture
-def start_node(executor, namespace):
-    def start(**params):
-        node = DynamicsNode(namespace=namespace, context=executor.context,
-                            parameter_overrides=[Parameter(name, value=value) for name, value in params.items()])
-        executor.add_node(node)
-        return node
-    return start
-
-
-@pytest.fixture
-def processes():
-    started = []
-    yield started
-    for process in started:
-        process.stop()
 
 
 class Answers:

@@ -9,7 +9,6 @@
 6. urdf_path takes a bundled name and package://pkg/path through the ament index; a waiting node is subscribed.
 """
 import importlib.util
-import itertools
 import os
 import subprocess
 import sys
@@ -24,8 +23,10 @@ import rclpy  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ros_helpers import (URDF_DIR, Probe, Spinner, claim_ros_domain, expected_outputs,  # noqa: E402
-                         eventually, init_context, joint_state, odometry, random_state)
+from ros_helpers import (URDF_DIR, Probe, claim_ros_domain, expected_outputs,  # noqa: E402
+                         eventually, joint_state, odometry, random_state)
+
+pytest_plugins = ["ros_helpers"]      # its fixtures: context, executor, namespace, probe, start_node, processes
 
 claim_ros_domain()
 
@@ -43,7 +44,6 @@ from robot_dynamics.ros.launch_plan import LaunchError, closed_loop_plan  # noqa
 
 REPO = URDF_DIR.parent
 BUNDLED = sorted(URDF_DIR.glob("*.urdf"))
-_namespaces = itertools.count()
 # an exception in an executor's or a node's thread (InvalidHandle at teardown, ...) fails the test
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 XACRO = """<?xml version="1.0"?>
@@ -79,37 +79,6 @@ MIMIC = """<robot name="gripper">
   </joint>
 </robot>
 """
-
-
-@pytest.fixture(scope="module")
-def context():
-    context = init_context()
-    yield context
-    rclpy.shutdown(context=context)
-
-
-@pytest.fixture
-def executor(context):
-    """A spinning executor per test; it stops before the test's nodes are destroyed (ros_helpers.Spinner)."""
-    spinner = Spinner(context)
-    yield spinner
-    spinner.close()
-
-
-@pytest.fixture
-def namespace():
-    return f"/u{os.getpid()}_{next(_namespaces)}"
-
-
-@pytest.fixture
-def start_node(executor, namespace):
-    """Start a DynamicsNode in this process with the given parameters (destroyed when the executor closes)."""
-    def start(**params):
-        node = DynamicsNode(namespace=namespace, context=executor.context,
-                            parameter_overrides=[Parameter(name, value=value) for name, value in params.items()])
-        executor.add_node(node)
-        return node
-    return start
 
 
 def ament_prefix(root, packages):

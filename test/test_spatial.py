@@ -80,7 +80,8 @@ def test_compiled_operators_are_the_spatial_layer(rng):
         X, L = ad_inv(R, p), spatial_inertia(pi)
         Ad = np.block([[R, skew(p) @ R], [np.zeros((3, 3)), R]])
         for got, expected in ((op.ad_inv_times(R, p, x), X @ x), (op.ad_times(R, p, x), Ad @ x),
-                              (op.ad_inv_transpose_times(R, p, *f), X.T @ f), (op.ad_transpose_times(R, p, f), Ad.T @ f),
+                              (op.ad_inv_transpose_times(R, p, *f), X.T @ f),
+                              (op.ad_transpose_times(R, p, f), Ad.T @ f),
                               (op.adj_times(s, x), adj(s) @ x),
                               (op.spatial_inertia_times(pi, *x), L @ x), (op.bias_force(pi, x), -adj(x).T @ L @ x),
                               (op.force_cross(s, *f), -adj(s).T @ f),

@@ -23,8 +23,8 @@ coordinates: f_k = Lambda_k W_k - adj(V_k)^T Lambda_k V_k, (C qdot)_k = S_k^T (s
 import numpy as np
 from numba import njit
 
-from .innovations import factor
-from .kinematics import ERR_SINGULAR, checked_pass
+from .innovations import factored
+from .kinematics import ERR_SINGULAR
 from .operators import CONTRACT, add_adj_transpose_inertia, bias_force, spatial_inertia_times
 
 WORK = [
@@ -265,16 +265,20 @@ def from_diagonalized_terms(bodies, work, nu, v):
 
 # ---- entry points -------------------------------------------------------------------------------------------
 @njit(cache=True)
+def cholesky_factored(bodies, work, inputs, q, v, with_rates):
+    """innovations.factored, then the joints' R = D^1/2 (cholesky_factors): 0 or the first error's code."""
+    status = factored(bodies, work, inputs, q, v, with_rates)
+    if status == 0 and not cholesky_factors(bodies, work):
+        status = ERR_SINGULAR
+    return status
+
+
+@njit(cache=True)
 def diagonalized(bodies, work, gravity, q, v, tau, nu, epsilon, coriolis):
     """nu, epsilon = l (tau - g) and C(theta, nu) at (q, v, tau)."""
-    status = checked_pass(bodies, work, (q, v, tau), q, v, True)
+    status = cholesky_factored(bodies, work, (q, v, tau), q, v, True)
     if status != 0:
         return status
-    status = factor(bodies, work)
-    if status != 0:
-        return status
-    if not cholesky_factors(bodies, work):
-        return ERR_SINGULAR
     factor_rates(bodies, work)
     return diagonalized_terms(bodies, work, gravity, v, tau, nu, epsilon, coriolis)
 
@@ -282,13 +286,7 @@ def diagonalized(bodies, work, gravity, q, v, tau, nu, epsilon, coriolis):
 @njit(cache=True)
 def from_diagonalized(bodies, work, q, nu, v):
     """qdot of nu at q."""
-    status = checked_pass(bodies, work, (q, nu), q, q, False)
-    if status != 0:
-        return status
-    status = factor(bodies, work)
-    if status != 0:
-        return status
-    if not cholesky_factors(bodies, work):
-        return ERR_SINGULAR
-    from_diagonalized_terms(bodies, work, nu, v)
-    return 0
+    status = cholesky_factored(bodies, work, (q, nu), q, q, False)
+    if status == 0:
+        from_diagonalized_terms(bodies, work, nu, v)
+    return status

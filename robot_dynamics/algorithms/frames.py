@@ -23,7 +23,7 @@ p_kf]: body -1 is the world (a link fixed to it), reference one of REFERENCES' c
 import numpy as np
 from numba import njit
 
-from .kinematics import check_inputs, outward_pass
+from .kinematics import checked_pass
 from .operators import CONTRACT, ad_inv_times, cross, rotate
 
 WORK = [
@@ -42,16 +42,17 @@ def frame_array(body, reference, R, p):
 
 
 @njit(cache=True, fastmath=CONTRACT)
-def support_pass(bodies, work, frame, q, v, with_rates):
-    """kinematics.outward_pass, the frame's body and its ancestors listed root last (work[0].chain ..
-    work[n-1].chain), then the frame's pose T_{0,f} = T_{0,k} T_{k,f} into work[0].Rf, work[0].pf.
-    Returns (status, n): status 0 or ERR_QUAT, n the number of bodies (0 for a frame fixed to the world)."""
+def support_pass(bodies, work, inputs, frame, q, v, with_rates):
+    """The inputs checked and kinematics.outward_pass run (checked_pass), the frame's body and its ancestors listed
+    root last (work[0].chain .. work[n-1].chain), then the frame's pose T_{0,f} = T_{0,k} T_{k,f} into
+    work[0].Rf, work[0].pf.  Returns (status, n): status 0 or the first error's code, n the number of bodies (0
+    for a frame fixed to the world)."""
     k, n = int(frame[0]), 0
     while k >= 0:
         work[n].chain = k
         n += 1
         k = bodies[k].parent
-    status = outward_pass(bodies, work, q, v, with_rates)    # the whole tree: kinematics' own loop, whose
+    status = checked_pass(bodies, work, inputs, q, v, with_rates)   # the whole tree: kinematics' own loop, whose
     if status != 0:                                            # per-body step inlined along the branch alone
         return status, n                                       # ran 60% slower per body
     f = work[0]
@@ -84,9 +85,7 @@ def express(reference, R, p, x):
 @njit(cache=True)
 def frame_placement(bodies, work, q, frame, T):
     """T <- T_{0,f} (4, 4), the frame's pose in the world."""
-    status = check_inputs((q,))
-    if status == 0:
-        status = support_pass(bodies, work, frame, q, q, False)[0]
+    status = support_pass(bodies, work, (q,), frame, q, q, False)[0]
     if status != 0:
         return status
     f = work[0]
@@ -103,10 +102,7 @@ def frame_placement(bodies, work, q, frame, T):
 def frame_jacobian(bodies, work, q, frame, J):
     """J <- J_f = X S (6, nv): the world axes S of the support's coordinates (paper 002, eq. (27) unrolled) in the
     frame's reference; a mimic joint's column adds into its master's."""
-    status = check_inputs((q,))
-    if status != 0:
-        return status
-    status, n = support_pass(bodies, work, frame, q, q, False)
+    status, n = support_pass(bodies, work, (q,), frame, q, q, False)
     if status != 0:
         return status
     for r in range(6):
@@ -125,10 +121,7 @@ def frame_jacobian(bodies, work, q, frame, J):
 @njit(cache=True, fastmath=CONTRACT)
 def frame_velocity(bodies, work, q, v, frame, V):
     """V <- V_f = X V_0 = J_f qdot, V_0 the world-frame twist of the frame's body (eq. (26))."""
-    status = check_inputs((q, v))
-    if status != 0:
-        return status
-    status, n = support_pass(bodies, work, frame, q, v, True)
+    status, n = support_pass(bodies, work, (q, v), frame, q, v, True)
     if status != 0:
         return status
     if n == 0:
@@ -146,10 +139,7 @@ def frame_acceleration_bias(bodies, work, q, v, frame, A):
     """A <- Jdot_f qdot, the classical acceleration of the frame at qddot = 0 (Pinocchio's
     getFrameClassicalAcceleration): X A_0 + [w_f x v_f; 0], A_0 = sum Sdot qdot over the support (eq. (28)
     unrolled, world frame) and (v_f, w_f) = X V_0."""
-    status = check_inputs((q, v))
-    if status != 0:
-        return status
-    status, n = support_pass(bodies, work, frame, q, v, True)
+    status, n = support_pass(bodies, work, (q, v), frame, q, v, True)
     if status != 0:
         return status
     if n == 0:

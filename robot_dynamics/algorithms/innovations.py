@@ -294,15 +294,15 @@ def solve_terms(bodies, work, x, out):
 
 # ---- entry points -------------------------------------------------------------------------------------------
 @njit(cache=True)
-def factored(bodies, work, q):
-    """q checked, the outward pass and `factor` done: 0 or the first error's code."""
-    status = checked_pass(bodies, work, (q,), q, q, False)
+def factored(bodies, work, inputs, q, v, with_rates):
+    """Inputs checked, the outward pass (with rates: V, Sdot) and `factor` done: 0 or the first error's code."""
+    status = checked_pass(bodies, work, inputs, q, v, with_rates)
     return status if status != 0 else factor(bodies, work)
 
 
 @njit(cache=True)
 def innovations(bodies, work, q, L, D, L_inv):
-    status = factored(bodies, work, q)
+    status = factored(bodies, work, (q,), q, q, False)
     if status == 0:
         innovations_terms(bodies, work, L, D, L_inv)
     return status
@@ -310,7 +310,7 @@ def innovations(bodies, work, q, L, D, L_inv):
 
 @njit(cache=True)
 def inverse_mass_matrix(bodies, work, BV, q, M_inv):
-    status = factored(bodies, work, q)
+    status = factored(bodies, work, (q,), q, q, False)
     if status == 0:
         inverse_mass_matrix_terms(bodies, work, BV, M_inv)
     return status
@@ -319,7 +319,7 @@ def inverse_mass_matrix(bodies, work, BV, q, M_inv):
 @njit(cache=True)
 def solve_mass_matrix(bodies, work, q, X, out):
     """out[:, j] <- M^-1 X[:, j] for every column j of X (nv, k): one factorization, then O(n) per column."""
-    status = factored(bodies, work, q)
+    status = factored(bodies, work, (q,), q, q, False)
     if status != 0:
         return status
     for r in range(X.shape[0]):

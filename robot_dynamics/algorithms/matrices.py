@@ -21,8 +21,9 @@ from numba import njit
 
 from ..model import FREE
 from .kinematics import checked_pass
-from .operators import (CONTRACT, ad_transpose_times, add_adj_transpose_inertia, cross, dot6, matrix_times, matrix_transpose_times,
-                        negative, spatial_inertia_times, store6, subtract, transform_parameters)
+from .operators import (CONTRACT, ad_transpose_times, add_adj_transpose_inertia, cross, dot6, matrix_times,
+                        matrix_transpose_times, negative, spatial_inertia_times, store6, subtract,
+                        transform_parameters)
 
 WORK = [
     ("pic", np.float64, (10,)),                                   # composite (subtree) parameters, world frame

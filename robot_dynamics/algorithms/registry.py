@@ -70,7 +70,8 @@ QUANTITIES = (
     Quantity("forward_dynamics", newton_euler.forward_dynamics, ("q", "v", "tau"), (("a", ("nv",)),), True,
              "a = M^-1 (tau - C v - g) by the articulated-body algorithm, O(n) (with coupled mimic joints: by a\n"
              "Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)\n\n"
-             "f_ext, reference: external wrenches as for inverse_dynamics: a = FD(q, v, tau + sum_f J_f^T w_f).", wrenches=True),
+             "f_ext, reference: external wrenches as for inverse_dynamics: a = FD(q, v, tau + sum_f J_f^T w_f).",
+             wrenches=True),
     Quantity("body_placements", kinematics.body_placements, ("q",), (("T", ("nb", 4, 4)),), False,
              "T_{0,k} of every body: (..., nbodies, 4, 4) homogeneous transforms, body frames in the world."),
     Quantity("kinetic_energy", energy.kinetic_energy, ("q", "v"), (("T", ()),), False,
