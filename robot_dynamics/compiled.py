@@ -13,6 +13,11 @@ cache -- `resolve` hands out the compiled function itself (the dispatcher's get_
 check what it is given: Robot only passes it float64 arrays whose shape it has checked, resolved for layout 'A'
 (see `strided`), which reads each array's strides, so that any view is handled.
 
+Checks.  `checked_kernels` wraps every kernel in a compiled function of the same arguments that refuses an
+output overlapping an input or another output (their byte extents, np.may_share_memory's test: a few pointer
+comparisons) and a non-finite result (float64 overflow), as status codes; Robot calls the wrapper, alone or in the
+batch loop.
+
 Batches.  `parallel(kernel, name)` is a compiled loop over the states of a batch, in parallel on all cores, that
 calls `kernel` once per state with the workspace of the thread that runs it (numba.get_thread_id): every quantity
 of the registry gets one, with no code of its own.  The per-thread workspaces are the caller's, made once
@@ -20,6 +25,7 @@ of the registry gets one, with no code of its own.  The per-thread workspaces ar
 """
 import contextlib
 import hashlib
+import linecache
 import os
 import sys
 import tempfile
@@ -81,27 +87,33 @@ def strided(ndim):
     return np.zeros((2,) * ndim + (2,))[..., 0]
 
 
-def compiled(dispatcher, *example_args):
-    """The compiled function of `dispatcher` for the types of example_args (which are not computed on: only
-    their types matter), compiled or loaded from the cache now."""
-    signature = tuple(typeof(a) for a in example_args)
-    if signature not in dispatcher.signatures:
+def signature(*example_args):
+    """The numba types of example_args (which are not computed on: only their types matter).  numba's typeof takes
+    ~0.7 ms for a record array: a caller resolving many kernels for the same types computes this once."""
+    return tuple(typeof(a) for a in example_args)
+
+
+def compiled(dispatcher, types):
+    """The compiled function of `dispatcher` for the argument types `types` (see `signature`), compiled or loaded
+    from the cache now."""
+    if types not in dispatcher.signatures:
         announce_if_cold()
-        dispatcher.compile(signature)
-    return dispatcher.get_overload(signature)
+        dispatcher.compile(types)
+    return dispatcher.get_overload(types)
 
 
-def resolve(owner, attribute, dispatcher, *example_args):
-    """Set owner.<attribute> to the compiled function of `dispatcher`: at once when it is already compiled in this
-    process, else on its first call -- so that a run loads (or, the first time, compiles) only the kernels it
-    uses.  The first-call stand-in holds owner weakly: a Robot is freed as soon as it is no longer used."""
+def resolve(owner, attribute, dispatcher, types):
+    """Set owner.<attribute> to the compiled function of `dispatcher` for the argument types `types`: at once when
+    it is already compiled in this process, else on its first call -- so that a run loads (or, the first time,
+    compiles) only the kernels it uses.  The first-call stand-in holds owner weakly: a Robot is freed as soon as
+    it is no longer used."""
     if dispatcher.signatures:
-        setattr(owner, attribute, compiled(dispatcher, *example_args))
+        setattr(owner, attribute, compiled(dispatcher, types))
         return
     ref = weakref.ref(owner)
 
     def first_call(*args):
-        kernel = compiled(dispatcher, *example_args)
+        kernel = compiled(dispatcher, types)
         target = ref()
         if target is not None:
             setattr(target, attribute, kernel)
@@ -152,3 +164,105 @@ def parallel(kernel, name):
     code = _parallel.__code__.replace(co_name=name, co_qualname=name)
     function = types.FunctionType(code, {**_parallel.__globals__, "KERNEL": kernel}, name)
     return njit(cache=True, parallel=True)(function)
+
+
+# ---- the checks around every kernel -----------------------------------------------------------------------------
+# A state whose entries all lie within SAFE_MAGNITUDE cannot make a bounded output overflow for a model within
+# urdf.MAX_MAGNITUDE: such outputs grow polynomially with the state and the model's numbers and stay far below
+# float64's 1.8e308 there (test_reliability evaluates every quantity of a model at the bounds).  An output that
+# divides by a quantity of the state (M^-1, an articulated inertia, the total mass) is unbounded: checked always.
+SAFE_MAGNITUDE = 1e6
+
+
+def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
+    """The source of checked_kernels' wrapper `name` of a kernel of n_params parameters, whose last outputs
+    (their ndims) follow its inputs (their ndims); always[i]: output i is checked at every call, else only when
+    an input entry exceeds SAFE_MAGNITUDE.  Straight-line code written out for the arrays' ndims: numba inlines
+    nothing here (its SSA pass warns about helpers with loops inlined into a caller)."""
+    a = [f"x{i}" for i in range(n_params)]
+    outs = a[n_params - len(outputs):]
+    ins = a[n_params - len(outputs) - len(inputs):n_params - len(outputs)]
+    lines = [f"def {name}({', '.join(a)}):"]
+    for x, ndim in zip(ins + outs, inputs + outputs):       # [x_lo, x_hi): the bytes x may touch, as the bounds
+        lines += [f"    {x}_lo = {x}.ctypes.data", f"    {x}_hi = {x}_lo + {x}.itemsize"]  # np.may_share_memory
+        for d in range(ndim):                                                               # compares
+            lines += [f"    reach = ({x}.shape[{d}] - 1) * {x}.strides[{d}]", "    if reach < 0:",
+                      f"        {x}_lo += reach", "    else:", f"        {x}_hi += reach"]
+        lines += [f"    if {x}.size == 0:", f"        {x}_hi = {x}_lo"]
+    pairs = [(o, x) for i, o in enumerate(outs) for x in ins + outs[i + 1:]]
+    if pairs:
+        lines.append("    if (" + "\n            or ".join(f"({o}_lo < {x}_hi and {x}_lo < {o}_hi)" for o, x in pairs)
+                     + "):")
+        lines.append(f"        return {overlap}")
+    lines += [f"    status = KERNEL({', '.join(a)})", "    if status != 0:", "        return status"]
+    checked_always = [(o, n) for o, n, c in zip(outs, outputs, always) if c]
+    guarded = [(o, n) for o, n, c in zip(outs, outputs, always) if not c]
+    if checked_always:
+        lines += _finite_lines(checked_always, "    ") + ["    if not s0 + s1 + s2 + s3 == 0.0:",
+                                                          f"        return {overflow}"]
+    if guarded:
+        moderate = [x for x, n in zip(ins, inputs) if n == 1]
+        lines.append("    moderate = " + ("True" if moderate and len(moderate) == len(ins) else "False"))
+        for x in moderate if len(moderate) == len(ins) else ():
+            lines += [f"    for i in range({x}.shape[0]):", f"        moderate &= abs({x}[i]) <= {SAFE_MAGNITUDE!r}"]
+        lines += ["    if not moderate:"] + _finite_lines(guarded, "        ") + [
+            "        if not s0 + s1 + s2 + s3 == 0.0:", f"            return {overflow}"]
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
+
+
+def _finite_lines(arrays, indent):
+    """Lines summing x * 0 over every entry of the (name, ndim) arrays into s0..s3: 0 when all are finite, NaN
+    otherwise -- four independent accumulators and no branch per entry."""
+    lines = [indent + "s0 = s1 = s2 = s3 = 0.0"]
+    for x, ndim in arrays:
+        inner = indent
+        for d in range(ndim - 1):
+            lines.append(f"{inner}for i{d} in range({x}.shape[{d}]):")
+            inner += "    "
+        row = x + ("[" + ", ".join(f"i{d}" for d in range(ndim - 1)) + "]" if ndim > 1 else "")
+        lines += [f"{inner}r = {row}", f"{inner}j = 0", f"{inner}while j + 4 <= r.shape[0]:",
+                  f"{inner}    s0 += r[j] * 0.0", f"{inner}    s1 += r[j + 1] * 0.0", f"{inner}    s2 += r[j + 2] * 0.0",
+                  f"{inner}    s3 += r[j + 3] * 0.0", f"{inner}    j += 4", f"{inner}while j < r.shape[0]:",
+                  f"{inner}    s0 += r[j] * 0.0", f"{inner}    j += 1"]
+    return lines
+
+
+def checked_kernels(specs, overflow, overlap):
+    """{name: compiled wrapper} of specs {name: (kernel, input ndims, output ndims, always)}: each wrapper takes
+    its kernel's arguments (bodies, work, *arrays, *constants, *inputs, *outputs) and returns `overlap` when an
+    output's bytes may overlap an input's or another output's (nothing is computed), else the kernel's status,
+    or `overflow` when the kernel succeeded but an output holds a non-finite number (see checked_source).
+
+    The wrappers are generated source (one straight line of pointer comparisons per pair, no loop over a
+    tuple); the source is written beside numba's cache of the kernels, so that numba caches them as well."""
+    sources = {name: checked_source("checked_" + name, kernel.py_func.__code__.co_argcount, inputs, outputs,
+                                    always, overflow, overlap)
+               for name, (kernel, inputs, outputs, always) in specs.items()}
+    source = ('"""Generated by robot_dynamics.compiled.checked_kernels: the checks around every kernel."""\n\n\n'
+              + "\n\n".join(sources.values()))
+    namespace = {}
+    exec(compile(source, _generated_file("checked_kernels.py", source), "exec"), namespace)
+    wrappers = {}
+    for name, (kernel, *_) in specs.items():     # each its own globals, with KERNEL its kernel (as `parallel`)
+        function = namespace["checked_" + name]
+        function = types.FunctionType(function.__code__, {"__name__": __name__, "KERNEL": kernel}, function.__name__)
+        wrappers[name] = njit(cache=_cache_dir is not None)(function)
+    return wrappers
+
+
+def _generated_file(name, source):
+    """The path of a file holding `source` in the kernels' cache directory, named after its hash and written once
+    (numba dates its cache by the file), or a placeholder registered with linecache when there is no such
+    directory."""
+    if _cache_dir is None:
+        filename = f"<robot_dynamics {name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        return filename
+    stem, suffix = os.path.splitext(name)
+    path = _cache_dir / f"{stem}_{hashlib.sha256(source.encode()).hexdigest()[:16]}{suffix}"
+    if not path.exists():
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(source)
+        os.replace(temporary, path)                # atomic: another process never reads half a file
+    return str(path)
