@@ -13,10 +13,11 @@ cache -- `resolve` hands out the compiled function itself (the dispatcher's get_
 check what it is given: Robot only passes it float64 arrays whose shape it has checked, resolved for layout 'A'
 (see `strided`), which reads each array's strides, so that any view is handled.
 
-Checks.  `checked_kernels` wraps every kernel in a compiled function of the same arguments that refuses an
-output overlapping an input or another output (their byte extents, np.may_share_memory's test: a few pointer
-comparisons) and a non-finite result (float64 overflow), as status codes; Robot calls the wrapper, alone or in the
-batch loop.
+Checks.  `checked_kernels` puts every kernel (inlined: a call would cost ~10 ns an array argument) in a compiled
+function of the same arguments that refuses an output overlapping an input or another output (their byte extents,
+np.may_share_memory's test: a few pointer comparisons) and reports a non-finite result (float64 overflow), as
+status codes.  Robot calls it for one state and in the batch loop, which also compares the whole batches' extents
+before computing any state (`overlapping`).
 
 Batches.  `parallel(kernel, name)` is a compiled loop over the states of a batch, in parallel on all cores, that
 calls `kernel` once per state with the workspace of the thread that runs it (numba.get_thread_id): every quantity
@@ -35,7 +36,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from numba import get_num_threads, get_thread_id, njit, prange, typeof
+from numba import get_num_threads, get_thread_id, literal_unroll, njit, prange, typeof
 from numba.extending import overload
 
 _cache_dir = None
@@ -147,30 +148,72 @@ def thread_count():
     return get_num_threads()
 
 
+@njit(cache=True)
+def extent(x):
+    """(lo, hi): the addresses [lo, hi) that x's elements may occupy (np.may_share_memory's bounds); lo = hi when x
+    has no element."""
+    lo = x.ctypes.data
+    hi = lo + x.itemsize
+    for d in range(x.ndim):
+        reach = (x.shape[d] - 1) * x.strides[d]
+        if reach < 0:
+            lo += reach
+        else:
+            hi += reach
+    if x.size == 0:
+        hi = lo
+    return lo, hi
+
+
+@njit(cache=True)
+def overlapping(inputs, outputs):
+    """True when the extent of an array of the tuple `outputs` overlaps that of one of `inputs` or of another
+    output: whole batches, before any state is computed (an out of one state may overlap the input of another)."""
+    n = len(inputs) + len(outputs)
+    lo, hi = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
+    k = 0
+    for x in literal_unroll(inputs):
+        lo[k], hi[k] = extent(x)
+        k += 1
+    for x in literal_unroll(outputs):
+        lo[k], hi[k] = extent(x)
+        k += 1
+    found = False
+    for i in range(len(inputs), n):
+        for j in range(i):
+            found |= lo[i] < hi[j] and lo[j] < hi[i]
+    return found
+
+
 def _parallel(bodies, works, arrays, constants, inputs, outputs, status):
     """KERNEL(bodies, works[t], *(x[t] for x in arrays), *constants, *inputs[i], *outputs[i]) for every state i,
-    in parallel, t the thread that runs it; status[i] receives each state's code.  works and each of arrays hold
+    in parallel, t the thread that runs it; status[i] receives each state's code -- or status[0] OVERLAP, and
+    nothing computed, when an output's extent overlaps an input's or another's.  works and each of arrays hold
     one copy per thread (thread_count() of them at least)."""
+    if status.shape[0] > 0 and overlapping(inputs, outputs):
+        status[0] = OVERLAP  # noqa: F821 (a global of each loop, see parallel)
+        return
     for i in prange(status.shape[0]):
         t = get_thread_id()
         status[i] = KERNEL(bodies, works[t], *row(arrays, t), *constants, *row(inputs, i), *row(outputs, i))  # noqa
 
 
-def parallel(kernel, name):
-    """A compiled parallel loop of _parallel's over the states of a batch, calling `kernel`.  It is _parallel's
-    code with KERNEL bound to `kernel` among its globals and its own name (so numba caches each loop apart):
-    one loop for every kernel without a hand-written copy, and without a closure (numba cannot cache a closure
-    over a compiled function)."""
+def parallel(kernel, name, overlap):
+    """A compiled parallel loop of _parallel's over the states of a batch, calling `kernel`, reporting overlapping
+    outputs as the status code `overlap`.  It is _parallel's code with KERNEL and OVERLAP bound among its globals
+    and its own name (so numba caches each loop apart): one loop for every kernel without a hand-written copy, and
+    without a closure (numba cannot cache a closure over a compiled function)."""
     code = _parallel.__code__.replace(co_name=name, co_qualname=name)
-    function = types.FunctionType(code, {**_parallel.__globals__, "KERNEL": kernel}, name)
+    function = types.FunctionType(code, {**_parallel.__globals__, "KERNEL": kernel, "OVERLAP": overlap}, name)
     return njit(cache=True, parallel=True)(function)
 
 
 # ---- the checks around every kernel -----------------------------------------------------------------------------
 # A state whose entries all lie within SAFE_MAGNITUDE cannot make a bounded output overflow for a model within
-# urdf.MAX_MAGNITUDE: such outputs grow polynomially with the state and the model's numbers and stay far below
-# float64's 1.8e308 there (test_reliability evaluates every quantity of a model at the bounds).  An output that
-# divides by a quantity of the state (M^-1, an articulated inertia, the total mass) is unbounded: checked always.
+# urdf.MAX_MAGNITUDE (and parameters within model.MAX_PARAMETER): such outputs grow polynomially with the state
+# and the model's numbers and stay far below float64's 1.8e308 there (test_reliability evaluates every quantity
+# of a model at the bounds).  An output that divides by a quantity of the state (M^-1, an articulated inertia,
+# the total mass) is unbounded: checked always.
 SAFE_MAGNITUDE = 1e6
 
 
@@ -198,8 +241,8 @@ def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
     checked_always = [(o, n) for o, n, c in zip(outs, outputs, always) if c]
     guarded = [(o, n) for o, n, c in zip(outs, outputs, always) if not c]
     if checked_always:
-        lines += _finite_lines(checked_always, "    ") + ["    if not s0 + s1 + s2 + s3 == 0.0:",
-                                                          f"        return {overflow}"]
+        lines += _finite_lines(checked_always, "    ")
+        lines += ["    if not s0 + s1 + s2 + s3 == 0.0:", f"        return {overflow}"]
     if guarded:
         moderate = [x for x, n in zip(ins, inputs) if n == 1]
         lines.append("    moderate = " + ("True" if moderate and len(moderate) == len(ins) else "False"))
@@ -235,7 +278,8 @@ def checked_kernels(specs, overflow, overlap):
     or `overflow` when the kernel succeeded but an output holds a non-finite number (see checked_source).
 
     The wrappers are generated source (one straight line of pointer comparisons per pair, no loop over a
-    tuple); the source is written beside numba's cache of the kernels, so that numba caches them as well."""
+    tuple), with the kernel inlined (numba's inline="always" on a dispatcher of its Python function, compiled only
+    there); the source is written beside numba's cache of the kernels, so that numba caches them as well."""
     sources = {name: checked_source("checked_" + name, kernel.py_func.__code__.co_argcount, inputs, outputs,
                                     always, overflow, overlap)
                for name, (kernel, inputs, outputs, always) in specs.items()}
@@ -246,7 +290,9 @@ def checked_kernels(specs, overflow, overlap):
     wrappers = {}
     for name, (kernel, *_) in specs.items():     # each its own globals, with KERNEL its kernel (as `parallel`)
         function = namespace["checked_" + name]
-        function = types.FunctionType(function.__code__, {"__name__": __name__, "KERNEL": kernel}, function.__name__)
+        inlined = njit(inline="always")(kernel.py_func)        # a call would cost ~10 ns an array argument
+        function = types.FunctionType(function.__code__, {"__name__": __name__, "KERNEL": inlined},
+                                      function.__name__)
         wrappers[name] = njit(cache=_cache_dir is not None)(function)
     return wrappers
 

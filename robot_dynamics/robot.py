@@ -256,9 +256,11 @@ class Robot:
 
     # ---- the dynamics of paper 002 ---------------------------------------------------------------------------
     # Every method takes one state or a batch, and an optional `out`: a writeable float64 array of the result's
-    # shape (any strides) that receives the result and is returned -- no allocation per call.  `out` must not
-    # share memory with the inputs.  A single state of float64 arrays goes straight to the compiled kernel (which
-    # checks finiteness); anything else is validated and converted by `_batch` first.  The methods of the
+    # shape (any strides) that receives the result and is returned -- no allocation per call.  An `out` that
+    # shares memory with an input or another out is a ValueError.  A single state of float64 arrays goes straight
+    # to the compiled kernel within its checks (registry.CHECKED: inputs finite, outputs finite -- float64
+    # overflow is a ValueError -- and not overlapping); anything else is validated and converted by `_batch`
+    # first.  The methods of the
     # registry's rows (mass_matrix, coriolis_matrix, ...) are made after the class (see _method); those below wrap
     # rows whose several results make a dataclass.
     def dynamics(self, q, v, v_ref=None, a_ref=None, out=None):
@@ -452,12 +454,14 @@ class Robot:
         B, k = Q.shape[0], X.shape[-1]
         Xf = X.reshape((B, nv, k))
         Tf = _merged_batch(target, len(batch), B) if target.shape[:len(batch)] == batch else None
-        if out is not None and self._overlapping(row.inputs, (Q, Xf), (target,), ("out",)):
-            Tf = None                                  # extents overlap, no element shared: compute apart
+        if Tf is None and out is not None:
+            self._overlapping(row.inputs, (Q, Xf), (target,), ("out",))
         work_out = Tf if Tf is not None else _empty((B, nv, k))
-        status = np.zeros(B, dtype=np.int64)
-        works, arrays = self._per_thread(row)
-        self._p_solve_mass_matrix(self._bodies, works, arrays, (), (Q, Xf), (work_out,), status)
+        status = self._run_batch(row, (Q, Xf), (work_out,))
+        if status.any() and status[0] == ERR_OVERLAP:
+            self._overlapping(row.inputs, (Q, Xf), (target,), ("out",))
+            Tf, work_out = None, _empty((B, nv, k))
+            status = self._run_batch(row, (Q, Xf), (work_out,))
         if status.any():
             i = np.flatnonzero(status)[0]
             self._raise(status[i], row, (Q[i], Xf[i]))
@@ -573,17 +577,16 @@ class Robot:
         else:
             results = outs
             self._check_outs(row, batch, results, prefix)
-        # an out sharing memory with what the kernels read is refused; views whose extents overlap without a
-        # shared element, or whose batch dimensions do not merge, receive results computed apart
-        apart = outs is not None and self._overlapping(row.inputs, flat, results, self._out_names(row, prefix))
         targets = [_merged_batch(x, nd, B) for x in results]
-        if apart or any(x is None for x in targets):
+        if any(x is None for x in targets):         # views whose batch dimensions do not merge: computed apart,
+            if outs is not None:                    # copied in (an out sharing memory with an input is refused)
+                self._overlapping(row.inputs, flat, results, self._out_names(row, prefix))
             targets = [_empty((B,) + s) for s in shapes]
-        status = np.zeros(B, dtype=np.int64)
-        works, arrays = self._per_thread(row)
-        getattr(self, "_p" + row.name)(self._bodies, works, arrays,
-                                       (self.gravity,) if row.gravity else (), tuple(flat),
-                                       tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
+        status = self._run_batch(row, flat, targets)
+        if status.any() and status[0] == ERR_OVERLAP:   # extents overlap: refused if memory is shared, else
+            self._overlapping(row.inputs, flat, results, self._out_names(row, prefix))   # computed apart
+            targets = [_empty((B,) + s) for s in shapes]
+            status = self._run_batch(row, flat, targets)
         if status.any():
             i = np.flatnonzero(status)[0]
             self._raise(status[i], row, [x[i] for x in flat])
@@ -591,6 +594,14 @@ class Robot:
             if not np.may_share_memory(x, y):
                 x[...] = y.reshape(x.shape)
         return results
+
+    def _run_batch(self, row, flat, targets):
+        """The status codes of the compiled parallel loop of `row` over the states `flat` into `targets`."""
+        status = np.zeros(flat[0].shape[0], dtype=np.int64)
+        works, arrays = self._per_thread(row)
+        getattr(self, "_p" + row.name)(self._bodies, works, arrays, (self.gravity,) if row.gravity else (),
+                                       tuple(flat), tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
+        return status
 
     def _per_thread(self, row):
         """The workspaces of a batch's threads (thread_count, made once, larger when more threads are set), and

@@ -1,7 +1,8 @@
 """The table of quantities: a row per Robot method that computes arrays from a state.
 
-From a row, robot.py derives the method -- its single-state fast path straight into the compiled kernel, its
-batch path through the compiled parallel loop (compiled.parallel), its `out=` checks and its error messages --
+From a row, robot.py derives the method -- its single-state fast path straight into the compiled kernel within
+its checks (CHECKED: overlapping outputs, overflow), its batch path through the compiled parallel loop
+(compiled.parallel), its `out=` checks and its error messages --
 and test/test_in_place.py the list of methods it checks.  Adding a quantity is one algorithm module (its kernel:
 kernel(bodies, work, *arrays, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row
 here.  A per-body quantity an algorithm keeps goes into its module's WORK fields; an array sized by the robot
@@ -166,4 +167,5 @@ CHECKED = checked_kernels({row.name: (row.kernel, tuple(1 + (x in row.matrices) 
                            for row in QUANTITIES}, ERR_OVERFLOW, ERR_OVERLAP)
 
 # The compiled loop over a batch of states of each quantity (compiled.parallel), each state checked.
-PARALLEL = {row.name: parallel(CHECKED[row.name], "parallel_" + row.name.lstrip("_")) for row in QUANTITIES}
+PARALLEL = {row.name: parallel(CHECKED[row.name], "parallel_" + row.name.lstrip("_"), ERR_OVERLAP)
+            for row in QUANTITIES}
