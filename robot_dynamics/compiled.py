@@ -264,10 +264,10 @@ def _finite_lines(arrays, indent):
             lines.append(f"{inner}for i{d} in range({x}.shape[{d}]):")
             inner += "    "
         row = x + ("[" + ", ".join(f"i{d}" for d in range(ndim - 1)) + "]" if ndim > 1 else "")
-        lines += [f"{inner}r = {row}", f"{inner}j = 0", f"{inner}while j + 4 <= r.shape[0]:",
-                  f"{inner}    s0 += r[j] * 0.0", f"{inner}    s1 += r[j + 1] * 0.0", f"{inner}    s2 += r[j + 2] * 0.0",
-                  f"{inner}    s3 += r[j + 3] * 0.0", f"{inner}    j += 4", f"{inner}while j < r.shape[0]:",
-                  f"{inner}    s0 += r[j] * 0.0", f"{inner}    j += 1"]
+        lines += [f"{inner}r = {row}", f"{inner}j = 0", f"{inner}while j + 4 <= r.shape[0]:"]
+        lines += [f"{inner}    s{i} += r[j + {i}] * 0.0" for i in range(4)]
+        lines += [f"{inner}    j += 4", f"{inner}while j < r.shape[0]:", f"{inner}    s0 += r[j] * 0.0",
+                  f"{inner}    j += 1"]
     return lines
 
 
