@@ -189,7 +189,7 @@ class Robot:
         self._thread_work = None                    # a workspace per thread of a batch (_per_thread), made once
         self._weightless = None                     # the same robot without gravity (parameter_derivatives)
         if any(j.mimic is not None for j in model.joints):
-            self.__class__ = _CoupledRobot          # ABA does not apply to joints coupled by mimics
+            self.__class__ = _coupled(type(self))   # ABA does not apply to joints coupled by mimics
         sizes = {"nq": model.nq, "nv": model.nv, "nb": model.nbodies, "ny": 10 * model.nbodies}
         self._shapes = {row.name: tuple(tuple(sizes.get(n, n) for n in shape) for shape in row.shapes)
                         for row in QUANTITIES}
@@ -748,11 +748,12 @@ for _row in QUANTITIES:
 
 
 # ---- robots whose joints are coupled by mimics ------------------------------------------------------------------
-class _CoupledRobot(Robot):
-    """A Robot with joints coupled by mimics (load_urdf(mimic=True)), the class Robot.__init__ gives it: the
-    articulated-body recursions (ABA, the innovations factorization) do not apply, so forward dynamics and M^-1 go
-    through a Cholesky factor of M, and the methods built on them say why they are not available.  Methods of a
-    class rather than bound methods stored on the instance, which would hold the robot in a reference cycle."""
+class _Coupled:
+    """The methods of a Robot with joints coupled by mimics (load_urdf(mimic=True)): the articulated-body recursions
+    (ABA, the innovations factorization) do not apply, so forward dynamics and M^-1 go through a Cholesky factor of
+    M, and the methods built on them say why they are not available.  Robot.__init__ gives such a robot a subclass
+    of its class with these methods first (_coupled): methods of a class rather than bound methods stored on the
+    instance, which would hold the robot in a reference cycle."""
 
     def _no_innovations(self, *args, **kwargs):
         raise ValueError("the innovations factorization (and the diagonalized dynamics) does not cover joints "
@@ -811,6 +812,12 @@ class _CoupledRobot(Robot):
 
     inverse_dynamics_derivatives = forward_dynamics_derivatives = _no_derivatives
     innovations = diagonalized = from_diagonalized = _no_innovations
+
+
+@functools.cache
+def _coupled(cls):
+    """cls (Robot or a subclass) with the methods of _Coupled first, under cls's name."""
+    return type(cls.__name__, (_Coupled, cls), {"__module__": cls.__module__, "__doc__": cls.__doc__})
 
 
 # ---- Ploen's global matrix form (paper 000): GlobalFactorization and Robot.global_factorization ----------------

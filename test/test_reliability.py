@@ -154,7 +154,7 @@ def test_a_model_at_the_bounds_overflows_nothing(mimic):
     float64's 1.8e308 (the largest is ~1e51 here, ~1e140 with pi at MAX_PARAMETER and mimic multipliers of 1e12),
     which polynomial growth to MAX_LINKS bodies does not use up.  Unbounded outputs (M^-1, ...) are checked at
     every call: finite, or a ValueError (at these scales the ABA recursions may find M numerically singular)."""
-    base = rd.load_urdf(bounds_urdf(26, 1, mimic), floating_base=True)
+    base = rd.load_urdf(bounds_urdf(26, 1, mimic), floating_base=True, mimic=mimic)
     rng = np.random.default_rng(2)
     for robot in (base, base.with_parameters(rng.uniform(-1, 1, 10 * base.nbodies) * MAX_PARAMETER)):
         q = rng.choice([-1.0, 1.0], robot.nq) * SAFE_MAGNITUDE
