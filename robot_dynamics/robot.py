@@ -767,7 +767,10 @@ class _Coupled:
         out = _empty(M.shape) if out is None else _checked_out(out, M.shape)
         self._overlapping(("q",), (q,), (out,), ("out",))
         E = np.eye(self.nv)
-        M_inv = np.array([cho_solve(cho_factor(m), E) for m in M.reshape(-1, self.nv, self.nv)])
+        try:
+            M_inv = np.array([cho_solve(cho_factor(m), E) for m in M.reshape(-1, self.nv, self.nv)])
+        except np.linalg.LinAlgError:
+            self._raise(ERR_SINGULAR, _ROWS["inverse_mass_matrix"])
         out[...] = _finite(M_inv, "inverse_mass_matrix", "q").reshape(M.shape)
         return out
 
@@ -785,8 +788,11 @@ class _Coupled:
         out = _empty(x.shape) if out is None else _checked_out(out, x.shape)
         self._overlapping(("q", "x"), (q, x), (out,), ("out",))
         Ms, xs = M.reshape(-1, self.nv, self.nv), x.reshape((len(M.reshape(-1, self.nv, self.nv)), self.nv, -1))
-        out[...] = _finite(np.array([cho_solve(cho_factor(m), b) for m, b in zip(Ms, xs)]), "solve_mass_matrix",
-                           "x").reshape(x.shape)
+        try:
+            solved = np.array([cho_solve(cho_factor(m), b) for m, b in zip(Ms, xs)])
+        except np.linalg.LinAlgError:
+            self._raise(ERR_SINGULAR, _ROWS["_solve_mass_matrix"])
+        out[...] = _finite(solved, "solve_mass_matrix", "x").reshape(x.shape)
         return out
 
     def _no_derivatives(self, *args, **kwargs):
