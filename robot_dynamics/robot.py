@@ -260,9 +260,8 @@ class Robot:
     # shares memory with an input or another out is a ValueError.  A single state of float64 arrays goes straight
     # to the compiled kernel within its checks (registry.CHECKED: inputs finite, outputs finite -- float64
     # overflow is a ValueError -- and not overlapping); anything else is validated and converted by `_batch`
-    # first.  The methods of the
-    # registry's rows (mass_matrix, coriolis_matrix, ...) are made after the class (see _method); those below wrap
-    # rows whose several results make a dataclass.
+    # first.  The methods of the registry's rows (mass_matrix, coriolis_matrix, ...) are made after the class (see
+    # _method); those below wrap rows whose several results make a dataclass.
     def dynamics(self, q, v, v_ref=None, a_ref=None, out=None):
         """M, C, g, com, J_com and, when v_ref and a_ref are given, the Slotine-Li Y, from one outward pass.
 
