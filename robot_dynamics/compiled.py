@@ -13,6 +13,12 @@ cache -- `resolve` hands out the compiled function itself (the dispatcher's get_
 check what it is given: Robot only passes it float64 arrays whose shape it has checked, resolved for layout 'A'
 (see `strided`), which reads each array's strides, so that any view is handled.
 
+Checks.  `checked_kernels` puts every kernel (inlined: a call would cost ~10 ns an array argument) in a compiled
+function of the same arguments that refuses an output overlapping an input or another output (their byte extents,
+np.may_share_memory's test: a few pointer comparisons) and reports a non-finite result (float64 overflow), as
+status codes.  Robot calls it for one state and in the batch loop, which also compares the whole batches' extents
+before computing any state (`overlapping`).
+
 Batches.  `parallel(kernel, name)` is a compiled loop over the states of a batch, in parallel on all cores, that
 calls `kernel` once per state with the workspace of the thread that runs it (numba.get_thread_id): every quantity
 of the registry gets one, with no code of its own.  The per-thread workspaces are the caller's, made once
@@ -20,6 +26,7 @@ of the registry gets one, with no code of its own.  The per-thread workspaces ar
 """
 import contextlib
 import hashlib
+import linecache
 import os
 import sys
 import tempfile
@@ -29,7 +36,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from numba import get_num_threads, get_thread_id, njit, prange, typeof
+from numba import get_num_threads, get_thread_id, literal_unroll, njit, prange, typeof
 from numba.extending import overload
 
 _cache_dir = None
@@ -81,27 +88,33 @@ def strided(ndim):
     return np.zeros((2,) * ndim + (2,))[..., 0]
 
 
-def compiled(dispatcher, *example_args):
-    """The compiled function of `dispatcher` for the types of example_args (which are not computed on: only
-    their types matter), compiled or loaded from the cache now."""
-    signature = tuple(typeof(a) for a in example_args)
-    if signature not in dispatcher.signatures:
+def signature(*example_args):
+    """The numba types of example_args (which are not computed on: only their types matter).  numba's typeof takes
+    ~0.7 ms for a record array: a caller resolving many kernels for the same types computes this once."""
+    return tuple(typeof(a) for a in example_args)
+
+
+def compiled(dispatcher, types):
+    """The compiled function of `dispatcher` for the argument types `types` (see `signature`), compiled or loaded
+    from the cache now."""
+    if types not in dispatcher.signatures:
         announce_if_cold()
-        dispatcher.compile(signature)
-    return dispatcher.get_overload(signature)
+        dispatcher.compile(types)
+    return dispatcher.get_overload(types)
 
 
-def resolve(owner, attribute, dispatcher, *example_args):
-    """Set owner.<attribute> to the compiled function of `dispatcher`: at once when it is already compiled in this
-    process, else on its first call -- so that a run loads (or, the first time, compiles) only the kernels it
-    uses.  The first-call stand-in holds owner weakly: a Robot is freed as soon as it is no longer used."""
+def resolve(owner, attribute, dispatcher, types):
+    """Set owner.<attribute> to the compiled function of `dispatcher` for the argument types `types`: at once when
+    it is already compiled in this process, else on its first call -- so that a run loads (or, the first time,
+    compiles) only the kernels it uses.  The first-call stand-in holds owner weakly: a Robot is freed as soon as
+    it is no longer used."""
     if dispatcher.signatures:
-        setattr(owner, attribute, compiled(dispatcher, *example_args))
+        setattr(owner, attribute, compiled(dispatcher, types))
         return
     ref = weakref.ref(owner)
 
     def first_call(*args):
-        kernel = compiled(dispatcher, *example_args)
+        kernel = compiled(dispatcher, types)
         target = ref()
         if target is not None:
             setattr(target, attribute, kernel)
@@ -135,20 +148,171 @@ def thread_count():
     return get_num_threads()
 
 
+@njit(cache=True)
+def extent(x):
+    """(lo, hi): the addresses [lo, hi) that x's elements may occupy (np.may_share_memory's bounds); lo = hi when x
+    has no element."""
+    lo = x.ctypes.data
+    hi = lo + x.itemsize
+    for d in range(x.ndim):
+        reach = (x.shape[d] - 1) * x.strides[d]
+        if reach < 0:
+            lo += reach
+        else:
+            hi += reach
+    if x.size == 0:
+        hi = lo
+    return lo, hi
+
+
+@njit(cache=True)
+def overlapping(inputs, outputs):
+    """True when the extent of an array of the tuple `outputs` overlaps that of one of `inputs` or of another
+    output: whole batches, before any state is computed (an out of one state may overlap the input of another)."""
+    n = len(inputs) + len(outputs)
+    lo, hi = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
+    k = 0
+    for x in literal_unroll(inputs):
+        lo[k], hi[k] = extent(x)
+        k += 1
+    for x in literal_unroll(outputs):
+        lo[k], hi[k] = extent(x)
+        k += 1
+    found = False
+    for i in range(len(inputs), n):
+        for j in range(i):
+            found |= lo[i] < hi[j] and lo[j] < hi[i]
+    return found
+
+
 def _parallel(bodies, works, arrays, constants, inputs, outputs, status):
     """KERNEL(bodies, works[t], *(x[t] for x in arrays), *constants, *inputs[i], *outputs[i]) for every state i,
-    in parallel, t the thread that runs it; status[i] receives each state's code.  works and each of arrays hold
+    in parallel, t the thread that runs it; status[i] receives each state's code -- or status[0] OVERLAP, and
+    nothing computed, when an output's extent overlaps an input's or another's.  works and each of arrays hold
     one copy per thread (thread_count() of them at least)."""
+    if status.shape[0] > 0 and overlapping(inputs, outputs):
+        status[0] = OVERLAP  # noqa: F821 (a global of each loop, see parallel)
+        return
     for i in prange(status.shape[0]):
         t = get_thread_id()
         status[i] = KERNEL(bodies, works[t], *row(arrays, t), *constants, *row(inputs, i), *row(outputs, i))  # noqa
 
 
-def parallel(kernel, name):
-    """A compiled parallel loop of _parallel's over the states of a batch, calling `kernel`.  It is _parallel's
-    code with KERNEL bound to `kernel` among its globals and its own name (so numba caches each loop apart):
-    one loop for every kernel without a hand-written copy, and without a closure (numba cannot cache a closure
-    over a compiled function)."""
+def parallel(kernel, name, overlap):
+    """A compiled parallel loop of _parallel's over the states of a batch, calling `kernel`, reporting overlapping
+    outputs as the status code `overlap`.  It is _parallel's code with KERNEL and OVERLAP bound among its globals
+    and its own name (so numba caches each loop apart): one loop for every kernel without a hand-written copy, and
+    without a closure (numba cannot cache a closure over a compiled function)."""
     code = _parallel.__code__.replace(co_name=name, co_qualname=name)
-    function = types.FunctionType(code, {**_parallel.__globals__, "KERNEL": kernel}, name)
+    function = types.FunctionType(code, {**_parallel.__globals__, "KERNEL": kernel, "OVERLAP": overlap}, name)
     return njit(cache=True, parallel=True)(function)
+
+
+# ---- the checks around every kernel -----------------------------------------------------------------------------
+# A state whose entries all lie within SAFE_MAGNITUDE cannot make a bounded output overflow for a model within
+# urdf.MAX_MAGNITUDE (and parameters within model.MAX_PARAMETER): such outputs grow polynomially with the state
+# and the model's numbers and stay far below float64's 1.8e308 there (test_reliability evaluates every quantity
+# of a model at the bounds).  An output that divides by a quantity of the state (M^-1, an articulated inertia,
+# the total mass) is unbounded: checked always.
+SAFE_MAGNITUDE = 1e6
+
+
+def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
+    """The source of checked_kernels' wrapper `name` of a kernel of n_params parameters, whose last outputs
+    (their ndims) follow its inputs (their ndims); always[i]: output i is checked at every call, else only when
+    an input entry exceeds SAFE_MAGNITUDE.  Straight-line code written out for the arrays' ndims, rather than
+    helpers with loops inlined (numba's SSA pass warns about those)."""
+    a = [f"x{i}" for i in range(n_params)]
+    outs = a[n_params - len(outputs):]
+    ins = a[n_params - len(outputs) - len(inputs):n_params - len(outputs)]
+    lines = [f"def {name}({', '.join(a)}):"]
+    for x, ndim in zip(ins + outs, inputs + outputs):    # [x_lo, x_hi): the bytes x may touch (extent's bounds)
+        lines += [f"    {x}_lo = {x}.ctypes.data", f"    {x}_hi = {x}_lo + {x}.itemsize"]
+        for d in range(ndim):
+            lines += [f"    reach = ({x}.shape[{d}] - 1) * {x}.strides[{d}]", "    if reach < 0:",
+                      f"        {x}_lo += reach", "    else:", f"        {x}_hi += reach"]
+        lines += [f"    if {x}.size == 0:", f"        {x}_hi = {x}_lo"]
+    pairs = [(o, x) for i, o in enumerate(outs) for x in ins + outs[i + 1:]]
+    if pairs:
+        lines.append("    if (" + "\n            or ".join(f"({o}_lo < {x}_hi and {x}_lo < {o}_hi)" for o, x in pairs)
+                     + "):")
+        lines.append(f"        return {overlap}")
+    lines += [f"    status = KERNEL({', '.join(a)})", "    if status != 0:", "        return status"]
+    checked_always = [(o, n) for o, n, c in zip(outs, outputs, always) if c]
+    guarded = [(o, n) for o, n, c in zip(outs, outputs, always) if not c]
+    if checked_always:
+        lines += _finite_lines(checked_always, "    ")
+        lines += ["    if not s0 + s1 + s2 + s3 == 0.0:", f"        return {overflow}"]
+    if guarded:                          # only vectors are told moderate (a matrix input: always checked)
+        vectors = all(n == 1 for n in inputs)
+        lines.append(f"    moderate = {vectors}")
+        for x in ins if vectors else ():
+            lines += [f"    for i in range({x}.shape[0]):", f"        moderate &= abs({x}[i]) <= {SAFE_MAGNITUDE!r}"]
+        lines += ["    if not moderate:"] + _finite_lines(guarded, "        ")
+        lines += ["        if not s0 + s1 + s2 + s3 == 0.0:", f"            return {overflow}"]
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
+
+
+def _finite_lines(arrays, indent):
+    """Lines summing x * 0 over every entry of the (name, ndim) arrays into s0..s3: 0 when all are finite, NaN
+    otherwise -- four independent accumulators and no branch per entry."""
+    lines = [indent + "s0 = s1 = s2 = s3 = 0.0"]
+    for x, ndim in arrays:
+        inner = indent
+        for d in range(ndim - 1):
+            lines.append(f"{inner}for i{d} in range({x}.shape[{d}]):")
+            inner += "    "
+        row = x + ("[" + ", ".join(f"i{d}" for d in range(ndim - 1)) + "]" if ndim > 1 else "")
+        lines += [f"{inner}r = {row}", f"{inner}j = 0", f"{inner}while j + 4 <= r.shape[0]:"]
+        lines += [f"{inner}    s{i} += r[j + {i}] * 0.0" for i in range(4)]
+        lines += [f"{inner}    j += 4", f"{inner}while j < r.shape[0]:", f"{inner}    s0 += r[j] * 0.0",
+                  f"{inner}    j += 1"]
+    return lines
+
+
+def checked_kernels(specs, overflow, overlap):
+    """{name: compiled wrapper} of specs {name: (kernel, input ndims, output ndims, always)}: each wrapper takes
+    its kernel's arguments (bodies, work, *arrays, *constants, *inputs, *outputs) and returns `overlap` when an
+    output's bytes may overlap an input's or another output's (nothing is computed), else the kernel's status,
+    or `overflow` when the kernel succeeded but an output holds a non-finite number (see checked_source).
+
+    The wrappers are generated source (one straight line of pointer comparisons per pair, no loop over a
+    tuple), with the kernel inlined (numba's inline="always" on a dispatcher of its Python function, compiled only
+    there); the source is written beside numba's cache of the kernels, so that numba caches them as well."""
+    sources = {name: checked_source("checked_" + name, kernel.py_func.__code__.co_argcount, inputs, outputs,
+                                    always, overflow, overlap)
+               for name, (kernel, inputs, outputs, always) in specs.items()}
+    source = ('"""Generated by robot_dynamics.compiled.checked_kernels: the checks around every kernel."""\n\n\n'
+              + "\n\n".join(sources.values()))
+    namespace = {}
+    filename, cacheable = _generated_file("checked_kernels.py", source)
+    exec(compile(source, filename, "exec"), namespace)
+    wrappers = {}
+    for name, (kernel, *_) in specs.items():     # each its own globals, with KERNEL its kernel (as `parallel`)
+        function = namespace["checked_" + name]
+        inlined = njit(inline="always")(kernel.py_func)        # a call would cost ~10 ns an array argument
+        function = types.FunctionType(function.__code__, {"__name__": __name__, "KERNEL": inlined},
+                                      function.__name__)
+        wrappers[name] = njit(cache=cacheable)(function)
+    return wrappers
+
+
+def _generated_file(name, source):
+    """(filename, cacheable): a file holding `source` in the kernels' cache directory, named after its hash and
+    written once (numba dates its cache by the file) -- or, without a writable one, a placeholder registered with
+    linecache, which numba cannot cache."""
+    if _cache_dir is not None:
+        stem, suffix = os.path.splitext(name)
+        path = _cache_dir / f"{stem}_{hashlib.sha256(source.encode()).hexdigest()[:16]}{suffix}"
+        try:
+            if not path.exists():
+                temporary = path.with_suffix(f".{os.getpid()}.tmp")
+                temporary.write_text(source)
+                os.replace(temporary, path)        # atomic: another process never reads half a file
+            return str(path), True
+        except OSError:
+            pass
+    filename = f"<robot_dynamics {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return filename, False

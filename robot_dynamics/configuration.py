@@ -4,6 +4,8 @@ Revolute and prismatic coordinates add; a free joint moves by the SE(3) exponent
 q(t + dt) = T(q) exp(v dt), and a planar joint by the SE(2) exponential -- Pinocchio's conventions, so that a
 simulated trajectory matches Pinocchio's `integrate` one-to-one.
 """
+import math
+
 import numpy as np
 
 from .model import FREE, PLANAR
@@ -11,13 +13,16 @@ from .spatial import adj, quaternion_rotation, skew
 
 
 def _so3_left_jacobian(w):
-    """V(w), the left Jacobian of SO(3): exp([v; w]) moves the origin by V(w) v.  (3,) -> (3, 3)"""
-    t = np.linalg.norm(w)
-    W = skew(w)
+    """V(w), the left Jacobian of SO(3): exp([v; w]) moves the origin by V(w) v.  (3,) -> (3, 3)
+
+    With w = t k, |k| = 1: V = E + (1 - cos t)/t k~ + (1 - sin t/t) k~^2, in the unit axis so that no power of t
+    overflows."""
+    t = math.hypot(*w)
     if t < 1e-8:                                       # Taylor series to second order
+        W = skew(w)
         return np.eye(3) + 0.5 * W + W @ W / 6.0
-    b, c = (1.0 - np.cos(t)) / t**2, (t - np.sin(t)) / t**3
-    return np.eye(3) + b * W + c * W @ W
+    K = skew(w / t)
+    return np.eye(3) + (1.0 - np.cos(t)) / t * K + (1.0 - np.sin(t) / t) * K @ K
 
 
 def _so3_log(R):
@@ -40,14 +45,14 @@ def _quaternion_step(quat, w):
 
     The product keeps the sign of quat continuous along a trajectory (no jump to -quat), as Pinocchio does.
     """
-    t = np.linalg.norm(w)
+    t = math.hypot(*w)
     s = 0.5 - t**2 / 48.0 if t < 1e-6 else np.sin(0.5 * t) / t
     b, bw = s * w, np.cos(0.5 * t)
     a, aw = quat[:3], quat[3]
     out = np.empty(4)
     out[:3] = aw * b + bw * a + np.cross(a, b)
     out[3] = aw * bw - a @ b
-    return out / np.linalg.norm(out)
+    return out / math.hypot(*out)
 
 
 def _se2_translation(v):
@@ -98,13 +103,17 @@ class ConfigurationSpace:
         return q
 
     def normalize(self, q, name="q"):
-        """Make every free joint's quaternion in q (..., nq) unit, in place; a zero quaternion is a ValueError."""
+        """Make every free joint's quaternion in q (..., nq) unit, in place; a zero quaternion (norm below 1e-12)
+        is a ValueError.  Scaled by its largest entry first, so that no square overflows (or underflows)."""
         for iq, _ in self.free:
-            n = np.linalg.norm(q[..., iq + 3:iq + 7], axis=-1, keepdims=True)
-            if np.any(n < 1e-12):
+            quat = q[..., iq + 3:iq + 7]
+            scale = np.max(np.abs(quat), axis=-1, keepdims=True)
+            unit = np.divide(quat, scale, out=np.zeros_like(quat), where=scale > 0.0)
+            n = np.sqrt(np.sum(unit * unit, axis=-1, keepdims=True))           # in [1, 2], or 0
+            if np.any(scale * n < 1e-12):
                 raise ValueError(f"{name}[{iq + 3}:{iq + 7}] is a zero quaternion; expected [qx, qy, qz, qw] "
                                  f"of non-zero norm")
-            q[..., iq + 3:iq + 7] /= n
+            quat[...] = unit / n
         return q
 
     def integrate(self, q, v):

@@ -23,10 +23,14 @@ the child frame, so that Xi = E_6 is constant (paper 002, remark 7).  Planar joi
 from dataclasses import dataclass, field
 import numpy as np
 
-from .spatial import parameters_from_inertial, skew, spatial_inertia, transform_parameters
-from .urdf import URDFDescription, URDFError
+from .urdf import MAX_MAGNITUDE, URDFDescription, URDFError
 
 REVOLUTE, PRISMATIC, PLANAR, FREE = 0, 1, 2, 3
+
+# The largest |pi_k| entry a model takes (with_parameters).  A URDF within urdf.MAX_MAGNITUDE and MAX_LINKS gives
+# at most ~1e52 (1e5 links of 1e12 kg merged into one body 1e17 m away: I ~ 1e5 1e12 (1e17)^2); with pi within
+# this bound and the gravity within MAX_MAGNITUDE, no quantity overflows at a state of moderate size.
+MAX_PARAMETER = 1e60
 _URDF_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC, "planar": PLANAR,
                "floating": FREE}
 _NQ = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 7}
@@ -103,16 +107,31 @@ class RobotModel:
         return [j.name for j in self.joints if j.mimic is None and not (self.floating_base and j.body == 0)]
 
     def with_parameters(self, pi):
-        """The same kinematics with other inertial parameters.  pi: (10 * nbodies,) or (nbodies, 10)."""
+        """The same kinematics with other inertial parameters.  pi: (10 * nbodies,) or (nbodies, 10), each entry
+        finite and at most MAX_PARAMETER in magnitude (else a ValueError)."""
+        pi = np.array(pi, dtype=float).reshape(self.nbodies, 10)
+        if not np.all(np.abs(pi) <= MAX_PARAMETER):
+            k, i = np.argwhere(~(np.abs(pi) <= MAX_PARAMETER))[0]
+            raise ValueError(f"pi[{10 * k + i}] = {pi[k, i]:g} (body '{self.body_names[k]}') is not a finite number "
+                             f"of magnitude at most {MAX_PARAMETER:g} (model.MAX_PARAMETER)")
         bodies = self.bodies.copy()
-        bodies["pi"] = np.array(pi, dtype=float).reshape(self.nbodies, 10)
+        bodies["pi"] = pi
         bodies["Lam"] = _body_inertias(bodies["pi"])
         bodies.flags.writeable = False
         return _replace(self, bodies=bodies)
 
     def with_gravity(self, gravity):
-        """The same robot under another gravity vector (world frame).  gravity: (3,)"""
-        return _replace(self, gravity=np.array(gravity, dtype=float).reshape(3))
+        """The same robot under another gravity vector (world frame).  gravity: (3,), see _gravity."""
+        return _replace(self, gravity=_gravity(gravity))
+
+
+def _gravity(gravity):
+    """gravity as a (3,) float array; a ValueError unless its entries are finite, of magnitude at most
+    urdf.MAX_MAGNITUDE."""
+    g = np.array(gravity, dtype=float).reshape(3)
+    if not np.all(np.abs(g) <= MAX_MAGNITUDE):
+        raise ValueError(f"gravity must be 3 finite numbers of magnitude at most {MAX_MAGNITUDE:g}, got {g}")
+    return g
 
 
 def _replace(model, **changes):
@@ -122,8 +141,41 @@ def _replace(model, **changes):
 
 
 def _body_inertias(pi):
-    """(nb, 6, 6) Lambda_k of the (nb, 10) parameters."""
-    return np.array([spatial_inertia(p) for p in pi]).reshape(len(pi), 6, 6)
+    """(nb, 6, 6) Lambda_k = [[m E, -(m c)~], [(m c)~, I_o]] of the (nb, 10) parameters (spatial.spatial_inertia for
+    every body at once)."""
+    pi = np.asarray(pi, dtype=float).reshape(-1, 10)
+    L = np.zeros((len(pi), 6, 6))
+    H = _skews(pi[:, 1:4])                            # (m c)~
+    L[:, [0, 1, 2], [0, 1, 2]] = pi[:, :1]
+    L[:, :3, 3:], L[:, 3:, :3] = -H, H
+    L[:, 3:, 3:] = _inertia_matrices(pi)
+    return L
+
+
+def _skews(a):
+    """a~ of every row of a: (n, 3) -> (n, 3, 3) (spatial.skew)."""
+    S = np.zeros((len(a), 3, 3))
+    S[:, 0, 1], S[:, 0, 2], S[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
+    S[:, 1, 0], S[:, 2, 0], S[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
+    return S
+
+
+def _inertia_matrices(pi):
+    """The (n, 3, 3) rotational inertias held in pi[:, 4:10] = (xx, yy, zz, xy, xz, yz) (spatial.inertia_matrix)."""
+    return pi[:, [[4, 7, 8], [7, 5, 9], [8, 9, 6]]]
+
+
+def _link_parameters(mass, com, inertia, R, p):
+    """pi (n, 10) of n links in the frames of their bodies: spatial.parameters_from_inertial of each link's mass
+    (n,), CoM (n, 3) and inertia about the CoM (n, 3, 3), then spatial.transform_parameters to the link frame's
+    placement R (n, 3, 3), p (n, 3) in its body."""
+    m = mass[:, None, None]
+    I_o = inertia + m * (np.einsum("ni,ni->n", com, com)[:, None, None] * np.eye(3) - com[:, :, None] * com[:, None, :])
+    h = np.einsum("nij,nj->ni", R, mass[:, None] * com)             # R (m c)
+    P, H = _skews(p), _skews(h)
+    I = R @ I_o @ R.transpose(0, 2, 1) - m * (P @ P) - P @ H - H @ P
+    return np.column_stack([mass, h + mass[:, None] * p, I[:, 0, 0], I[:, 1, 1], I[:, 2, 2], I[:, 0, 1], I[:, 0, 2],
+                            I[:, 1, 2]])
 
 
 def _plane_basis(n):
@@ -134,18 +186,17 @@ def _plane_basis(n):
     return e1, np.cross(n, e1)
 
 
-def _motion_subspace(jtype, axis):
-    """Xi_k in the child frame, padded to (6, 6): revolute [0; a], prismatic [a; 0], planar, free E_6."""
-    Xi = np.zeros((6, 6))
-    if jtype == REVOLUTE:
-        Xi[3:, 0] = axis
-    elif jtype == PRISMATIC:
-        Xi[:3, 0] = axis
-    elif jtype == PLANAR:
-        e1, e2 = _plane_basis(axis)
-        Xi[:3, 0], Xi[:3, 1], Xi[3:, 2] = e1, e2, axis
-    else:
-        Xi[:, :] = np.eye(6)
+def _motion_subspaces(jtype, axis):
+    """Xi_k in the child frame of every body, padded to (nb, 6, 6): revolute [0; a], prismatic [a; 0], planar
+    [e1, e2, 0; 0, 0, a], free E_6."""
+    Xi = np.zeros((len(jtype), 6, 6))
+    revolute, prismatic = jtype == REVOLUTE, jtype == PRISMATIC
+    Xi[revolute, 3:, 0] = axis[revolute]
+    Xi[prismatic, :3, 0] = axis[prismatic]
+    Xi[jtype == FREE] = np.eye(6)
+    for k in np.flatnonzero(jtype == PLANAR):
+        e1, e2 = _plane_basis(axis[k])
+        Xi[k, :3, 0], Xi[k, :3, 1], Xi[k, 3:, 2] = e1, e2, axis[k]
     return Xi
 
 
@@ -155,9 +206,7 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
     Fixed joints merge their child into the moving ancestor (or into the world); with `mimic` a mimic joint
     gets a body but no coordinates: q_joint = multiplier q_master + offset.
     """
-    gravity = np.array(gravity, dtype=float).reshape(3)
-    if not np.all(np.isfinite(gravity)):
-        raise ValueError(f"gravity must be 3 finite numbers, got {gravity}")
+    gravity = _gravity(gravity)
     if not desc.root and floating_base:
         raise URDFError("the <robot> is empty (no links): there is no root link to put a floating base under")
     eye, zero = np.eye(3), np.zeros(3)
@@ -219,19 +268,21 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
     bodies["R_tree"] = np.array(R_tree).reshape(nb, 3, 3)
     bodies["p_tree"] = np.array(p_tree).reshape(nb, 3)
     bodies["axis"] = np.array(axis, dtype=float).reshape(nb, 3)
-    bodies["Xi"] = np.array([_motion_subspace(jtype[k], bodies["axis"][k]) for k in range(nb)]).reshape(nb, 6, 6)
-    for b in bodies:                                 # the joint's rotation generators in the parent frame
-        A = skew(b["axis"])
-        b["RA"], b["RA2"], b["Ra"] = b["R_tree"] @ A, b["R_tree"] @ A @ A, b["R_tree"] @ b["axis"]
+    bodies["Xi"] = _motion_subspaces(jtype, bodies["axis"])
+    A = _skews(bodies["axis"])                       # the joint's rotation generators in the parent frame
+    bodies["RA"] = bodies["R_tree"] @ A
+    bodies["RA2"] = bodies["RA"] @ A
+    bodies["Ra"] = np.einsum("kij,kj->ki", bodies["R_tree"], bodies["axis"])
 
-    pi = bodies["pi"]
-    for link in desc.links.values():                 # every link's inertia, in the frame of its body
-        f = frames.get(link.name)
-        if link.inertial is None or f is None or f.body < 0:
-            continue                                  # links fixed to the world carry no dynamics
-        pi_link = parameters_from_inertial(link.inertial.mass, link.inertial.com, link.inertial.inertia)
-        pi[f.body] += transform_parameters(pi_link, f.R, f.p)   # paper 002, eq. (9): linear in the masses
-    bodies["Lam"] = _body_inertias(pi)
+    # every link's inertia, in the frame of its body; links fixed to the world carry no dynamics
+    placed = [(link.inertial, frames[link.name]) for link in desc.links.values()
+              if link.inertial is not None and link.name in frames and frames[link.name].body >= 0]
+    if placed:
+        pi_links = _link_parameters(np.array([i.mass for i, _ in placed]), np.array([i.com for i, _ in placed]),
+                                    np.array([i.inertia for i, _ in placed]), np.array([f.R for _, f in placed]),
+                                    np.array([f.p for _, f in placed]))
+        np.add.at(bodies["pi"], [f.body for _, f in placed], pi_links)   # paper 002, eq. (9): linear in the masses
+    bodies["Lam"] = _body_inertias(bodies["pi"])
     bodies.flags.writeable = False
     return RobotModel(desc.name, nq, nv, tuple(body_names), tuple(infos), desc.root, bool(floating_base),
                       gravity, bodies, frames)

@@ -5,22 +5,42 @@ The methods that compute arrays from a state are derived from the table algorith
 each takes `out=`, goes straight into its compiled kernel for a single state of float64 arrays, and runs a batch
 in the compiled parallel loop.
 """
+import functools
 import linecache
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .algorithms.kinematics import ERR_INPUT, ERR_QUAT, ERR_SINGULAR
-from .algorithms.registry import PARALLEL, QUANTITIES
+from .algorithms.kinematics import ERR_INPUT, ERR_OVERFLOW, ERR_OVERLAP, ERR_QUAT, ERR_SINGULAR
+from .algorithms.registry import CHECKED, PARALLEL, QUANTITIES
 from .algorithms.workspace import ARRAYS, EXAMPLES, workspace
-from .compiled import resolve, strided, thread_count
+from .compiled import resolve, signature, strided, thread_count
 from .configuration import ConfigurationSpace
-from .model import build_model
-from .urdf import parse_urdf
+from .model import BODY, build_model
+from .urdf import MAX_LINKS, URDFError, parse_urdf
 
 
 _ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 _ROWS = {row.name: row for row in QUANTITIES}
+
+
+@functools.cache
+def _signatures(name):
+    """The argument types of the kernel and of the batch loop of registry row `name`, the same for every robot:
+    its body records and workspace (one per thread for the loop), its per-robot arrays (workspace.EXAMPLES: the
+    arrays themselves are made by __getattr__), gravity, and inputs and outputs of any strides (compiled.strided,
+    so that any view may be passed).  Computed once per process: numba's typeof of a record array takes ~0.7 ms."""
+    row = _ROWS[name]
+    bodies, work = np.zeros(1, dtype=BODY), workspace(1)
+    arrays = tuple(EXAMPLES[x] for x in row.arrays)
+    constants = (np.zeros(3),) if row.gravity else ()
+    kernel = signature(bodies, work, *arrays, *constants, *(strided(1 + (x in row.matrices)) for x in row.inputs),
+                       *(strided(max(len(s), 1)) for s in row.shapes))
+    loop = signature(bodies, work[None], tuple(x[None] for x in arrays), constants,
+                     tuple(strided(2 + (x in row.matrices)) for x in row.inputs),
+                     tuple(strided(1 + max(len(s), 1)) for s in row.shapes), np.zeros(2, dtype=np.int64))
+    return kernel, loop
 
 
 def _merged_batch(x, batch_ndim, B):
@@ -135,8 +155,13 @@ def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=Fals
     A path ending in ``.xacro`` is expanded with the xacro package and ``xacro_args`` ({name: value} or
     ["name:=value", ...]).  Raises URDFError (a ValueError) naming the element at fault.
     """
-    description = parse_urdf(source, strict_inertia=strict_inertia, xacro_args=xacro_args)
-    return Robot(build_model(description, floating_base=floating_base, gravity=gravity, mimic=mimic))
+    try:
+        description = parse_urdf(source, strict_inertia=strict_inertia, xacro_args=xacro_args)
+        return Robot(build_model(description, floating_base=floating_base, gravity=gravity, mimic=mimic))
+    except MemoryError:                             # a ValueError, as for any other description it cannot load
+        pass
+    raise URDFError(f"out of memory while loading the URDF (robot_dynamics loads at most {MAX_LINKS} links, in "
+                    f"memory linear in their number)")   # outside the handler: the failed load's frames are freed
 
 
 class Robot:
@@ -162,34 +187,21 @@ class Robot:
         self._bodies = model.bodies.copy()          # kernels take writable arrays; the model stays frozen
         self._work = workspace(model.nbodies)
         self._thread_work = None                    # a workspace per thread of a batch (_per_thread), made once
-        self._coupled = any(j.mimic is not None for j in model.joints)
         self._weightless = None                     # the same robot without gravity (parameter_derivatives)
-        if self._coupled:                           # ABA does not apply to joints coupled by mimics
-            self.forward_dynamics = self._forward_dynamics_coupled
-            self.inverse_dynamics_derivatives = self.forward_dynamics_derivatives = self._no_coupled_derivatives
-            self.innovations = self._no_coupled_innovations
-            self.diagonalized = self.from_diagonalized = self._no_coupled_innovations
-            self.inverse_mass_matrix = self._inverse_mass_matrix_coupled
-            self.solve_mass_matrix = self._solve_mass_matrix_coupled
+        if any(j.mimic is not None for j in model.joints):
+            self.__class__ = _coupled(type(self))   # ABA does not apply to joints coupled by mimics
         sizes = {"nq": model.nq, "nv": model.nv, "nb": model.nbodies, "ny": 10 * model.nbodies}
         self._shapes = {row.name: tuple(tuple(sizes.get(n, n) for n in shape) for shape in row.shapes)
                         for row in QUANTITIES}
         # Per row: its per-robot arrays (_a<name>), the output shape(s) its fast path allocates (_shape_<name>),
-        # and its kernel (_k<name>) and batch loop (_p<name>) resolved (loaded, or compiled on first use) for
-        # arrays of any strides (compiled.strided); only the types of the example arguments matter.
+        # and its checked kernel (_k<name>, registry.CHECKED) and batch loop (_p<name>), resolved (loaded, or
+        # compiled on first use) for the argument types of _signatures, the same for every robot.
         for row in QUANTITIES:
             shapes = self._shapes[row.name]
             setattr(self, "_shape_" + row.name, shapes[0] if len(shapes) == 1 else shapes)
-            constants = (self.gravity,) if row.gravity else ()
-            arrays = tuple(EXAMPLES[name] for name in row.arrays)   # the arrays themselves: __getattr__
-            resolve(self, "_k" + row.name, row.kernel, self._bodies, self._work, *arrays, *constants,
-                    *(strided(1 + (x in row.matrices)) for x in row.inputs),
-                    *(strided(max(len(s), 1)) for s in row.shapes))
-            resolve(self, "_p" + row.name, PARALLEL[row.name], self._bodies, self._work[None],
-                    tuple(x[None] for x in arrays), constants,
-                    tuple(strided(2 + (x in row.matrices)) for x in row.inputs),
-                    tuple(strided(1 + max(len(s), 1)) for s in row.shapes),
-                    np.zeros(2, dtype=np.int64))
+            kernel, loop = _signatures(row.name)
+            resolve(self, "_k" + row.name, CHECKED[row.name], kernel)
+            resolve(self, "_p" + row.name, PARALLEL[row.name], loop)
 
     def __getattr__(self, name):
         """The per-robot arrays of a row (_a<row name>), made when first asked for: a robot allocates the (nv, 3 nv)
@@ -232,22 +244,24 @@ class Robot:
     def integrate(self, q, v, dt=1.0):
         """q (+) v dt on the configuration manifold (SE(3) exponential for a free joint).  -> (..., nq)"""
         q, v, shape = self._batch(q=q, v=v)
+        dt = self._scalar(dt, "dt")
         out = np.array([self._space.integrate(qi, vi * dt) for qi, vi in zip(q, v)])
-        return out.reshape(shape + (self.nq,))
+        return _finite(out, "integrate", "v dt").reshape(shape + (self.nq,))
 
     def difference(self, q0, q1):
         """v with integrate(q0, v) = q1.  -> (..., nv)"""
         q0, q1, shape = self._batch(q0=q0, q1=q1)
         out = np.array([self._space.difference(a, b) for a, b in zip(q0, q1)])
-        return out.reshape(shape + (self.nv,))
+        return _finite(out, "difference", "q1 - q0").reshape(shape + (self.nv,))
 
     # ---- the dynamics of paper 002 ---------------------------------------------------------------------------
     # Every method takes one state or a batch, and an optional `out`: a writeable float64 array of the result's
-    # shape (any strides) that receives the result and is returned -- no allocation per call.  `out` must not
-    # share memory with the inputs.  A single state of float64 arrays goes straight to the compiled kernel (which
-    # checks finiteness); anything else is validated and converted by `_batch` first.  The methods of the
-    # registry's rows (mass_matrix, coriolis_matrix, ...) are made after the class (see _method); those below wrap
-    # rows whose several results make a dataclass.
+    # shape (any strides) that receives the result and is returned -- no allocation per call.  An `out` that
+    # shares memory with an input or another out is a ValueError.  A single state of float64 arrays goes straight
+    # to the compiled kernel within its checks (registry.CHECKED: inputs finite, outputs finite -- float64
+    # overflow is a ValueError -- and not overlapping); anything else is validated and converted by `_batch`
+    # first.  The methods of the registry's rows (mass_matrix, coriolis_matrix, ...) are made after the class (see
+    # _method); those below wrap rows whose several results make a dataclass.
     def dynamics(self, q, v, v_ref=None, a_ref=None, out=None):
         """M, C, g, com, J_com and, when v_ref and a_ref are given, the Slotine-Li Y, from one outward pass.
 
@@ -284,7 +298,8 @@ class Robot:
                 status = self._k_dynamics(self._bodies, self._work, self.gravity, q, v, out.M, out.C, out.g, out.com,
                                           out.J_com)
             if status:
-                self._raise(status, _ROWS["_dynamics_with_regressor"])
+                self._failed(status, _ROWS["_dynamics_with_regressor" if want_y else "_dynamics"],
+                             (q, v, v_ref, a_ref) if want_y else (q, v), _fields(out), "out.")
             return out
         row = _ROWS["_dynamics_with_regressor" if want_y else "_dynamics"]
         arrays = self._batched(row, (q, v, v_ref, a_ref)[:len(row.inputs)], None if out is None else _fields(out),
@@ -312,13 +327,13 @@ class Robot:
         dt = float(dt)
         v_next = np.asarray(v, dtype=float) + dt * self.forward_dynamics(q, v, tau)
         w = (dt * v_next).reshape(-1, nv)
-        Jq, Jw = (np.array(x).reshape(batch + (nv, nv)) for x in zip(*map(self._space.integrate_jacobians, w)))
+        Jq, Jw = (np.array(x).reshape(batch + (nv, nv)) for x in zip(*map(self.integrate_jacobians, w)))
         A[..., nv:, :nv], A[..., nv:, nv:] = dt * da_dq, E + dt * da_dv
         A[..., :nv, :nv] = Jq + dt * Jw @ A[..., nv:, :nv]
         A[..., :nv, nv:] = dt * Jw @ A[..., nv:, nv:]
         B[..., nv:, :] = dt * M_inv
         B[..., :nv, :] = dt * Jw @ B[..., nv:, :]
-        return A, B
+        return _finite(A, "linearize", "dt"), _finite(B, "linearize", "dt")
 
     def parameter_derivatives(self, q, v, out=None):
         """dM/dpi, dC/dpi, dg/dpi at (q, v) (paper 002, Prop. 2), read off the regressor, of which they are the
@@ -327,11 +342,14 @@ class Robot:
         (..., nq), (..., nv) -> ParameterDerivatives; out: a ParameterDerivatives to fill."""
         if out is not None and type(out) is not ParameterDerivatives:
             raise ValueError(f"out must be a ParameterDerivatives, got {type(out).__name__}")
+        given = (q, v)
         q, v, batch = self._batch(q=q, v=v)
         B, nv, ny = q.shape[0], self.nv, 10 * self.nbodies
         if out is not None:
             for name, shape in (("dM_dpi", (nv, nv, ny)), ("dC_dpi", (nv, nv, ny)), ("dg_dpi", (nv, ny))):
                 _checked_out(getattr(out, name), batch + shape, "out." + name)
+            self._overlapping(("q", "v"), given, (out.dM_dpi, out.dC_dpi, out.dg_dpi),
+                              ("out.dM_dpi", "out.dC_dpi", "out.dg_dpi"))
         if self._weightless is None:
             self._weightless = Robot(self.model.with_gravity(np.zeros(3)))
         E, Z = np.eye(nv), np.zeros((nv, nv))
@@ -351,7 +369,8 @@ class Robot:
         """(d/dq, d/dw) of integrate(q, w) in tangent coordinates, as Pinocchio's dIntegrate (they do not depend on
         q): identity blocks for 1-DoF joints, Ad(exp(-w_j)) and the right Jacobian of exp for free and planar
         joints.  w: (nv,) -> (nv, nv), (nv, nv)"""
-        return self._space.integrate_jacobians(self._vector(w, "w", self.nv))
+        Jq, Jw = self._space.integrate_jacobians(self._vector(w, "w", self.nv))
+        return _finite(Jq, "integrate_jacobians", "w"), _finite(Jw, "integrate_jacobians", "w")
 
     def state_derivatives(self, q, v, out=None):
         """dM/dq, dC/dq, dC/dv, dg/dq and dJ_com/dq at (q, v), the last index the direction (paper 002, Prop. 5);
@@ -392,11 +411,11 @@ class Robot:
             elif not (_fits(out.nu, vs) and _fits(out.coriolis, vs) and (not with_tau or _fits(out.epsilon, vs))):
                 self._check_outs(_ROWS["_diagonalized"], (), (out.nu, out.epsilon if with_tau else _empty(vs),
                                                                out.coriolis), "out.")
-            status = self._k_diagonalized(self._bodies, self._work, self.gravity, q, v,
-                                          tau if with_tau else np.zeros(vs), out.nu,
-                                          out.epsilon if with_tau else _empty(vs), out.coriolis)
+            tau, epsilon = (tau, out.epsilon) if with_tau else (np.zeros(vs), _empty(vs))
+            status = self._k_diagonalized(self._bodies, self._work, self.gravity, q, v, tau, out.nu, epsilon,
+                                          out.coriolis)
             if status:
-                self._raise(status, _ROWS["_diagonalized"])
+                self._failed(status, _ROWS["_diagonalized"], (q, v, tau), (out.nu, epsilon, out.coriolis), "out.")
             return out
         if not with_tau:
             tau = np.zeros(np.shape(v))
@@ -428,18 +447,23 @@ class Robot:
         if q.shape == self._q_shape and q.dtype is _F64:
             status = self._k_solve_mass_matrix(self._bodies, self._work, q, X, target)
             if status:
-                self._raise(status, row)
+                self._failed(status, row, (q, X), (target,))
             return result
         Q, batch = self._batch(False, q=q)
         B, k = Q.shape[0], X.shape[-1]
         Xf = X.reshape((B, nv, k))
         Tf = _merged_batch(target, len(batch), B) if target.shape[:len(batch)] == batch else None
+        if Tf is None and out is not None:
+            self._overlapping(row.inputs, (Q, Xf), (target,), ("out",))
         work_out = Tf if Tf is not None else _empty((B, nv, k))
-        status = np.zeros(B, dtype=np.int64)
-        works, arrays = self._per_thread(row)
-        self._p_solve_mass_matrix(self._bodies, works, arrays, (), (Q, Xf), (work_out,), status)
+        status = self._run_batch(row, (Q, Xf), (work_out,))
+        if status.any() and status[0] == ERR_OVERLAP:
+            self._overlapping(row.inputs, (Q, Xf), (target,), ("out",))
+            Tf, work_out = None, _empty((B, nv, k))
+            status = self._run_batch(row, (Q, Xf), (work_out,))
         if status.any():
-            self._raise(status[np.flatnonzero(status)[0]], row)
+            i = np.flatnonzero(status)[0]
+            self._raise(status[i], row, (Q[i], Xf[i]))
         if Tf is None:
             target[...] = work_out.reshape(target.shape)
         return result
@@ -470,8 +494,16 @@ class Robot:
         return TimeDerivatives(*result) if out is None else out
 
     # ---- plumbing ---------------------------------------------------------------------------------------------
-    def _raise(self, status, row):
-        """The ValueError of a kernel's status code (kinematics.ERR_*) for the quantity `row`."""
+    def _raise(self, status, row, inputs=()):
+        """The ValueError of a kernel's status code (kinematics.ERR_*) for the quantity `row` at the state `inputs`
+        (one state's arrays, in the order of row.inputs)."""
+        if status == ERR_OVERFLOW:
+            sizes = [float(np.max(np.abs(x), initial=0.0)) for x in inputs]
+            culprit = (f": {row.inputs[int(np.argmax(sizes))]} holds {max(sizes):.3g}" if sizes else "")
+            raise ValueError(f"{row.name.lstrip('_')} overflows float64 at this state (a result is not finite)"
+                             f"{culprit}")
+        if status == ERR_OVERLAP:
+            raise ValueError(f"an out of {row.name.lstrip('_')} overlaps an input or another out")
         if status == ERR_QUAT:
             iq = [j.idx_q for j in self.model.joints if j.type in ("free", "floating")]
             where = ", ".join(f"q[{i + 3}:{i + 7}]" for i in iq)
@@ -491,6 +523,48 @@ class Robot:
         for i, ((name, _), shape, x) in enumerate(zip(row.outputs, self._shapes[row.name], outs)):
             _checked_out(x, batch + shape, prefix + name if prefix else f"out[{i}]" if n > 1 else "out")
 
+    def _failed(self, status, row, inputs, outputs, prefix=""):
+        """After a single state's kernel returned `status`: its ValueError, or -- when the outputs' extents overlap
+        but no element is shared (interleaved views) -- the results computed into new arrays and copied in."""
+        if status != ERR_OVERLAP:
+            self._raise(status, row, inputs)
+        self._overlapping(row.inputs, inputs, outputs, self._out_names(row, prefix))   # raises on shared memory
+        fresh = [_empty(x.shape) for x in outputs]
+        constants = (self.gravity,) if row.gravity else ()
+        status = getattr(self, "_k" + row.name)(self._bodies, self._work, *getattr(self, "_a" + row.name),
+                                                *constants, *inputs, *fresh)
+        if status:
+            self._raise(status, row, inputs)
+        for x, y in zip(outputs, fresh):
+            x[...] = y
+
+    @staticmethod
+    def _out_names(row, prefix=""):
+        """How the outputs of `row` are named in messages: out, out[i] of a tuple, or prefix + name (out.M)."""
+        n = len(row.outputs)
+        return [prefix + name if prefix else f"out[{i}]" if n > 1 else "out" for i, (name, _) in enumerate(row.outputs)]
+
+    @staticmethod
+    def _overlapping(input_names, inputs, outputs, names):
+        """A ValueError when an output shares memory with an input or another output (np.shares_memory); True when
+        some extents overlap without a shared element (np.may_share_memory), False when none do.  Arrays only: a
+        list given as an input is copied before it is read."""
+        maybe = False
+        for i, x in enumerate(outputs):
+            others = list(zip(input_names, inputs)) + list(zip(names[i + 1:], outputs[i + 1:]))
+            for name, y in others:
+                if not (isinstance(y, np.ndarray) and np.may_share_memory(x, y)):
+                    continue
+                try:
+                    shared = np.shares_memory(x, y, max_work=100_000)
+                except np.exceptions.TooHardError:
+                    shared = True
+                if shared:
+                    raise ValueError(f"{names[i]} shares memory with {name}: an out must not overlap the inputs "
+                                     f"or another out (results would overwrite what is still to be read)")
+                maybe = True
+        return maybe
+
     def _batched(self, row, states, outs, prefix=""):
         """The quantity `row` for validated states (any batch shape, or one state given as lists, other dtypes...)
         by its compiled parallel loop.  outs: None (new arrays) or a list of arrays, one per output, to receive
@@ -503,19 +577,30 @@ class Robot:
             results = outs
             self._check_outs(row, batch, results, prefix)
         targets = [_merged_batch(x, nd, B) for x in results]
-        if any(x is None for x in targets):        # views whose batch dimensions do not merge: compute, copy in
+        if any(x is None for x in targets):         # views whose batch dimensions do not merge: computed apart,
+            if outs is not None:                    # copied in (an out sharing memory with an input is refused)
+                self._overlapping(row.inputs, flat, results, self._out_names(row, prefix))
             targets = [_empty((B,) + s) for s in shapes]
-        status = np.zeros(B, dtype=np.int64)
-        works, arrays = self._per_thread(row)
-        getattr(self, "_p" + row.name)(self._bodies, works, arrays,
-                                       (self.gravity,) if row.gravity else (), tuple(flat),
-                                       tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
+        status = self._run_batch(row, flat, targets)
+        if status.any() and status[0] == ERR_OVERLAP:   # extents overlap: refused if memory is shared, else
+            self._overlapping(row.inputs, flat, results, self._out_names(row, prefix))   # computed apart
+            targets = [_empty((B,) + s) for s in shapes]
+            status = self._run_batch(row, flat, targets)
         if status.any():
-            self._raise(status[np.flatnonzero(status)[0]], row)
+            i = np.flatnonzero(status)[0]
+            self._raise(status[i], row, [x[i] for x in flat])
         for x, y in zip(results, targets):
             if not np.may_share_memory(x, y):
                 x[...] = y.reshape(x.shape)
         return results
+
+    def _run_batch(self, row, flat, targets):
+        """The status codes of the compiled parallel loop of `row` over the states `flat` into `targets`."""
+        status = np.zeros(flat[0].shape[0], dtype=np.int64)
+        works, arrays = self._per_thread(row)
+        getattr(self, "_p" + row.name)(self._bodies, works, arrays, (self.gravity,) if row.gravity else (),
+                                       tuple(flat), tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
+        return status
 
     def _per_thread(self, row):
         """The workspaces of a batch's threads (thread_count, made once, larger when more threads are set), and
@@ -531,56 +616,15 @@ class Robot:
                                                            for x in getattr(self, "_a" + row.name))
         return self._thread_work, arrays
 
-    def _no_coupled_innovations(self, *args, **kwargs):
-        raise ValueError("the innovations factorization (and the diagonalized dynamics) does not cover joints "
-                         "coupled by mimics (load with mimic=False; inverse_mass_matrix and solve_mass_matrix work "
-                         "on such robots, through a Cholesky factor of M)")
-
-    def _inverse_mass_matrix_coupled(self, q, out=None):
-        """M^-1 from a Cholesky factor of M: the articulated-body recursion does not apply to coupled joints."""
-        from scipy.linalg import cho_factor, cho_solve
-        M = self.mass_matrix(q)
-        out = _empty(M.shape) if out is None else _checked_out(out, M.shape)
-        E = np.eye(self.nv)
-        out[...] = np.array([cho_solve(cho_factor(m), E) for m in M.reshape(-1, self.nv, self.nv)]).reshape(M.shape)
-        return out
-
-    def _solve_mass_matrix_coupled(self, q, x, out=None):
-        """M^-1 x from a Cholesky factor of M (coupled joints)."""
-        from scipy.linalg import cho_factor, cho_solve
-        M = self.mass_matrix(q)
-        batch = M.shape[:-2]
-        x = np.array(x, dtype=float)
-        if not (x.shape == batch + (self.nv,) or (x.ndim == len(batch) + 2 and x.shape[:-1] == batch + (self.nv,))):
-            raise ValueError(f"x must have shape {batch + (self.nv,)} or (..., {self.nv}, k) for q of batch shape "
-                             f"{batch}, got {x.shape}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError("x contains non-finite values (NaN or inf)")
-        out = _empty(x.shape) if out is None else _checked_out(out, x.shape)
-        Ms, xs = M.reshape(-1, self.nv, self.nv), x.reshape((len(M.reshape(-1, self.nv, self.nv)), self.nv, -1))
-        out[...] = np.array([cho_solve(cho_factor(m), b) for m, b in zip(Ms, xs)]).reshape(x.shape)
-        return out
-
-    def _no_coupled_derivatives(self, *args, **kwargs):
-        raise ValueError("the dynamics derivatives do not cover joints coupled by mimics (load with mimic=False: "
-                         "the mimic joints become independent coordinates, and the chain rule through "
-                         "q_full = G q_reduced gives the reduced derivatives)")
-
-    def _forward_dynamics_coupled(self, q, v, tau, out=None, f_ext=None, reference="local"):
-        """Forward dynamics through a Cholesky factor of M: ABA does not apply to joints coupled by mimics."""
-        if f_ext is not None:
-            return self._forward_dynamics_with_wrenches(q, v, tau, out, f_ext, reference)
-        from scipy.linalg import cho_factor, cho_solve       # here: importing scipy.linalg takes ~0.25 s
-        q, v, tau, shape = self._batch(q=q, v=v, tau=tau)
-        out = _empty(shape + self._v_shape) if out is None else _checked_out(out, shape + self._v_shape)
-        d = self.dynamics(q, v)
-        bias = np.einsum("...ij,...j->...i", d.C, v) + d.g
+    @staticmethod
+    def _scalar(x, name):
         try:
-            a = np.array([cho_solve(cho_factor(M), t - b) for M, t, b in zip(d.M, tau, bias)])
-        except np.linalg.LinAlgError:
-            self._raise(ERR_SINGULAR, _ROWS["forward_dynamics"])
-        out[...] = a.reshape(out.shape)
-        return out
+            x = float(x)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a finite number, got {x!r}") from None
+        if not math.isfinite(x):
+            raise ValueError(f"{name} must be a finite number, got {x}")
+        return x
 
     def _vector(self, x, name, n):
         x = np.array(x, dtype=float)
@@ -620,6 +664,14 @@ class Robot:
         return (*out, shape)
 
 
+def _finite(x, what, culprit):
+    """x, if all finite; else the ValueError of a result that overflows float64 (ERR_OVERFLOW's, for results
+    computed in Python)."""
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{what} overflows float64 at this state (a result is not finite): {culprit} too large")
+    return x
+
+
 def _fields(d):
     """M, C, g, com, J_com (and Y when present) of a Dynamics."""
     return [d.M, d.C, d.g, d.com, d.J_com] + ([] if d.Y is None else [d.Y])
@@ -634,7 +686,7 @@ def {name}(self, {args}, out=None{kind_arg}):
         {allocate}
         status = self._k{name}(self._bodies, self._work, {arrays}{constants}{args}, {out_args})
         if status:
-            self._raise(status, row)
+            self._failed(status, row, ({args},), ({out_args},))
         return {result}
     {batch}
 """
@@ -696,6 +748,87 @@ def _method(row):
 for _row in QUANTITIES:
     if not _row.name.startswith("_dynamics") and not _row.matrices:   # Robot.dynamics and rows with matrix inputs
         setattr(Robot, _row.name, _method(_row))                        # (solve_mass_matrix) are written by hand
+
+
+# ---- robots whose joints are coupled by mimics ------------------------------------------------------------------
+class _Coupled:
+    """The methods of a Robot with joints coupled by mimics (load_urdf(mimic=True)): the articulated-body recursions
+    (ABA, the innovations factorization) do not apply, so forward dynamics and M^-1 go through a Cholesky factor of
+    M, and the methods built on them say why they are not available.  Robot.__init__ gives such a robot a subclass
+    of its class with these methods first (_coupled): methods of a class rather than bound methods stored on the
+    instance, which would hold the robot in a reference cycle."""
+
+    def _no_innovations(self, *args, **kwargs):
+        raise ValueError("the innovations factorization (and the diagonalized dynamics) does not cover joints "
+                         "coupled by mimics (load with mimic=False; inverse_mass_matrix and solve_mass_matrix work "
+                         "on such robots, through a Cholesky factor of M)")
+
+    def inverse_mass_matrix(self, q, out=None):
+        """M^-1 from a Cholesky factor of M: the articulated-body recursion does not apply to coupled joints."""
+        from scipy.linalg import cho_factor, cho_solve
+        M = self.mass_matrix(q)
+        out = _empty(M.shape) if out is None else _checked_out(out, M.shape)
+        self._overlapping(("q",), (q,), (out,), ("out",))
+        E = np.eye(self.nv)
+        try:
+            M_inv = np.array([cho_solve(cho_factor(m), E) for m in M.reshape(-1, self.nv, self.nv)])
+        except np.linalg.LinAlgError:
+            self._raise(ERR_SINGULAR, _ROWS["inverse_mass_matrix"])
+        out[...] = _finite(M_inv, "inverse_mass_matrix", "q").reshape(M.shape)
+        return out
+
+    def solve_mass_matrix(self, q, x, out=None):
+        """M^-1 x from a Cholesky factor of M (coupled joints)."""
+        from scipy.linalg import cho_factor, cho_solve
+        M = self.mass_matrix(q)
+        batch = M.shape[:-2]
+        x = np.asarray(x, dtype=float)
+        if not (x.shape == batch + (self.nv,) or (x.ndim == len(batch) + 2 and x.shape[:-1] == batch + (self.nv,))):
+            raise ValueError(f"x must have shape {batch + (self.nv,)} or (..., {self.nv}, k) for q of batch shape "
+                             f"{batch}, got {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("x contains non-finite values (NaN or inf)")
+        out = _empty(x.shape) if out is None else _checked_out(out, x.shape)
+        self._overlapping(("q", "x"), (q, x), (out,), ("out",))
+        Ms, xs = M.reshape(-1, self.nv, self.nv), x.reshape((len(M.reshape(-1, self.nv, self.nv)), self.nv, -1))
+        try:
+            solved = np.array([cho_solve(cho_factor(m), b) for m, b in zip(Ms, xs)])
+        except np.linalg.LinAlgError:
+            self._raise(ERR_SINGULAR, _ROWS["_solve_mass_matrix"])
+        out[...] = _finite(solved, "solve_mass_matrix", "x").reshape(x.shape)
+        return out
+
+    def _no_derivatives(self, *args, **kwargs):
+        raise ValueError("the dynamics derivatives do not cover joints coupled by mimics (load with mimic=False: "
+                         "the mimic joints become independent coordinates, and the chain rule through "
+                         "q_full = G q_reduced gives the reduced derivatives)")
+
+    def forward_dynamics(self, q, v, tau, out=None, f_ext=None, reference="local"):
+        """Forward dynamics through a Cholesky factor of M: ABA does not apply to joints coupled by mimics."""
+        if f_ext is not None:
+            return self._forward_dynamics_with_wrenches(q, v, tau, out, f_ext, reference)
+        from scipy.linalg import cho_factor, cho_solve       # here: importing scipy.linalg takes ~0.25 s
+        given = (q, v, tau)
+        q, v, tau, shape = self._batch(q=q, v=v, tau=tau)
+        out = _empty(shape + self._v_shape) if out is None else _checked_out(out, shape + self._v_shape)
+        self._overlapping(("q", "v", "tau"), given, (out,), ("out",))
+        d = self.dynamics(q, v)
+        bias = np.einsum("...ij,...j->...i", d.C, v) + d.g
+        try:
+            a = np.array([cho_solve(cho_factor(M), t - b) for M, t, b in zip(d.M, tau, bias)])
+        except np.linalg.LinAlgError:
+            self._raise(ERR_SINGULAR, _ROWS["forward_dynamics"])
+        out[...] = _finite(a, "forward_dynamics", "tau").reshape(out.shape)
+        return out
+
+    inverse_dynamics_derivatives = forward_dynamics_derivatives = _no_derivatives
+    innovations = diagonalized = from_diagonalized = _no_innovations
+
+
+@functools.cache
+def _coupled(cls):
+    """cls (Robot or a subclass) with the methods of _Coupled first, under cls's name."""
+    return type(cls.__name__, (_Coupled, cls), {"__module__": cls.__module__, "__doc__": cls.__doc__})
 
 
 # ---- Ploen's global matrix form (paper 000): GlobalFactorization and Robot.global_factorization ----------------
@@ -834,14 +967,19 @@ def _frame_batched(self, row, states, F, out):
     B, shape = flat[0].shape[0], self._shapes[row.name][0]
     result = _empty(batch + shape) if out is None else _checked_out(out, batch + shape)
     target = _merged_batch(result, len(batch), B)
-    if target is None:
+    if target is None:                              # views whose batch dimensions do not merge: computed apart,
+        if out is not None:                         # copied in (an out sharing memory with an input is refused)
+            self._overlapping(row.inputs[:-1], flat, [result], ["out"])
         target = _empty((B,) + shape)
     frames = np.lib.stride_tricks.as_strided(F, (B, FRAME_SIZE), (0, F.strides[0]))
-    status = np.zeros(B, dtype=np.int64)
-    works, arrays = self._per_thread(row)
-    getattr(self, "_p" + row.name)(self._bodies, works, arrays, (), (*flat, frames), (target,), status)
+    status = self._run_batch(row, (*flat, frames), [target])
+    if status.any() and status[0] == ERR_OVERLAP:   # extents overlap: refused if memory is shared, else computed
+        self._overlapping(row.inputs[:-1], flat, [result], ["out"])                                   # apart
+        target = _empty((B,) + shape)
+        status = self._run_batch(row, (*flat, frames), [target])
     if status.any():
-        self._raise(status[np.flatnonzero(status)[0]], row)
+        i = np.flatnonzero(status)[0]
+        self._raise(status[i], row, [x[i] for x in flat] + [F])
     if not np.may_share_memory(result, target):
         result[...] = target.reshape(result.shape)
     return result
@@ -862,7 +1000,7 @@ def _frame_method_q(name, doc):
             out = _empty(S) if out is None else _checked_out(out, S)
             status = getattr(self, kernel)(self._bodies, self._work, q, F, out)
             if status:
-                self._raise(status, row)
+                self._failed(status, row, (q, F), (out,))
             return out
         return self._frame_batched(row, (q,), F, out)
 
@@ -886,7 +1024,7 @@ def _frame_method_qv(name, doc):
             out = _empty(S) if out is None else _checked_out(out, S)
             status = getattr(self, kernel)(self._bodies, self._work, q, v, F, out)
             if status:
-                self._raise(status, row)
+                self._failed(status, row, (q, v, F), (out,))
             return out
         return self._frame_batched(row, (q, v), F, out)
 

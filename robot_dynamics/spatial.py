@@ -9,6 +9,8 @@ Notation (paper 002, appendix), for a homogeneous transform T = (R, p) from fram
     adj(v)  = [[w~, v~], [0, w~]]                 the Lie bracket, adj(v) x = [v, x]
     Lambda  = [[m E, -(m c)~], [(m c)~, I_o]]     body inertia at the body origin (I_o about the origin)
 """
+import math
+
 import numpy as np
 
 # Order of the ten inertial parameters of one body (paper 002, eq. (9)), inertia about the body origin.
@@ -70,10 +72,12 @@ def rotation_quaternion(R):
 
 
 def rpy_rotation(rpy):
-    """URDF <origin rpy>: R = Rz(yaw) Ry(pitch) Rx(roll) (fixed axes x, then y, then z)."""
-    r, p, y = rpy
-    e = np.eye(3)
-    return axis_angle_rotation(e[2], y) @ axis_angle_rotation(e[1], p) @ axis_angle_rotation(e[0], r)
+    """URDF <origin rpy>: R = Rz(yaw) Ry(pitch) Rx(roll) (fixed axes x, then y, then z), multiplied out."""
+    r, p, y = (float(a) for a in rpy)
+    sr, cr, sp, cp, sy, cy = math.sin(r), math.cos(r), math.sin(p), math.cos(p), math.sin(y), math.cos(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
 
 
 def ad_inv(R, p):

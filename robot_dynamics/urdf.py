@@ -13,9 +13,13 @@ Conventions follow the URDF spec (http://wiki.ros.org/urdf/XML):
 """
 from __future__ import annotations
 
+import codecs
+import math
 import os
+import re
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from lxml import etree
@@ -31,6 +35,21 @@ AXIS_TYPES = ONE_DOF_TYPES + ("planar",)  # urdfdom ignores <axis> of fixed and 
 # zero any inertia below that of the link's mass spread over one micrometre (files print "1e-18"-style noise).
 INERTIA_RTOL = 1e-5
 INERTIA_FLOOR_LENGTH = 1e-6
+
+# Bounds of what a URDF may describe.  Every number read (masses in kg, lengths in m, inertias in kg m^2, angles,
+# mimic multipliers and offsets) has |x| <= MAX_MAGNITUDE: with these, and at most MAX_LINKS links and MAX_JOINTS
+# joints, no quantity of the model overflows float64 (test_reliability checks a model at the bounds), while 1e12
+# kg or m is far beyond any machine.  The counts bound the memory and time of a load (linear in the links).
+MAX_MAGNITUDE = 1e12
+MAX_LINKS = MAX_JOINTS = 100_000
+
+# xs:double, the type of URDF numbers (the XSD of the URDF spec): ASCII digits, optional sign, fraction and
+# exponent; no '_' separators, no non-ASCII digits, no hexadecimal.  Attribute values are XML-whitespace separated.
+_DOUBLE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_NUMBER_LIST = re.compile(rf"[ \t\r\n]*(?:{_DOUBLE}(?:[ \t\r\n]+{_DOUBLE})*)?[ \t\r\n]*")
+_NUMBER = re.compile(rf"[ \t\r\n]*{_DOUBLE}[ \t\r\n]*")
+_XML_SPACE = re.compile(r"[ \t\r\n]+")
+_NON_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)   # xs:double's INF and NaN, any case
 
 # Hardened: no entity expansion, no DTD loading or validation, no network, libxml2's size limits kept.
 _PARSER = etree.XMLParser(
@@ -106,7 +125,15 @@ class URDFDescription:
 
     def children(self, link: str) -> list[Joint]:
         """Joints whose parent is `link`, in document order."""
-        return [joint for joint in self.joints if joint.parent == link]
+        return list(self._children.get(link, ()))
+
+    @cached_property
+    def _children(self) -> dict[str, list[Joint]]:
+        """{link: its child joints in document order}, made once: children() in O(1) keeps model building linear."""
+        children: dict[str, list[Joint]] = {}
+        for joint in self.joints:
+            children.setdefault(joint.parent, []).append(joint)
+        return children
 
 
 def parse_urdf(source: str | bytes | os.PathLike, *, strict_inertia: bool = False,
@@ -138,29 +165,78 @@ def parse_urdf(source: str | bytes | os.PathLike, *, strict_inertia: bool = Fals
         roots), numbers (unparsable, non-finite, negative mass, zero axis, unphysical inertia) and mimic joints.
     """
     robot = _read_robot(source, xacro_args)
+    _check_size(robot)
     links: dict[str, Link] = {}
     for element in robot.iterchildren("link"):
-        link = _parse_link(element, strict_inertia)
+        link = _parse_link(element)
         if link.name in links:
             raise URDFError(f"duplicate link name '{link.name}'")
         links[link.name] = link
+    _check_inertias(links, strict_inertia)
     joints = [_parse_joint(element) for element in robot.iterchildren("joint")]
     if not links:
         if joints:
             raise URDFError(f"the <robot> has no <link>, but joints ('{joints[0].name}', ...) that need them")
         return URDFDescription(robot.get("name", ""), {}, [], "")   # an empty robot (ur3.urdf): nothing moves
-    names = [joint.name for joint in joints]
-    for name in names:
-        if names.count(name) > 1:
-            raise URDFError(f"duplicate joint name '{name}'")
+    names: set[str] = set()
+    for joint in joints:
+        if joint.name in names:
+            raise URDFError(f"duplicate joint name '{joint.name}'")
+        names.add(joint.name)
     root = _check_tree(links, joints)
     _check_mimics(joints)
     return URDFDescription(robot.get("name", ""), links, joints, root)
 
 
+def is_xml_text(source) -> bool:
+    """True when `source` is XML text rather than a path: a str whose first character other than a byte-order mark
+    and blanks is '<', or bytes that are such text in UTF-8, UTF-16 or UTF-32 (see _encoding)."""
+    if isinstance(source, bytes):
+        return is_xml_text(source[:512].decode(_encoding(source) or "utf-8-sig", errors="ignore"))
+    if not isinstance(source, str):
+        return False
+    return source.removeprefix("\ufeff").lstrip(" \t\r\n")[:1] == "<"
+
+
+def _encoding(data: bytes) -> str | None:
+    """The encoding of XML bytes that are not UTF-8: UTF-32 or UTF-16 by their byte-order mark, else by where the
+    NUL bytes of the first (ASCII) character fall, as XML 1.0 Appendix F; None for UTF-8, with or without a mark."""
+    for bom, encoding in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            return encoding
+    head = data[:4].ljust(4, b"\xff")
+    if head[:3] == b"\0\0\0" and head[3]:
+        return "utf-32-be"
+    if head[0] and head[1:] == b"\0\0\0":
+        return "utf-32-le"
+    if head[0] == 0 and head[1]:
+        return "utf-16-be"
+    if head[0] and head[1] == 0:
+        return "utf-16-le"
+    return None
+
+
+def _utf8(text: str | bytes, origin: str) -> bytes:
+    """XML text as UTF-8 bytes for libxml2, which cannot tell UTF-16 without a mark or an XML declaration: text in
+    UTF-16 or UTF-32 is decoded here, and the encoding its declaration names (moot once decoded) made UTF-8."""
+    if isinstance(text, bytes):
+        encoding = _encoding(text)
+        if encoding is None:
+            return text
+        try:
+            text = text.decode(encoding)
+        except UnicodeDecodeError as error:
+            raise URDFError(f"{origin}: not valid {encoding.upper()} text ({error.reason} at byte "
+                            f"{error.start})") from None
+    text = re.sub(r"\A(\ufeff?[ \t\r\n]*<\?xml[^>]*?encoding[ \t\r\n]*=[ \t\r\n]*)(['\"])[^'\"]*\2",
+                  r"\1\2UTF-8\2", text, count=1)
+    return text.encode("utf-8", errors="surrogatepass")
+
+
 def is_xacro(source) -> bool:
     """True for the path of a xacro file (its name ends in ``.xacro``, as ``robot.urdf.xacro``)."""
-    if isinstance(source, (str, bytes)) and source.lstrip()[:1] in ("<", b"<"):
+    if is_xml_text(source):
         return False
     return os.fsdecode(source).endswith(".xacro")
 
@@ -211,9 +287,9 @@ def _read_robot(source, xacro_args=None) -> etree._Element:
         origin = f"xacro file '{os.fsdecode(source)}'"
     elif xacro_args:
         raise URDFError("xacro_args given for a source that is not a .xacro file")
-    elif isinstance(source, (str, bytes)) and source.lstrip()[:1] in ("<", b"<"):
-        text = source.encode() if isinstance(source, str) else source
+    elif is_xml_text(source):
         origin = "URDF text"
+        text = _utf8(source, origin)
     else:
         path = os.fsdecode(source)
         try:
@@ -221,13 +297,17 @@ def _read_robot(source, xacro_args=None) -> etree._Element:
                 text = file.read()
         except (OSError, ValueError) as error:  # ValueError: a NUL byte in the path
             reason = getattr(error, "strerror", None) or error
-            raise URDFError(f"cannot read URDF file '{path}': {reason}") from error
+            shown = path if len(path) <= 200 and "\n" not in path else repr(path[:60]) + "..."
+            raise URDFError(f"cannot read URDF file '{shown}': {reason} (URDF text must start with '<')") from error
         origin = f"URDF file '{path}'"
+        text = _utf8(text, origin)
     if b"<!ENTITY" in text:  # refused before libxml2 sees it; the DTD check below covers other encodings
         raise URDFError(f"{origin}: entity declarations are not allowed in a URDF")
     try:
         robot = etree.fromstring(text, _PARSER)
     except etree.XMLSyntaxError as error:
+        if any(entry.type_name == "ERR_NO_MEMORY" for entry in error.error_log):
+            raise URDFError(f"{origin}: out of memory while parsing the XML") from None
         raise URDFError(f"{origin}: malformed XML: {error}") from error
     dtd = robot.getroottree().docinfo.internalDTD
     if dtd is not None and any(True for _ in dtd.iterentities()):
@@ -237,51 +317,65 @@ def _read_robot(source, xacro_args=None) -> etree._Element:
     return robot
 
 
-def _parse_link(element, strict_inertia: bool) -> Link:
+def _check_size(robot) -> None:
+    """At most MAX_LINKS links and MAX_JOINTS joints (counted before any is read)."""
+    for tag, limit in (("link", MAX_LINKS), ("joint", MAX_JOINTS)):
+        count = sum(1 for _ in robot.iterchildren(tag))
+        if count > limit:
+            raise URDFError(f"the <robot> has {count} <{tag}> elements; robot_dynamics loads at most {limit}")
+
+
+def _parse_link(element) -> Link:
     name = element.get("name")
     if not name:
         raise URDFError(f"<link> on line {element.sourceline} has no name attribute")
     inertial = element.find("inertial")
-    return Link(name, None if inertial is None else _parse_inertial(inertial, name, strict_inertia))
+    return Link(name, None if inertial is None else _parse_inertial(inertial, name))
 
 
-def _parse_inertial(element, link: str, strict_inertia: bool) -> Inertial:
+def _parse_inertial(element, link: str) -> Inertial:
     """URDF spec <inertial>: origin (CoM frame), mass value, inertia ixx..izz about the CoM; all default 0."""
     where = f"link '{link}'"
     origin = element.find("origin")
     com = _numbers(origin, "xyz", 3, where)
-    R = rpy_rotation(_numbers(origin, "rpy", 3, where))
-    mass = _numbers(element.find("mass"), "value", 1, where)[0]
+    rpy = _floats(origin, "rpy", 3, where)
+    mass = _float(element.find("mass"), "value", where)
     if mass < 0:
         raise URDFError(f"{where}: negative mass {mass:g}")
     inertia = element.find("inertia")
-    ixx, ixy, ixz, iyy, iyz, izz = (
-        _numbers(inertia, key, 1, where)[0] for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-    )
+    ixx, ixy, ixz, iyy, iyz, izz = (_float(inertia, key, where) for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
     I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    _check_inertia(I, mass, where, strict_inertia)
-    return Inertial(float(mass), _frozen(com), _frozen(R @ I @ R.T))
+    if any(rpy):
+        R = rpy_rotation(rpy)
+        I = R @ I @ R.T
+    return Inertial(float(mass), _frozen(com), _frozen(I))
 
 
-def _check_inertia(I: np.ndarray, mass: float, where: str, strict: bool) -> None:
-    """Physical consistency: principal moments I1 <= I2 <= I3 with I1 >= 0 and I1 + I2 >= I3.
+def _check_inertias(links: dict[str, Link], strict: bool) -> None:
+    """Physical consistency of every inertia, in document order: principal moments I1 <= I2 <= I3 with I1 >= 0 and
+    I1 + I2 >= I3 (the eigenvalues of all links at once).
 
     The triangle inequality is the whole condition: it says that the second moment of mass tr(I)/2 - I is positive
     semi-definite, and it implies I1 >= 0; both are checked for a clearer message.
     """
-    I1, I2, I3 = np.linalg.eigvalsh(I)
-    tol = INERTIA_RTOL * abs(I1 + I2 + I3) + mass * INERTIA_FLOOR_LENGTH**2
-    moments = f"principal moments {I1:.6g}, {I2:.6g}, {I3:.6g}"
-    problem = None
-    if I1 < -tol:
-        problem = f"{where}: inertia is not positive semi-definite ({moments})"
-    elif I1 + I2 < I3 - tol:
-        problem = f"{where}: inertia violates the triangle inequality I1 + I2 >= I3 ({moments})"
-    if problem and strict:
-        raise URDFError(problem)
-    if problem:
+    massive = [link for link in links.values() if link.inertial is not None]
+    if not massive:
+        return
+    moments = np.linalg.eigvalsh(np.array([link.inertial.inertia for link in massive]))      # (n, 3), ascending
+    mass = np.array([link.inertial.mass for link in massive])
+    tol = INERTIA_RTOL * np.abs(moments.sum(axis=1)) + mass * INERTIA_FLOOR_LENGTH**2
+    I1, I2, I3 = moments.T
+    for i in np.flatnonzero((I1 < -tol) | (I1 + I2 < I3 - tol)):
+        where = f"link '{massive[i].name}'"
+        principal = f"principal moments {I1[i]:.6g}, {I2[i]:.6g}, {I3[i]:.6g}"
+        if I1[i] < -tol[i]:
+            problem = f"{where}: inertia is not positive semi-definite ({principal})"
+        else:
+            problem = f"{where}: inertia violates the triangle inequality I1 + I2 >= I3 ({principal})"
+        if strict:
+            raise URDFError(problem)
         warnings.warn(problem + "; loaded as given (strict_inertia=True refuses it)", URDFWarning,
-                      stacklevel=6)                                # points at the caller of load_urdf
+                      stacklevel=4)                                # points at the caller of load_urdf
 
 
 def _parse_joint(element) -> Joint:
@@ -297,14 +391,15 @@ def _parse_joint(element) -> Joint:
         raise URDFError(f"{where} has unknown type '{kind}' (URDF types: {', '.join(JOINT_TYPES)})")
     parent, child = (_link_reference(element, tag, where) for tag in ("parent", "child"))
     origin = element.find("origin")
-    rotation = rpy_rotation(_numbers(origin, "rpy", 3, where))
+    rpy = _floats(origin, "rpy", 3, where)
+    rotation = rpy_rotation(rpy) if any(rpy) else np.eye(3)
     translation = _numbers(origin, "xyz", 3, where)
     axis = np.array([1.0, 0.0, 0.0])
     if kind in AXIS_TYPES:
         axis_element = element.find("axis")
         if axis_element is not None:
             axis = _numbers(axis_element, "xyz", 3, where, default=axis)
-        norm = np.linalg.norm(axis)
+        norm = math.hypot(*axis)
         if norm == 0:
             raise URDFError(f"{where}: <axis xyz> is the zero vector")
         axis = axis / norm
@@ -328,30 +423,56 @@ def _parse_mimic(element, where: str) -> Mimic | None:
     master = element.get("joint")
     if not master:
         raise URDFError(f"{where}: <mimic> has no joint attribute")
-    multiplier = _numbers(element, "multiplier", 1, where, default=(1.0,))[0]
-    offset = _numbers(element, "offset", 1, where)[0]
+    multiplier = _floats(element, "multiplier", 1, where, default=(1.0,))[0]
+    offset = _float(element, "offset", where)
     return Mimic(master, float(multiplier), float(offset))
 
 
 def _numbers(element, attribute: str, n: int, where: str, default=None) -> np.ndarray:
     """(n,) finite floats from a whitespace-separated attribute; `default` (zeros if None) when it is absent."""
+    return np.array(_floats(element, attribute, n, where, default))
+
+
+def _float(element, attribute: str, where: str) -> float:
+    """One number (0 when absent), as _floats(element, attribute, 1, where)[0] but faster on the common case."""
+    text = element.get(attribute) if element is not None else None
+    if text is None:
+        return 0.0
+    if _NUMBER.fullmatch(text):
+        value = float(text)
+        if -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:
+            return value
+    return _floats(element, attribute, 1, where)[0]
+
+
+def _floats(element, attribute: str, n: int, where: str, default=None) -> list[float]:
+    """_numbers as a list: n xs:double numbers of magnitude at most MAX_MAGNITUDE, else a URDFError naming them."""
     text = None if element is None else element.get(attribute)
     if text is None:
-        return np.zeros(n) if default is None else np.array(default, dtype=float)
-    culprit = f"{where}: <{element.tag} {attribute}=\"{text}\">"
-    try:
-        values = np.array([float(token) for token in text.split()])
-    except ValueError:
-        raise URDFError(f"{culprit} is not a list of numbers") from None
-    if values.shape != (n,):
-        raise URDFError(f"{culprit} has {values.size} numbers, expected {n}")
-    if not np.all(np.isfinite(values)):
+        return [0.0] * n if default is None else [float(x) for x in default]
+    if _NUMBER_LIST.fullmatch(text):
+        values = [float(token) for token in text.split()]     # no NaN: the grammar has none (1e999 is inf)
+        if len(values) == n and -MAX_MAGNITUDE <= min(values) and max(values) <= MAX_MAGNITUDE:
+            return values
+    culprit = f"{where}: <{element.tag} {attribute}=\"{_excerpt(text)}\">"
+    tokens = _XML_SPACE.split(text.strip(" \t\r\n"))
+    if not all(_NUMBER_LIST.fullmatch(t) or _NON_FINITE.fullmatch(t) for t in tokens):
+        raise URDFError(f"{culprit} is not a list of numbers (xs:double: ASCII digits, as 1.5e-3)")
+    values = [float(t) for t in tokens if t]
+    if len(values) != n:
+        raise URDFError(f"{culprit} has {len(values)} numbers, expected {n}")
+    if not all(np.isfinite(values)):
         raise URDFError(f"{culprit} has a non-finite number")
-    return values
+    raise URDFError(f"{culprit} has a number beyond +-{MAX_MAGNITUDE:g}, the bound of URDF numbers "
+                    f"(urdf.MAX_MAGNITUDE)")
+
+
+def _excerpt(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[:width] + "..."
 
 
 def _check_tree(links: dict[str, Link], joints: list[Joint]) -> str:
-    """Check that the joints make the links one tree; return its root link."""
+    """Check that the joints make the links one tree; return its root link.  O(links + joints)."""
     parent_joint: dict[str, Joint] = {}
     for joint in joints:
         for role, link in (("parent", joint.parent), ("child", joint.child)):
@@ -361,15 +482,22 @@ def _check_tree(links: dict[str, Link], joints: list[Joint]) -> str:
             raise URDFError(f"link '{joint.child}' has two parents: joints "
                             f"'{parent_joint[joint.child].name}' and '{joint.name}'")
         parent_joint[joint.child] = joint
-    for start in links:  # each link has at most one parent, so walking up either ends at a root or loops
+    # Each link has at most one parent, so walking up from a link ends at a root or enters a loop.  A link is
+    # walked from once: `ends` remembers where every link already walked through leads (its root, or None).
+    ends: dict[str, str | None] = {}
+    for start in links:
         path, link = [], start
-        while link in parent_joint and link not in path:
+        while link not in ends and link in parent_joint:
+            ends[link] = ""                              # on the current path
             path.append(link)
             link = parent_joint[link].parent
-        if link in path:
+        if ends.get(link) == "":                         # back on the current path: a loop
             loop = path[path.index(link):]
             names = ", ".join(f"'{parent_joint[name].name}'" for name in loop)
             raise URDFError(f"kinematic loop through joints {names}")
+        end = ends.get(link, link)                       # a walked link's end, or the root reached
+        for name in path:
+            ends[name] = end
     roots = [link for link in links if link not in parent_joint]
     if len(roots) > 1:
         raise URDFError("several root links (a URDF is one tree): " + ", ".join(f"'{r}'" for r in roots))

@@ -151,3 +151,26 @@ def star(n):
     return ('<robot name="star">' + "".join(f'<link name="l{k}">{inertial}</link>' for k in range(n))
             + "".join(f'<joint name="j{k}" type="revolute"><parent link="l0"/><child link="l{k}"/>'
                       f'<origin xyz="0 0 0.1"/><axis xyz="0 1 0"/></joint>' for k in range(1, n)) + "</robot>")
+
+
+def tree_urdf(n_links: int, shape: str = "chain") -> str:
+    """A large URDF of n_links links as an exporter writes them (inertial, visual and collision geometry, joint
+    limits and dynamics): link k >= 1 hangs by a revolute joint from link k-1 ("chain") or from link 0 ("star").
+    For load time and memory against size (test_reliability, benchmarks/bench_loading.py)."""
+    if shape not in ("chain", "star"):
+        raise ValueError(f"shape must be 'chain' or 'star', got {shape!r}")
+    inertial = ('<inertial><origin xyz="0 0 0.05" rpy="0 0 0"/><mass value="1.25"/>'
+                '<inertia ixx="0.0125" ixy="0" ixz="0" iyy="0.0125" iyz="0" izz="0.002"/></inertial>')
+    geometry = '<origin xyz="0 0 0.05" rpy="0 0 0"/><geometry><cylinder radius="0.04" length="0.1"/></geometry>'
+    parts = [f'<robot name="{shape}{n_links}">']
+    for k in range(n_links):
+        parts.append(f'<link name="link{k}">{inertial}<visual>{geometry}<material name="grey"/></visual>'
+                     f'<collision>{geometry}</collision></link>')
+        if k:
+            parent = 0 if shape == "star" else k - 1
+            parts.append(f'<joint name="joint{k}" type="revolute"><parent link="link{parent}"/>'
+                         f'<child link="link{k}"/><origin xyz="0 0 0.1" rpy="0 0 {0.01 * k:.2f}"/>'
+                         f'<axis xyz="0 1 0"/><limit lower="-2.9" upper="2.9" effort="87" velocity="2.2"/>'
+                         f'<dynamics damping="0.1" friction="0.0"/></joint>')
+    parts.append("</robot>")
+    return "\n".join(parts)

@@ -26,7 +26,9 @@ WORK = [
 ]
 
 # Status codes of every kernel: 0 is success; ERR_INPUT + i names the i-th input of the quantity (non-finite).
-ERR_QUAT, ERR_SINGULAR, ERR_INPUT = 1, 2, 16
+# ERR_OVERFLOW (a result is not finite) and ERR_OVERLAP (an output's memory overlaps an input's or another
+# output's) come from the checks around every kernel (compiled.checked_kernels).
+ERR_QUAT, ERR_SINGULAR, ERR_OVERFLOW, ERR_OVERLAP, ERR_INPUT = 1, 2, 3, 4, 16
 
 
 @njit(cache=True)
@@ -64,8 +66,12 @@ def joint_transform(b, q, R, p):
             p[r] = q[i] * b.Xi[r, 0] + q[i + 1] * b.Xi[r, 1]
         return 0
     x, y, z, w = q[i + 3], q[i + 4], q[i + 5], q[i + 6]          # FREE: [x, y, z, qx, qy, qz, qw]
-    n2 = x * x + y * y + z * z + w * w
-    if n2 < 1e-24:
+    scale = max(abs(x), abs(y), abs(z), abs(w))                    # scaled first: |q|^2 overflows beyond 1e154
+    if not scale > 0.0:
+        return ERR_QUAT
+    x, y, z, w = x / scale, y / scale, z / scale, w / scale
+    n2 = x * x + y * y + z * z + w * w                             # in [1, 4]
+    if scale * np.sqrt(n2) < 1e-12:                                # the norm below 1e-12: a zero quaternion
         return ERR_QUAT
     s = 2.0 / n2
     R[0, 0], R[0, 1], R[0, 2] = 1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)

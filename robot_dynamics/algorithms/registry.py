@@ -1,7 +1,8 @@
 """The table of quantities: a row per Robot method that computes arrays from a state.
 
-From a row, robot.py derives the method -- its single-state fast path straight into the compiled kernel, its
-batch path through the compiled parallel loop (compiled.parallel), its `out=` checks and its error messages --
+From a row, robot.py derives the method -- its single-state fast path straight into the compiled kernel within
+its checks (CHECKED: overlapping outputs, overflow), its batch path through the compiled parallel loop
+(compiled.parallel), its `out=` checks and its error messages --
 and test/test_in_place.py the list of methods it checks.  Adding a quantity is one algorithm module (its kernel:
 kernel(bodies, work, *arrays, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row
 here.  A per-body quantity an algorithm keeps goes into its module's WORK fields; an array sized by the robot
@@ -12,9 +13,10 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 """
 from dataclasses import dataclass
 
-from ..compiled import parallel
+from ..compiled import checked_kernels, parallel
 from . import (bundle, christoffel, diagonalized, dynamics_derivatives, energy, frames, global_factorization,
                innovations, kinematics, matrices, newton_euler, regressor, state_derivatives, time_derivatives)
+from .kinematics import ERR_OVERFLOW, ERR_OVERLAP
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class Quantity:
                               # Robot._<name>_with_wrenches when given
     kinds: tuple = ()         # (kind, row name) pairs when the method computes its quantity several ways: it takes
                               # kind=, the first pair's (this row) by default, and hands the others to their rows
+    unbounded: tuple = ()     # outputs that divide by a quantity of the state (M^-1, articulated inertias, the total
+                              # mass): checked for overflow at every call; the others only when an input entry
+                              # exceeds compiled.SAFE_MAGNITUDE (they cannot overflow below it)
 
     @property
     def shapes(self):
@@ -53,9 +58,11 @@ QUANTITIES = (
     Quantity("gravity_vector", matrices.gravity_vector, ("q",), (("g", ("nv",)),), True,
              "g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"),
     Quantity("com_position", matrices.com_position, ("q",), (("com", (3,)),), False,
-             "Centre of mass of the moving bodies in the world frame.  q: (..., nq) -> (..., 3)"),
+             "Centre of mass of the moving bodies in the world frame.  q: (..., nq) -> (..., 3)",
+             unbounded=("com",)),
     Quantity("com_jacobian", matrices.com_jacobian, ("q",), (("J_com", (3, "nv")),), False,
-             "J_com = (1/m) P^T Lambda J (paper 002, eq. (7)): CoM velocity = J_com v.  q: (..., nq) -> (..., 3, nv)"),
+             "J_com = (1/m) P^T Lambda J (paper 002, eq. (7)): CoM velocity = J_com v.  q: (..., nq) -> (..., 3, nv)",
+             unbounded=("J_com",)),
     Quantity("regressor", regressor.regressor, ("q", "v", "v_ref", "a_ref"), (("Y", ("nv", "ny")),), True,
              "Slotine-Li Y(q, v, v_r, a_r) with Y pi = M a_r + C(q, v) v_r + g (paper 002, eq. (16)).\n\n"
              "q: (..., nq), v, v_ref, a_ref: (..., nv)  ->  (..., nv, 10 nbodies), columns in body_names order."),
@@ -71,7 +78,7 @@ QUANTITIES = (
              "a = M^-1 (tau - C v - g) by the articulated-body algorithm, O(n) (with coupled mimic joints: by a\n"
              "Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)\n\n"
              "f_ext, reference: external wrenches as for inverse_dynamics: a = FD(q, v, tau + sum_f J_f^T w_f).",
-             wrenches=True),
+             wrenches=True, unbounded=("a",)),
     Quantity("body_placements", kinematics.body_placements, ("q",), (("T", ("nb", 4, 4)),), False,
              "T_{0,k} of every body: (..., nbodies, 4, 4) homogeneous transforms, body frames in the world."),
     Quantity("kinetic_energy", energy.kinetic_energy, ("q", "v"), (("T", ()),), False,
@@ -86,46 +93,57 @@ QUANTITIES = (
              (("da_dq", ("nv", "nv")), ("da_dv", ("nv", "nv")), ("M_inv", ("nv", "nv"))), True,
              "(da/dq, da/dv, M^-1) of a = FD(q, v, tau); q-derivatives along the tangent directions of integrate\n"
              "(Pinocchio's computeABADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)",
-             arrays=("lam", "H", "X")),
+             arrays=("lam", "H", "X"),
+             unbounded=("da_dq", "da_dv", "M_inv")),
     Quantity("gravity_derivative", time_derivatives.gravity_derivative, ("q", "v"), (("g_dot", ("nv",)),), True,
              "dg/dt = dg/dq v along q' = v (paper 002, Prop. 6), in O(n): the g_dot of time_derivatives alone.\n"
              "q: (..., nq), v: (..., nv) -> (..., nv)"),
     Quantity("_state_derivatives", state_derivatives.state_derivatives, ("q", "v"),
              (("dM_dq", ("nv", "nv", "nv")), ("dC_dq", ("nv", "nv", "nv")), ("dC_dv", ("nv", "nv", "nv")),
               ("dg_dq", ("nv", "nv")), ("dJcom_dq", (3, "nv", "nv"))), True,
-             "(dM_dq, dC_dq, dC_dv, dg_dq, dJcom_dq) at (q, v) (paper 002, Prop. 5)."),
+             "(dM_dq, dC_dq, dC_dv, dg_dq, dJcom_dq) at (q, v) (paper 002, Prop. 5).",
+             unbounded=("dJcom_dq",)),
     # Robot.time_derivatives (a TimeDerivatives, with Y_dot when references are given) is written on these two:
     Quantity("_time_derivatives", time_derivatives.time_derivatives, ("q", "v", "a"),
              (("M_dot", ("nv", "nv")), ("C_dot", ("nv", "nv")), ("g_dot", ("nv",)), ("J_com_dot", (3, "nv"))), True,
-             "(M_dot, C_dot, g_dot, J_com_dot) along q' = v, v' = a (paper 002, Prop. 6)."),
+             "(M_dot, C_dot, g_dot, J_com_dot) along q' = v, v' = a (paper 002, Prop. 6).",
+             unbounded=("J_com_dot",)),
     Quantity("_time_derivatives_with_regressor", time_derivatives.time_derivatives_with_regressor,
              ("q", "v", "a", "v_ref", "a_ref", "j_ref"),
              (("M_dot", ("nv", "nv")), ("C_dot", ("nv", "nv")), ("g_dot", ("nv",)), ("J_com_dot", (3, "nv")),
               ("Y_dot", ("nv", "ny"))), True,
-             "(M_dot, C_dot, g_dot, J_com_dot, Y_dot) along q' = v, v' = a, v_r' = a_r, a_r' = j_r."),
+             "(M_dot, C_dot, g_dot, J_com_dot, Y_dot) along q' = v, v' = a, v_r' = a_r, a_r' = j_r.",
+             unbounded=("J_com_dot",)),
     Quantity("inverse_mass_matrix", innovations.inverse_mass_matrix, ("q",), (("M_inv", ("nv", "nv")),), False,
              "M(q)^-1 = [I - H psi K]^* D^-1 [I - H psi K] (paper 003, eq. (4.1d)), in O(n^2) without forming M\n"
-             "(Pinocchio's computeMinverse).  q: (..., nq) -> (..., nv, nv)", arrays=("BV",)),
+             "(Pinocchio's computeMinverse).  q: (..., nq) -> (..., nv, nv)", arrays=("BV",),
+             unbounded=("M_inv",)),
     # Robot.innovations (an Innovations) and Robot.solve_mass_matrix are written on these two:
     Quantity("_innovations", innovations.innovations, ("q",),
              (("L", ("nv", "nv")), ("D", ("nv", "nv")), ("L_inv", ("nv", "nv"))), False,
-             "(L, D, L^-1) of M = L D L^T (paper 003, eqs. (4.1b), (4.1c))."),
+             "(L, D, L^-1) of M = L D L^T (paper 003, eqs. (4.1b), (4.1c)).",
+             unbounded=("L", "D", "L_inv")),
     Quantity("_solve_mass_matrix", innovations.solve_mass_matrix, ("q", "x"), (("out", ("nv", "k")),), False,
-             "M^-1 x for x (nv, k): one factorization, O(n) per column.", matrices=("x",)),
+             "M^-1 x for x (nv, k): one factorization, O(n) per column.", matrices=("x",),
+             unbounded=("out",)),
     Quantity("from_diagonalized", diagonalized.from_diagonalized, ("q", "nu"), (("v", ("nv",)),), False,
              "qdot = l^T nu = [I - H psi K]^T D^-1/2 nu: the joint velocities of the diagonalized velocities nu\n"
-             "(paper 003, Table 2, right column), O(n).  q: (..., nq), nu: (..., nv) -> (..., nv)"),
+             "(paper 003, Table 2, right column), O(n).  q: (..., nq), nu: (..., nv) -> (..., nv)",
+             unbounded=("v",)),
     # Robot.diagonalized (a Diagonalized) is written on this one:
     Quantity("_diagonalized", diagonalized.diagonalized, ("q", "v", "tau"),
              (("nu", ("nv",)), ("epsilon", ("nv",)), ("coriolis", ("nv",))), True,
-             "(nu, epsilon, C(theta, nu)) of paper 003's diagonalized equations at (q, v, tau)."),
+             "(nu, epsilon, C(theta, nu)) of paper 003's diagonalized equations at (q, v, tau).",
+             unbounded=("nu", "epsilon", "coriolis")),
     # Robot.dynamics (a Dynamics, with Y when references are given) is written by hand on these two:
     Quantity("_dynamics", bundle.dynamics, ("q", "v"),
              (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv"))),
-             True, "M, C, g, com and J_com from one outward pass."),
+             True, "M, C, g, com and J_com from one outward pass.",
+             unbounded=("com", "J_com")),
     Quantity("_dynamics_with_regressor", bundle.dynamics_with_regressor, ("q", "v", "v_ref", "a_ref"),
              (("M", ("nv", "nv")), ("C", ("nv", "nv")), ("g", ("nv",)), ("com", (3,)), ("J_com", (3, "nv")),
-              ("Y", ("nv", "ny"))), True, "M, C, g, com, J_com and Y from one outward pass."),
+              ("Y", ("nv", "ny"))), True, "M, C, g, com, J_com and Y from one outward pass.",
+             unbounded=("com", "J_com")),
     # Robot.global_factorization (a GlobalFactorization of (6 nb, .) matrices) views these blocked arrays:
     Quantity("_global_factorization", global_factorization.global_factorization, ("q", "v"),
              (("S", ("nb", 6, "nv")), ("G", ("nb", 6, "nb", 6)), ("Gamma", ("nb", 6, "nb", 6)),
@@ -162,5 +180,12 @@ QUANTITIES = (
              False, "Jdot_f v (6,), the classical acceleration of a frame at zero joint accelerations."),
 )
 
-# The compiled loop over a batch of states of each quantity (compiled.parallel).
-PARALLEL = {row.name: parallel(row.kernel, "parallel_" + row.name.lstrip("_")) for row in QUANTITIES}
+# Each kernel within its checks (compiled.checked_kernels): overlapping outputs refused, non-finite results reported.
+CHECKED = checked_kernels({row.name: (row.kernel, tuple(1 + (x in row.matrices) for x in row.inputs),
+                                      tuple(max(len(shape), 1) for shape in row.shapes),
+                                      tuple(name in row.unbounded for name, _ in row.outputs))
+                           for row in QUANTITIES}, ERR_OVERFLOW, ERR_OVERLAP)
+
+# The compiled loop over a batch of states of each quantity (compiled.parallel), each state checked.
+PARALLEL = {row.name: parallel(CHECKED[row.name], "parallel_" + row.name.lstrip("_"), ERR_OVERLAP)
+            for row in QUANTITIES}
