@@ -197,7 +197,7 @@ class Probe:
         self.latest = {}                         # topic -> last message
         self.counts = dict.fromkeys(MATRIX_TOPICS + ("com",), 0)
         self.com_stamps = []                     # (sec, nanosec) of every ~/com received, in order
-        out = f"{namespace}/{node_name}/"
+        out = self._out = f"{namespace}/{node_name}/"
         self._subscriptions = {topic: self.node.create_subscription(Float64MultiArray, out + topic,
                                                                     self._recorder(topic), 10)
                                for topic in MATRIX_TOPICS}
@@ -219,6 +219,13 @@ class Probe:
                     self.com_stamps.append((msg.header.stamp.sec, msg.header.stamp.nanosec))
                 self._cond.notify_all()
         return record
+
+    def listen(self, topic, msg_type=Float64MultiArray):
+        """Record the node's output ``topic`` too (one the probe does not take by default: ~/frame_jacobians/...):
+        its last message in ``latest`` and its count in ``counts``."""
+        self.counts[topic] = 0
+        self._subscriptions[topic] = self.node.create_subscription(msg_type, self._out + topic, self._recorder(topic),
+                                                                   10)
 
     def stop_recording(self):
         """Unsubscribe from the node's outputs: a test that measures the node's rate with a recorder of its own

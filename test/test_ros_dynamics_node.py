@@ -102,6 +102,57 @@ def test_time_derivatives_are_published_on_request(probe, start_node):
     assert node.answered >= 1
 
 
+def test_frame_jacobians_are_published_for_the_frames_asked(probe, start_node):
+    """frames: a foot and the IMU of the floating quadruped (links merged into their bodies by fixed joints), in
+    the default local_world_aligned: each J_f, labelled, is the library's, and J_f v is the frame's velocity --
+    central differences of its world placement along the motion (origin and rotation)."""
+    frames = ["FL_foot", "imu"]
+    node = start_node(urdf_path=str(QUADRUPED), floating_base=True, frames=frames)
+    robot = library_robot(QUADRUPED.read_text(), floating_base=True)
+    for frame in frames:
+        probe.listen(f"frame_jacobians/{frame}")
+    q, v = random_state(robot, np.random.default_rng(8))
+    probe.wait_matched(probe.joint_states)
+    assert probe.published(probe.odom, odometry(q[:7], v[:6], robot.root_link, frame_id="world"),
+                           until=lambda: node.base_state is not None and np.allclose(node.base_state[0], q[:7]))
+    assert probe.exchange(joint_state(robot.joint_names, q[7:], v[6:], k=0),
+                          until=lambda: all(probe.counts[f"frame_jacobians/{frame}"] for frame in frames))
+    h = 1e-6
+    for frame in frames:
+        J = probe.array(f"frame_jacobians/{frame}")
+        np.testing.assert_allclose(J, robot.frame_jacobian(q, frame, "local_world_aligned"), rtol=0, atol=1e-12)
+        (later, earlier) = (robot.frame_placement(robot.integrate(q, v, s * h), frame) for s in (1, -1))
+        np.testing.assert_allclose(J[:3] @ v, (later[:3, 3] - earlier[:3, 3]) / (2 * h), rtol=0, atol=1e-7)
+        omega = (later[:3, :3] - earlier[:3, :3]) / (2 * h) @ robot.frame_placement(q, frame)[:3, :3].T
+        np.testing.assert_allclose(J[3:] @ v, [omega[2, 1], omega[0, 2], omega[1, 0]], rtol=0, atol=1e-7)
+        dims = probe.latest[f"frame_jacobians/{frame}"].layout.dim
+        assert dims[0].label == "linear_x,linear_y,linear_z,angular_x,angular_y,angular_z"
+        assert dims[1].label.split(",")[:7] == ["base_linear_x", "base_linear_y", "base_linear_z", "base_angular_x",
+                                                "base_angular_y", "base_angular_z", robot.joint_names[0]]
+
+
+@pytest.mark.parametrize("frames, message", [
+    (["FL_fot"], "no frame 'FL_fot' of the parameter frames (did you mean 'FL_foot'"),
+    (["FL-foot"], "'FL-foot' cannot name the topic"),
+    (["imu", "imu"], "'imu' is listed twice")], ids=["unknown", "not a topic name", "twice"])
+def test_frames_the_node_cannot_publish_stop_it_at_start_up(start_node, frames, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        start_node(urdf_path=str(QUADRUPED), floating_base=True, frames=frames)
+
+
+def test_a_new_description_without_a_frame_asked_is_refused(start_node):
+    """While serving, a description (the same joints) whose tool frame was renamed: refused as "frames", the
+    parameter set back, the old model serving on."""
+    xml = ARM.read_text()
+    node = start_node(robot_description=xml, frames=["tcp"])
+    served = node.robot
+    renamed = xml.replace('"tcp"', '"tool_center_point"')
+    assert renamed != xml
+    assert node.set_parameters([Parameter("robot_description", value=renamed)])[0].successful
+    assert eventually(lambda: node.refused["frames"] == 1 and not node.loading, timeout=60), node.refused
+    assert node.robot is served and node.get_parameter("robot_description").value == xml
+
+
 def test_floating_quadruped_outputs_equal_the_library(probe, start_node):
     node = start_node(urdf_path=str(QUADRUPED), floating_base=True, publish_regressor=True)
     robot = library_robot(QUADRUPED.read_text(), floating_base=True)

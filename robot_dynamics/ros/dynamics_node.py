@@ -44,6 +44,9 @@ be remapped)::
     out  ~/mass_matrix_derivative   std_msgs/Float64MultiArray    dM/dt along q' = v (nv, nv)  (advertised only
     out  ~/gravity_derivative       std_msgs/Float64MultiArray    dg/dt along q' = v (nv,)      with
                                                                                                 publish_derivatives)
+    out  ~/frame_jacobians/<frame>  std_msgs/Float64MultiArray    J_f (6, nv) of each frame of the parameter
+                                                                  ``frames`` (URDF link names), in
+                                                                  ``frame_reference``: [linear; angular] rows
     out  ~/com                   geometry_msgs/PointStamped       the CoM in the world frame: odom's frame_id
                                                                   (floating base), frame_prefix + the root link
                                                                   (fixed base); stamped with the joint state's stamp
@@ -56,7 +59,8 @@ be remapped)::
 Self-describing arrays. std_msgs has no stamped matrix (and rosidl generation of a custom interface package is
 not available to pip-installed ROS 2), so each Float64MultiArray's ``layout.dim[i].label`` names the coordinates
 along that axis, comma-separated: the joints in v order (floating base: ``base_linear_x, ..., base_angular_z``
-first), ``x,y,z`` for the rows of J_com, ``<body>.<parameter>`` for the columns of Y; the stamp of the joint
+first), ``x,y,z`` for the rows of J_com, ``linear_x, ..., angular_z`` for the rows of a frame Jacobian,
+``<body>.<parameter>`` for the columns of Y; the stamp of the joint
 state that produced them comes in ``~/state`` (and ``~/com``), published after them. The read-only parameter
 ``joints`` gives the joint order too.
 
@@ -76,11 +80,21 @@ Joint states are matched by name in any order (unknown names ignored) and merged
 nothing is published until every joint has had a position (and, for a floating base, an odometry has arrived).
 A joint state without velocities counts them as zero for M and g, but C, C v and the regressor wait for
 velocities. The regressor needs ``publish_regressor:=true`` and a ``~/reference``; the time derivatives of M and g
-(paper 002, Prop. 6) need ``publish_derivatives:=true`` and velocities. ``joints`` is read-only,
+(paper 002, Prop. 6) need ``publish_derivatives:=true`` and velocities.
+
+Frame Jacobians: ``frames:="[tcp, foot_fl]"`` (read-only; any URDF link, those merged by fixed joints included:
+robot.frame_names) publishes J_f on ``~/frame_jacobians/<frame>`` for every joint state, in ``frame_reference``
+(read-only): ``local_world_aligned`` (the default: the velocity of the frame's origin and the angular velocity,
+in the world's axes -- what a Cartesian controller commands, MoveIt's getJacobian at the frame), ``local`` (the
+frame's own axes) or ``world`` (the spatial twist at the world origin), as Robot.frame_jacobian.  A name that is
+no valid ROS topic token, or no frame of the model, stops the node at start-up; a later description without one
+of the frames is refused (kind ``"frames"``). ``joints`` is read-only,
 so a new description must keep the joints (masses, inertias and frames may change); one with other joints is
 refused and the node must be restarted to serve another robot.
 """
 import collections
+import difflib
+import re
 import sys
 import threading
 import time
@@ -104,11 +118,14 @@ from robot_dynamics.ros.description import (SkipsBadMessages, describe, descript
                                             valid_gravity)
 from robot_dynamics.ros.diagnostics import Diagnostics
 from robot_dynamics.ros.guard import GuardedCallbacks
-from robot_dynamics.ros.loader import BackgroundLoader, Refused, check_joints
+from robot_dynamics.ros.loader import BackgroundLoader, Refused, abbreviated, check_joints
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 from robot_dynamics.spatial import PARAMETER_NAMES
 
+FRAME_REFERENCES = ("local_world_aligned", "local", "world")
+TOPIC_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+FRAME_ROWS = ["linear_x", "linear_y", "linear_z", "angular_x", "angular_y", "angular_z"]
 MODEL_PARAMETERS = ("robot_description", "urdf_path", "xacro_args", "floating_base", "gravity", "mimic")
 MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian")
 REGRESSOR_TOPICS = ("regressor",)
@@ -129,10 +146,11 @@ class Served:
         The stamped companion, its names the coordinates in v order.
     """
 
-    __slots__ = ("robot", "msgs", "state_msg")
+    __slots__ = ("robot", "msgs", "state_msg", "frame_jacobians")
 
-    def __init__(self, robot):
-        """Size and label the outputs for ``robot`` (no rclpy entity: any thread may build one)."""
+    def __init__(self, robot, frames=()):
+        """Size and label the outputs for ``robot`` and its ``frames`` (no rclpy entity: any thread may build
+        one); ``frame_jacobians`` holds an (6, nv) array per frame, computed into for every joint state."""
         self.robot = robot
         nv, nb = robot.nv, robot.nbodies
         shapes = {"mass_matrix": (nv, nv), "coriolis_matrix": (nv, nv), "coriolis_vector": (nv,), "gravity": (nv,),
@@ -143,7 +161,30 @@ class Served:
         labels = {"com_jacobian": (["x", "y", "z"], coordinates), "regressor": (coordinates, parameters)}
         self.msgs = {topic: Float64MultiArray(layout=multiarray_layout(shape, labels.get(topic, (coordinates,) * 2)))
                      for topic, shape in shapes.items()}
+        for frame in frames:
+            self.msgs[frame_topic(frame)] = Float64MultiArray(layout=multiarray_layout((6, nv),
+                                                                                       (FRAME_ROWS, coordinates)))
+        self.frame_jacobians = {frame: np.empty((6, nv)) for frame in frames}
         self.state_msg = JointState(name=coordinates)
+
+
+def frame_topic(frame):
+    """The output topic (relative to the node's name) of a frame's Jacobian."""
+    return "frame_jacobians/" + frame
+
+
+def check_frame_names(frames):
+    """``frames`` if each is a valid ROS topic token (letters, digits, underscores; no leading digit, no double
+    underscore) and none repeats, else a ValueError naming the first that is not."""
+    seen = set()
+    for frame in frames:
+        if not TOPIC_TOKEN.fullmatch(frame) or "__" in frame:
+            raise ValueError(f"parameter frames: {frame!r} cannot name the topic ~/frame_jacobians/{frame} (a ROS "
+                             "name token: letters, digits and single underscores, not starting with a digit)")
+        if frame in seen:
+            raise ValueError(f"parameter frames: {frame!r} is listed twice")
+        seen.add(frame)
+    return list(frames)
 
 
 class DynamicsLogic:
@@ -159,7 +200,8 @@ class DynamicsLogic:
     skipped : collections.Counter
         Messages skipped, per kind of fault (``"joint_state_lengths"``, ``"odom_zero_quaternion"``, ...).
     refused : collections.Counter
-        Descriptions refused while serving, per kind (``"invalid"``, ``"joints"``, ``"memory"``, ``"timeout"``,
+        Descriptions refused while serving, per kind (``"invalid"``, ``"joints"``, ``"frames"``, ``"memory"``,
+        ``"timeout"``,
         ``"loader_failed"``).
     callback_errors : collections.Counter
         Exceptions raised by callbacks (see robot_dynamics.ros.guard).
@@ -193,6 +235,8 @@ class DynamicsLogic:
         self._publish_regressor = self.get_parameter("publish_regressor").value
         self._publish_derivatives = self.get_parameter("publish_derivatives").value
         self._max_names = self.get_parameter("max_joint_state_names").value
+        self._frames = check_frame_names(self.get_parameter("frames").value or [])
+        self._frame_reference = self.get_parameter("frame_reference").value
         self.diagnostics = Diagnostics(self, "dynamics of the joint states")
         self._loaded_timer = None                 # polls _loaded while loading (EventsExecutor: no guard conditions)
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -211,7 +255,7 @@ class DynamicsLogic:
 
     def _open(self):
         """Advertise the outputs and subscribe to the inputs."""
-        self._advertise(MATRIX_TOPICS)
+        self._advertise(MATRIX_TOPICS + tuple(frame_topic(frame) for frame in self._frames))
         self._set_optional_outputs(self._publish_regressor, self._publish_derivatives)
         self._com_pub = self._create_output(PointStamped, "~/com")
         self._state_pub = self._create_output(JointState, "~/state")
@@ -297,6 +341,16 @@ class DynamicsLogic:
         self.declare_parameter("description_timeout", 120.0, describe(
             "Seconds a new description may take to load while the node serves; a slower one is refused.",
             read_only=True))
+        self.declare_parameter("frames", Parameter.Type.STRING_ARRAY, describe(
+            "Frames (URDF link names, robot.frame_names) whose Jacobian J_f (6 x nv) is published on "
+            "~/frame_jacobians/<frame> for every joint state.", read_only=True))
+        self.declare_parameter("frame_reference", FRAME_REFERENCES[0], describe(
+            "Reference of the frame Jacobians: local_world_aligned (velocity of the frame's origin and angular "
+            "velocity, world axes), local (the frame's axes) or world (spatial twist at the world origin).",
+            read_only=True))
+        if self.get_parameter("frame_reference").value not in FRAME_REFERENCES:
+            raise ValueError(f"parameter frame_reference must be one of {', '.join(FRAME_REFERENCES)}, got "
+                             f"{self.get_parameter('frame_reference').value!r}")
         gravity = self.get_parameter("gravity").value
         if not valid_gravity(gravity):
             raise ValueError(f"parameter gravity must be three finite doubles, got {gravity}")
@@ -340,7 +394,7 @@ class DynamicsLogic:
             return
         robot = load_robot(self.get_logger(), xml, config["floating_base"], config["gravity"], config["mimic"],
                            source, regressor=self._publish_regressor)
-        self._install(Served(robot), source, config)
+        self._install(Served(robot, self._frames), source, config)
 
     def _load_from_parameters(self):
         """The model parameters changed: load their description in the background (or the topic's)."""
@@ -396,7 +450,7 @@ class DynamicsLogic:
         if not isinstance(outcome, Refused):
             model, warnings, request["source"] = outcome
             try:
-                outcome = Served(Robot(model))
+                outcome = Served(Robot(model), self._frames)
             except MemoryError:
                 outcome = Refused("memory", f"the model from {request['source']} does not fit in memory")
             except Exception as err:                        # any failure to build the model refuses it
@@ -455,6 +509,13 @@ class DynamicsLogic:
         another robot.
         """
         robot = served.robot
+        missing = [frame for frame in self._frames if frame not in robot.model.frames]
+        if missing:
+            names = list(robot.frame_names)
+            close = difflib.get_close_matches(missing[0], names, n=5, cutoff=0.6)
+            raise Refused("frames", f"the description from {source} has no frame {missing[0]!r} of the parameter "
+                                    "frames" + (f" (did you mean {', '.join(map(repr, close))}?)" if close else
+                                                f"; its frames: {abbreviated(names)}"))
         if self.has_parameter("joints"):
             check_joints(robot, self.get_parameter("joints").value, source)
         else:
@@ -541,6 +602,9 @@ class DynamicsLogic:
         if self._publish_derivatives and velocities:          # along q' = v: Mdot = C + C^T (paper 002,
             self._publish_array(served, "mass_matrix_derivative", result.C + result.C.T)   # remark 5), gdot in O(n)
             self._publish_array(served, "gravity_derivative", robot.gravity_derivative(q, v))
+        for frame, J in served.frame_jacobians.items():
+            robot.frame_jacobian(q, frame, self._frame_reference, out=J)
+            self._publish_array(served, frame_topic(frame), J)
         self._publish_state(served, msg.header.stamp, frame_id, q, v, velocities)
         self.answered += 1
         self.diagnostics.answered(time.perf_counter() - start)

@@ -33,7 +33,8 @@ LOADER_NICENESS = 19              # the child's CPU priority: the lowest
 
 class Refused(ValueError):
     """A description the loader refused; ``kind`` names why: ``"invalid"`` (the description or its file),
-    ``"joints"`` (other joints than the node's read-only ones), ``"memory"``, ``"timeout"``, ``"loader_failed"``
+    ``"joints"`` (other joints than the node's read-only ones), ``"frames"`` (a frame of the node's parameter
+    ``frames`` missing), ``"memory"``, ``"timeout"``, ``"loader_failed"``
     (the child process died or answered nothing)."""
 
     def __init__(self, kind, message):
