@@ -967,3 +967,177 @@ Robot.frame_acceleration_bias = _frame_method_qv("frame_acceleration_bias", """J
     [w x v_0; 0], v_0 the linear part of the spatial twist, as Pinocchio.  q: (..., nq), v: (..., nv) -> (..., 6)
 """)
 # ---- end of frames and external wrenches ------------------------------------------------------------------------
+
+
+# ---- contacts, task-space dynamics (issue 14, items 3 and 4; algorithms/contacts.py) ---------------------------
+from .algorithms import contacts as _contacts  # noqa: E402  (this block's own import)
+
+delattr(Robot, "_constrained_dynamics")      # made from its row as for nv-wide inputs: its method is written below
+_CONTACT_KINDS = {"point": 3, "surface": 6}
+_CONTACT_REFERENCES = ("local_world_aligned", "local")
+
+
+@dataclass(frozen=True)
+class Contact:
+    """A contact of Robot.constrained_dynamics: the frame `frame` (a name of robot.frame_names or its index) held
+
+    - kind="point": its origin does not accelerate -- 3 rows, the linear ones of its Jacobian; its force (3,);
+    - kind="surface": the frame does not accelerate at all -- 6 rows; its wrench [force; torque] (6,) about the
+      frame's origin (a foot's sole, a gripper's grasp).
+
+    reference: the axes of the rows and of the forces, "local_world_aligned" (the default: world axes at the frame's
+    origin, e.g. a ground reaction with z up) or "local" (the frame's own axes), as frame_jacobian's.
+    target: where the Baumgarte position term pulls the frame: a position (3,) for a point, a pose (4, 4) for a
+    surface (its rotation error is log(R R_target^T)); None (the default): no position term.  A plain frame name
+    in a contact list is Contact(name), a point contact.
+    """
+    frame: object
+    kind: str = "point"
+    reference: str = "local_world_aligned"
+    target: object = None
+
+    def __post_init__(self):
+        if self.kind not in _CONTACT_KINDS:
+            raise ValueError(f"Contact kind must be 'point' or 'surface', got {self.kind!r}")
+        if self.reference not in _CONTACT_REFERENCES:
+            raise ValueError(f"Contact reference must be 'local_world_aligned' or 'local', got {self.reference!r}")
+        if self.target is not None:                 # kept as a tuple: a Contact is hashable (contact sets are cached)
+            shape = (3,) if self.kind == "point" else (4, 4)
+            try:
+                t = np.array(self.target, dtype=float)
+            except (TypeError, ValueError):
+                t = None
+            if t is None or t.shape != shape or not np.isfinite(t).all():
+                raise ValueError(f"Contact target of a {self.kind} must be a finite array of shape {shape}")
+            object.__setattr__(self, "target", tuple(t.ravel()))
+
+
+def _contact_spec(self, contacts, baumgarte, damping):
+    """(spec, m) of a contact set: the kernel's array (contacts.py) and the number of rows; checked, cached by the
+    set (when hashable), and the per-robot arrays grown to hold m rows."""
+    if isinstance(contacts, (str, Contact)) or not hasattr(contacts, "__iter__"):
+        raise ValueError(f"contacts must be a list of frame names or Contacts, got {type(contacts).__name__}")
+    contacts = tuple(contacts)
+    items = [c if isinstance(c, Contact) else Contact(c) for c in contacts]
+    if len(items) > _contacts.MAX_CONTACTS:
+        raise ValueError(f"at most {_contacts.MAX_CONTACTS} contacts, got {len(items)}")
+    try:
+        Kp, Kd = (float(x) for x in baumgarte)
+    except (TypeError, ValueError):
+        raise ValueError(f"baumgarte must be two gains (Kp, Kd), got {baumgarte!r}") from None
+    if not (np.isfinite([Kp, Kd]).all() and Kp >= 0 and Kd >= 0):
+        raise ValueError(f"baumgarte gains must be finite and non-negative, got {baumgarte!r}")
+    mu = float(damping) if isinstance(damping, (int, float, np.floating, np.integer)) else np.nan
+    if not (np.isfinite(mu) and mu >= 0):
+        raise ValueError(f"damping must be a finite non-negative number, got {damping!r}")
+    spec, m = [len(items), 0, Kp, Kd, mu], 0
+    for c in items:
+        F = self._frame(c.frame, "local")
+        if F[0] < 0:
+            raise ValueError(f"frame {c.frame!r} is fixed to the world: it cannot be a contact")
+        rows = _CONTACT_KINDS[c.kind]
+        target = np.zeros(12)
+        if c.target is not None:
+            t = np.array(c.target)
+            target = np.concatenate([np.eye(3).ravel(), t]) if rows == 3 else \
+                np.concatenate([t.reshape(4, 4)[:3, :3].ravel(), t.reshape(4, 4)[:3, 3]])
+        spec += [F[0], rows, m, REFERENCES[c.reference], *F[2:14], float(c.target is not None), *target]
+        m += rows
+    spec[1] = m
+    spec = np.array(spec, dtype=float)
+    W, L = self._a_constrained_dynamics
+    if W.shape[2] < m:                              # room for m rows, the batches' copies made anew
+        self._a_constrained_dynamics = (np.zeros((self.nbodies, 6, m)), np.zeros((m, m + _contacts.EXTRA)))
+        if self._thread_work is not None:
+            self._thread_arrays.pop("_constrained_dynamics", None)
+    if self._contact_specs is None:
+        self._contact_specs = {}
+    try:
+        self._contact_specs[contacts, baumgarte, damping] = spec, m
+    except TypeError:                               # unhashable: checked again at every call
+        pass
+    return spec, m
+
+
+def _raise_contacts(self, status):
+    if status == _contacts.ERR_REDUNDANT:
+        raise ValueError("the contact constraints are redundant or singular at this q (J M^-1 J^T is singular: "
+                         "more rows than the robot can move independently, e.g. two contacts on one frame or a "
+                         "surface on a body with fewer than 6 DoF below it); pass damping > 0 for damped "
+                         "least-squares forces")
+    self._raise(status, _ROWS["_constrained_dynamics"])
+
+
+def _constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), damping=0.0, out=None):
+    """(a, forces): the forward dynamics of the robot held by contacts, from the KKT system
+        M a + C v + g = tau + J^T forces,    J a + Jdot v = -(Kp e + Kd J v),
+    J (m, nv) the contacts' rows of their frames' Jacobians (3 for a point, 6 for a surface, in the contact's
+    reference), Jdot v their classical acceleration bias (frame_acceleration_bias), e their position error to
+    their targets (zero without one), (Kp, Kd) = baumgarte.  Solved in O(n) per contact row through the
+    innovations factorization of M (paper 003, eq. (4.1d); algorithms/contacts.py), without forming M: the
+    forces from (J M^-1 J^T + damping E) forces = -(J a_0 + Jdot v + Kp e + Kd J v), a_0 = forward_dynamics(q,
+    v, tau) (Pinocchio's constraintDynamics; forwardDynamics with J and gamma).
+
+    contacts: a list of frame names (point contacts) or Contact(frame, kind="point" | "surface",
+    reference="local_world_aligned" | "local", target=None) (see Contact).  damping: 0 (the default) refuses a
+    redundant or singular set with a ValueError; > 0 gives damped least-squares forces and J a + Jdot v off the
+    Baumgarte law by damping * forces.  A set of joints coupled by mimics is solved with a Cholesky factor of M.
+
+    q: (..., nq), v, tau: (..., nv)  ->  a (..., nv), forces (..., m): each contact's 3 or 6 rows in the list's
+    order, [force] or [force; torque] on the robot in the contact's reference.  out: a tuple (a, forces) to fill.
+    """
+    try:
+        spec, m = self._contact_specs[contacts if type(contacts) is tuple else tuple(contacts), baumgarte, damping]
+    except (KeyError, TypeError):
+        spec, m = self._contact_spec(contacts, baumgarte, damping)
+    if self._coupled:
+        return self._constrained_dynamics_coupled(q, v, tau, spec, m, out)
+    vs = self._v_shape
+    if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
+            and v.shape == vs and type(tau) is _ND and tau.dtype is _F64 and tau.shape == vs):
+        if out is None:
+            out = (_empty(vs), _empty(m))
+        elif not (type(out) is tuple and len(out) == 2 and _fits(out[0], vs) and _fits(out[1], (m,))):
+            self._check_contact_outs(out, (), m)
+        W, L = self._a_constrained_dynamics
+        status = self._k_constrained_dynamics(self._bodies, self._work, W, L, self.gravity, q, v, tau, spec,
+                                              out[0], out[1])
+        if status:
+            self._raise_contacts(status)
+        return out
+    row = _ROWS["_constrained_dynamics"]
+    Q, V, T, batch = self._batch(False, q=q, v=v, tau=tau)
+    B = Q.shape[0]
+    if out is None:
+        results = (_empty(batch + vs), _empty(batch + (m,)))
+    else:
+        results = self._check_contact_outs(out, batch, m)
+    targets = [_merged_batch(x, len(batch), B) for x in results]
+    if any(x is None for x in targets):
+        targets = [_empty((B,) + x.shape[len(batch):]) for x in results]
+    specs = np.lib.stride_tricks.as_strided(spec, (B, spec.shape[0]), (0, spec.strides[0]))
+    status = np.zeros(B, dtype=np.int64)
+    works, arrays = self._per_thread(row)
+    self._p_constrained_dynamics(self._bodies, works, arrays, (self.gravity,), (Q, V, T, specs), tuple(targets),
+                                 status)
+    if status.any():
+        self._raise_contacts(status[np.flatnonzero(status)[0]])
+    for x, y in zip(results, targets):
+        if not np.may_share_memory(x, y):
+            x[...] = y.reshape(x.shape)
+    return results
+
+
+def _check_contact_outs(self, out, batch, m):
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise ValueError(f"out must be a tuple of 2 arrays (a, forces), got {type(out).__name__}")
+    return (_checked_out(out[0], batch + self._v_shape, "out[0]"), _checked_out(out[1], batch + (m,), "out[1]"))
+
+
+_constrained_dynamics.__name__ = "constrained_dynamics"
+_constrained_dynamics.__qualname__ = "Robot.constrained_dynamics"
+for _name, _value in {"_contact_specs": None, "_contact_spec": _contact_spec, "_raise_contacts": _raise_contacts,
+                      "_check_contact_outs": _check_contact_outs,
+                      "constrained_dynamics": _constrained_dynamics}.items():
+    setattr(Robot, _name, _value)
+# ---- end of contacts and task-space dynamics ---------------------------------------------------------------------
