@@ -1013,8 +1013,8 @@ class Contact:
 
 
 def _contact_spec(self, contacts, baumgarte, damping):
-    """(spec, m) of a contact set: the kernel's array (contacts.py) and the number of rows; checked, cached by the
-    set (when hashable), and the per-robot arrays grown to hold m rows."""
+    """(spec, m, items) of a contact set: the kernel's array (contacts.py), the number of rows and the Contacts;
+    checked, cached by the set (when hashable), and the per-robot arrays grown to hold m rows."""
     if isinstance(contacts, (str, Contact)) or not hasattr(contacts, "__iter__"):
         raise ValueError(f"contacts must be a list of frame names or Contacts, got {type(contacts).__name__}")
     contacts = tuple(contacts)
@@ -1053,10 +1053,10 @@ def _contact_spec(self, contacts, baumgarte, damping):
     if self._contact_specs is None:
         self._contact_specs = {}
     try:
-        self._contact_specs[contacts, baumgarte, damping] = spec, m
+        self._contact_specs[contacts, baumgarte, damping] = spec, m, items
     except TypeError:                               # unhashable: checked again at every call
         pass
-    return spec, m
+    return spec, m, items
 
 
 def _raise_contacts(self, status):
@@ -1087,11 +1087,12 @@ def _constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), dampi
     order, [force] or [force; torque] on the robot in the contact's reference.  out: a tuple (a, forces) to fill.
     """
     try:
-        spec, m = self._contact_specs[contacts if type(contacts) is tuple else tuple(contacts), baumgarte, damping]
+        spec, m, items = self._contact_specs[contacts if type(contacts) is tuple else tuple(contacts), baumgarte,
+                                             damping]
     except (KeyError, TypeError):
-        spec, m = self._contact_spec(contacts, baumgarte, damping)
+        spec, m, items = self._contact_spec(contacts, baumgarte, damping)
     if self._coupled:
-        return self._constrained_dynamics_coupled(q, v, tau, spec, m, out)
+        return self._constrained_dynamics_coupled(q, v, tau, spec, m, items, out)
     vs = self._v_shape
     if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
             and v.shape == vs and type(tau) is _ND and tau.dtype is _F64 and tau.shape == vs):
@@ -1125,7 +1126,52 @@ def _constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), dampi
     for x, y in zip(results, targets):
         if not np.may_share_memory(x, y):
             x[...] = y.reshape(x.shape)
-    return results
+    return results if out is None else out
+
+
+def _constrained_dynamics_coupled(self, q, v, tau, spec, m, items, out):
+    """constrained_dynamics through a Cholesky factor of M (joints coupled by mimics: no innovations), the rows and
+    Jdot v from the frame methods, e from frame_placement -- the KKT system of contacts.py written densely."""
+    from scipy.linalg import cho_factor, cho_solve
+    from scipy.spatial.transform import Rotation
+    Q, V, T, batch = self._batch(q=q, v=v, tau=tau)
+    results = (_empty(batch + self._v_shape), _empty(batch + (m,))) if out is None else \
+        self._check_contact_outs(out, batch, m)
+    Kp, Kd, mu = spec[2:5]
+    A, F = results[0].reshape(-1, self.nv), results[1].reshape(-1, m)
+    for i, (qi, vi, ti) in enumerate(zip(Q, V, T)):
+        d = self.dynamics(qi, vi)
+        J, gamma = [], []
+        for c in items:
+            rows = _CONTACT_KINDS[c.kind]
+            Jc = self.frame_jacobian(qi, c.frame, c.reference)[:rows]
+            e = np.zeros(rows)
+            if c.target is not None:
+                Tf, target = self.frame_placement(qi, c.frame), np.array(c.target)
+                if rows == 3:
+                    e = Tf[:3, 3] - target
+                else:
+                    target = target.reshape(4, 4)
+                    e = np.concatenate([Tf[:3, 3] - target[:3, 3],
+                                        Rotation.from_matrix(Tf[:3, :3] @ target[:3, :3].T).as_rotvec()])
+                if c.reference == "local":
+                    e = np.concatenate([Tf[:3, :3].T @ e[:3], Tf[:3, :3].T @ e[3:]])
+            J.append(Jc)
+            gamma.append(self.frame_acceleration_bias(qi, vi, c.frame, c.reference)[:rows] + Kp * e + Kd * Jc @ vi)
+        J, gamma = np.vstack(J), np.concatenate(gamma)
+        factor = cho_factor(d.M)
+        a0 = cho_solve(factor, ti - d.C @ vi - d.g)
+        MJt = cho_solve(factor, J.T)
+        delassus = J @ MJt + mu * np.eye(m)
+        U = np.linalg.cholesky(delassus) if np.isfinite(delassus).all() else None
+        if U is None or not (np.diag(U) ** 2 > 1e-12 * np.abs(np.diag(delassus)).max()).all():
+            self._raise_contacts(_contacts.ERR_REDUNDANT)
+        F[i] = -cho_solve((U, True), J @ a0 + gamma)
+        A[i] = a0 + MJt @ F[i]
+    if not np.may_share_memory(A, results[0]):
+        results[0][...] = A.reshape(results[0].shape)
+        results[1][...] = F.reshape(results[1].shape)
+    return results if out is None else out
 
 
 def _check_contact_outs(self, out, batch, m):
@@ -1134,10 +1180,84 @@ def _check_contact_outs(self, out, batch, m):
     return (_checked_out(out[0], batch + self._v_shape, "out[0]"), _checked_out(out[1], batch + (m,), "out[1]"))
 
 
+
+
+@dataclass(slots=True)
+class TaskSpaceDynamics:
+    """The dynamics of one frame's motion x (Robot.task_space_dynamics; paper 004, eqs. (9.98)-(9.99), for redundant
+    robots as Khatib's operational-space formulation):  Lambda xddot + eta = F,  with tau = J^T F + N^T tau_0.
+
+    Lambda (..., k, k) = (J M^-1 J^T)^-1, the task-space inertia; eta (..., k) = Lambda (J M^-1 (C v + g) - Jdot v),
+    the task-space bias; J (..., k, nv) the frame's Jacobian rows; J_bar (..., nv, k) = M^-1 J^T Lambda, the
+    dynamically consistent generalized inverse (J J_bar = E); N (..., nv, nv) = E - J_bar J, the null-space
+    projector: joint torques N^T tau_0 do not accelerate the frame (J M^-1 N^T = 0).  k = 6 ([linear; angular]) or
+    3 (position only).  xddot = J a + Jdot v is the frame's classical acceleration in the reference.
+    """
+    Lambda: np.ndarray
+    eta: np.ndarray
+    J: np.ndarray
+    J_bar: np.ndarray
+    N: np.ndarray
+
+
+def _task_space_dynamics(self, q, v, frame, reference="local_world_aligned", position_only=False, damping=0.0,
+                         out=None):
+    """Lambda, eta, J, J_bar and N of one frame's motion (see TaskSpaceDynamics): Lambda xddot + eta = F, the
+    task-space form of M a + C v + g = tau for tau = J^T F (paper 004, eqs. (9.98)-(9.99): Lambda = J^-T M J^-1,
+    eta = J^-T h - Lambda Jdot J^-1 V for a square J; with J^-T the dynamically consistent J_bar^T for a
+    redundant arm).  M^-1 J^T takes one solve per row (solve_mass_matrix: O(n), no M formed), eta the
+    unactuated acceleration a_0 = forward_dynamics(q, v, 0): eta = -Lambda (J a_0 + Jdot v).
+
+    frame: a name of robot.frame_names or its index.  reference: frame_jacobian's, "local_world_aligned" by default
+    (the world's axes at the frame: Cartesian control).  position_only: the 3 linear rows only.  damping: added to
+    J M^-1 J^T before inverting; 0 (the default) refuses a singular configuration (a ValueError), > 0 gives the
+    damped Lambda of a configuration near one.
+    q: (..., nq), v: (..., nv) -> TaskSpaceDynamics (see its docstring for shapes); out: one to fill.
+    """
+    if out is not None and type(out) is not TaskSpaceDynamics:
+        raise ValueError(f"out must be a TaskSpaceDynamics, got {type(out).__name__}")
+    mu = float(damping) if isinstance(damping, (int, float, np.floating, np.integer)) else np.nan
+    if not (np.isfinite(mu) and mu >= 0):
+        raise ValueError(f"damping must be a finite non-negative number, got {damping!r}")
+    k = 3 if position_only else 6
+    J = self.frame_jacobian(q, frame, reference)[..., :k, :]
+    batch, nv = J.shape[:-2], self.nv
+    if self._frame(frame, reference)[0] < 0:
+        raise ValueError(f"frame {frame!r} is fixed to the world: it has no task-space dynamics")
+    MJt = self.solve_mass_matrix(q, np.swapaxes(J, -1, -2))                # M^-1 J^T (..., nv, k)
+    Lam_inv = J @ MJt + mu * np.eye(k)
+    scale = np.abs(np.diagonal(Lam_inv, axis1=-2, axis2=-1)).max(axis=-1)
+    try:
+        U = np.linalg.cholesky(Lam_inv)
+    except np.linalg.LinAlgError:
+        U = None
+    if U is None or not (np.diagonal(U, axis1=-2, axis2=-1) ** 2 > 1e-12 * scale[..., None]).all():
+        raise ValueError(f"J M^-1 J^T of frame {frame!r} is singular at this q (a kinematic singularity, or a frame "
+                         f"that its joints cannot move in all {k} directions); pass damping > 0")
+    U_inv = np.linalg.inv(U)
+    Lam = np.swapaxes(U_inv, -1, -2) @ U_inv
+    a0 = self.forward_dynamics(q, v, np.zeros(batch + (nv,)))
+    xddot0 = (J @ a0[..., None])[..., 0] + self.frame_acceleration_bias(q, v, frame, reference)[..., :k]
+    eta = -(Lam @ xddot0[..., None])[..., 0]                              # Lambda (J M^-1 h - Jdot v)
+    J_bar = MJt @ Lam
+    N = np.eye(nv) - J_bar @ J
+    if out is None:
+        return TaskSpaceDynamics(Lam, eta, J, J_bar, N)
+    for name, x in (("Lambda", Lam), ("eta", eta), ("J", J), ("J_bar", J_bar), ("N", N)):
+        _checked_out(getattr(out, name), x.shape, "out." + name)[...] = x
+    return out
+
+
+_task_space_dynamics.__name__ = "task_space_dynamics"
+_task_space_dynamics.__qualname__ = "Robot.task_space_dynamics"
+
+
 _constrained_dynamics.__name__ = "constrained_dynamics"
 _constrained_dynamics.__qualname__ = "Robot.constrained_dynamics"
 for _name, _value in {"_contact_specs": None, "_contact_spec": _contact_spec, "_raise_contacts": _raise_contacts,
                       "_check_contact_outs": _check_contact_outs,
-                      "constrained_dynamics": _constrained_dynamics}.items():
+                      "_constrained_dynamics_coupled": _constrained_dynamics_coupled,
+                      "constrained_dynamics": _constrained_dynamics,
+                      "task_space_dynamics": _task_space_dynamics}.items():
     setattr(Robot, _name, _value)
 # ---- end of contacts and task-space dynamics ---------------------------------------------------------------------
