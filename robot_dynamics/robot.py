@@ -1105,3 +1105,316 @@ Robot.frame_acceleration_bias = _frame_method_qv("frame_acceleration_bias", """J
     [w x v_0; 0], v_0 the linear part of the spatial twist, as Pinocchio.  q: (..., nq), v: (..., nv) -> (..., 6)
 """)
 # ---- end of frames and external wrenches ------------------------------------------------------------------------
+
+
+# ---- contacts, task-space dynamics (issue 14, items 3 and 4; algorithms/contacts.py) ---------------------------
+from .algorithms import contacts as _contacts  # noqa: E402  (this block's own import)
+
+delattr(Robot, "_constrained_dynamics")      # made from its row as for nv-wide inputs: its method is written below
+_CONTACT_KINDS = {"point": 3, "surface": 6}
+_CONTACT_REFERENCES = ("local_world_aligned", "local")
+
+
+@dataclass(frozen=True)
+class Contact:
+    """A contact of Robot.constrained_dynamics: the frame `frame` (a name of robot.frame_names or its index) held
+
+    - kind="point": its origin does not accelerate -- 3 rows, the linear ones of its Jacobian; its force (3,);
+    - kind="surface": the frame does not accelerate at all -- 6 rows; its wrench [force; torque] (6,) about the
+      frame's origin (a foot's sole, a gripper's grasp).
+
+    reference: the axes of the rows and of the forces, "local_world_aligned" (the default: world axes at the frame's
+    origin, e.g. a ground reaction with z up) or "local" (the frame's own axes), as frame_jacobian's.
+    target: where the Baumgarte position term pulls the frame: a position (3,) for a point, a pose (4, 4) for a
+    surface (its rotation error is log(R R_target^T)); None (the default): no position term.  A plain frame name
+    in a contact list is Contact(name), a point contact.
+    """
+    frame: object
+    kind: str = "point"
+    reference: str = "local_world_aligned"
+    target: object = None
+
+    def __post_init__(self):
+        if self.kind not in _CONTACT_KINDS:
+            raise ValueError(f"Contact kind must be 'point' or 'surface', got {self.kind!r}")
+        if self.reference not in _CONTACT_REFERENCES:
+            raise ValueError(f"Contact reference must be 'local_world_aligned' or 'local', got {self.reference!r}")
+        if self.target is not None:                 # kept as a tuple: a Contact is hashable (contact sets are cached)
+            shape = (3,) if self.kind == "point" else (4, 4)
+            try:
+                t = np.array(self.target, dtype=float)
+            except (TypeError, ValueError):
+                t = None
+            if t is None or t.shape != shape or not np.isfinite(t).all():
+                raise ValueError(f"Contact target of a {self.kind} must be a finite array of shape {shape}")
+            object.__setattr__(self, "target", tuple(t.ravel()))
+
+
+def _contact_spec(self, contacts, baumgarte, damping):
+    """(spec, m, items) of a contact set: the kernel's array (contacts.py), the number of rows and the Contacts;
+    checked, cached by the set (when hashable), and the per-robot arrays grown to hold m rows."""
+    if isinstance(contacts, (str, Contact)) or not hasattr(contacts, "__iter__"):
+        raise ValueError(f"contacts must be a list of frame names or Contacts, got {type(contacts).__name__}")
+    contacts = tuple(contacts)
+    items = [c if isinstance(c, Contact) else Contact(c) for c in contacts]
+    if len(items) > _contacts.MAX_CONTACTS:
+        raise ValueError(f"at most {_contacts.MAX_CONTACTS} contacts, got {len(items)}")
+    try:
+        Kp, Kd = (float(x) for x in baumgarte)
+    except (TypeError, ValueError):
+        raise ValueError(f"baumgarte must be two gains (Kp, Kd), got {baumgarte!r}") from None
+    if not (np.isfinite([Kp, Kd]).all() and Kp >= 0 and Kd >= 0):
+        raise ValueError(f"baumgarte gains must be finite and non-negative, got {baumgarte!r}")
+    mu = float(damping) if isinstance(damping, (int, float, np.floating, np.integer)) else np.nan
+    if not (np.isfinite(mu) and mu >= 0):
+        raise ValueError(f"damping must be a finite non-negative number, got {damping!r}")
+    spec, m = [len(items), 0, Kp, Kd, mu], 0
+    for c in items:
+        F = self._frame(c.frame, "local")
+        if F[0] < 0:
+            raise ValueError(f"frame {c.frame!r} is fixed to the world: it cannot be a contact")
+        rows = _CONTACT_KINDS[c.kind]
+        target = np.zeros(12)
+        if c.target is not None:
+            t = np.array(c.target)
+            target = np.concatenate([np.eye(3).ravel(), t]) if rows == 3 else \
+                np.concatenate([t.reshape(4, 4)[:3, :3].ravel(), t.reshape(4, 4)[:3, 3]])
+        spec += [F[0], rows, m, REFERENCES[c.reference], *F[2:14], float(c.target is not None), *target]
+        m += rows
+    spec[1] = m
+    spec = np.array(spec, dtype=float)
+    W, L = self._a_constrained_dynamics
+    if W.shape[2] < m:                              # room for m rows, the batches' copies made anew
+        self._a_constrained_dynamics = (np.zeros((self.nbodies, 6, m)), np.zeros((m, m + _contacts.EXTRA)))
+        if self._thread_work is not None:
+            self._thread_arrays.pop("_constrained_dynamics", None)
+    if self._contact_specs is None:
+        self._contact_specs = {}
+    try:
+        self._contact_specs[contacts, baumgarte, damping] = spec, m, items
+    except TypeError:                               # unhashable: checked again at every call
+        pass
+    return spec, m, items
+
+
+def _raise_contacts(self, status, inputs=()):
+    """The ValueError of constrained_dynamics' status code at the state `inputs` (q, v, tau, spec)."""
+    if status == _contacts.ERR_REDUNDANT:
+        raise ValueError("the contact constraints are redundant or singular at this q (J M^-1 J^T is singular: "
+                         "more rows than the robot can move independently, e.g. two contacts on one frame or a "
+                         "surface on a body with fewer than 6 DoF below it); pass damping > 0 for damped "
+                         "least-squares forces")
+    self._raise(status, _ROWS["_constrained_dynamics"], inputs)
+
+
+def _constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), damping=0.0, out=None):
+    """(a, forces): the forward dynamics of the robot held by contacts, from the KKT system
+        M a + C v + g = tau + J^T forces,    J a + Jdot v = -(Kp e + Kd J v),
+    J (m, nv) the contacts' rows of their frames' Jacobians (3 for a point, 6 for a surface, in the contact's
+    reference), Jdot v their classical acceleration bias (frame_acceleration_bias), e their position error to
+    their targets (zero without one), (Kp, Kd) = baumgarte.  Solved in O(n) per contact row through the
+    innovations factorization of M (paper 003, eq. (4.1d); algorithms/contacts.py), without forming M: the
+    forces from (J M^-1 J^T + damping E) forces = -(J a_0 + Jdot v + Kp e + Kd J v), a_0 = forward_dynamics(q,
+    v, tau) (Pinocchio's constraintDynamics; forwardDynamics with J and gamma).
+
+    contacts: a list of frame names (point contacts) or Contact(frame, kind="point" | "surface",
+    reference="local_world_aligned" | "local", target=None) (see Contact).  damping: 0 (the default) refuses a
+    redundant or singular set with a ValueError; > 0 gives damped least-squares forces and J a + Jdot v off the
+    Baumgarte law by damping * forces.  A set of joints coupled by mimics is solved with a Cholesky factor of M.
+
+    q: (..., nq), v, tau: (..., nv)  ->  a (..., nv), forces (..., m): each contact's 3 or 6 rows in the list's
+    order, [force] or [force; torque] on the robot in the contact's reference.  out: a tuple (a, forces) to fill.
+    """
+    try:
+        spec, m, items = self._contact_specs[contacts if type(contacts) is tuple else tuple(contacts), baumgarte,
+                                             damping]
+    except (KeyError, TypeError):
+        spec, m, items = self._contact_spec(contacts, baumgarte, damping)
+    if isinstance(self, _Coupled):
+        return self._constrained_dynamics_coupled(q, v, tau, spec, m, items, out)
+    vs = self._v_shape
+    if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
+            and v.shape == vs and type(tau) is _ND and tau.dtype is _F64 and tau.shape == vs):
+        if out is None:
+            out = (_empty(vs), _empty(m))
+        elif not (type(out) is tuple and len(out) == 2 and _fits(out[0], vs) and _fits(out[1], (m,))):
+            self._check_contact_outs(out, (), m)
+        W, L = self._a_constrained_dynamics
+        status = self._k_constrained_dynamics(self._bodies, self._work, W, L, self.gravity, q, v, tau, spec,
+                                              out[0], out[1])
+        if status == ERR_OVERLAP:               # extents overlap: refused if memory is shared, else computed apart
+            self._overlapping(("q", "v", "tau"), (q, v, tau), out, ["out[0]", "out[1]"])
+            fresh = (_empty(vs), _empty(m))
+            status = self._k_constrained_dynamics(self._bodies, self._work, W, L, self.gravity, q, v, tau, spec,
+                                                  *fresh)
+            out[0][...], out[1][...] = fresh
+        if status:
+            self._raise_contacts(status, (q, v, tau, spec))
+        return out
+    row = _ROWS["_constrained_dynamics"]
+    Q, V, T, batch = self._batch(False, q=q, v=v, tau=tau)
+    B = Q.shape[0]
+    if out is None:
+        results = (_empty(batch + vs), _empty(batch + (m,)))
+    else:
+        results = self._check_contact_outs(out, batch, m)
+    targets = [_merged_batch(x, len(batch), B) for x in results]
+    names = ["out[0]", "out[1]"]
+    if any(x is None for x in targets):         # views whose batch dimensions do not merge: computed apart
+        if out is not None:
+            self._overlapping(("q", "v", "tau"), (Q, V, T), results, names)
+        targets = [_empty((B,) + x.shape[len(batch):]) for x in results]
+    specs = np.lib.stride_tricks.as_strided(spec, (B, spec.shape[0]), (0, spec.strides[0]))
+    status = self._run_batch(row, (Q, V, T, specs), targets)
+    if status.any() and status[0] == ERR_OVERLAP:       # extents overlap: refused if memory is shared, else apart
+        self._overlapping(("q", "v", "tau"), (Q, V, T), results, names)
+        targets = [_empty((B,) + x.shape[len(batch):]) for x in results]
+        status = self._run_batch(row, (Q, V, T, specs), targets)
+    if status.any():
+        i = np.flatnonzero(status)[0]
+        self._raise_contacts(status[i], (Q[i], V[i], T[i], spec))
+    for x, y in zip(results, targets):
+        if not np.may_share_memory(x, y):
+            x[...] = y.reshape(x.shape)
+    return results if out is None else out
+
+
+def _constrained_dynamics_coupled(self, q, v, tau, spec, m, items, out):
+    """constrained_dynamics through a Cholesky factor of M (joints coupled by mimics: no innovations), the rows and
+    Jdot v from the frame methods, e from frame_placement -- the KKT system of contacts.py written densely."""
+    from scipy.linalg import cho_factor, cho_solve
+    from scipy.spatial.transform import Rotation
+    Q, V, T, batch = self._batch(q=q, v=v, tau=tau)
+    results = (_empty(batch + self._v_shape), _empty(batch + (m,))) if out is None else \
+        self._check_contact_outs(out, batch, m)
+    self._overlapping(("q", "v", "tau"), (q, v, tau), results, ["out[0]", "out[1]"])
+    Kp, Kd, mu = spec[2:5]
+    A, F = results[0].reshape(-1, self.nv), results[1].reshape(-1, m)
+    for i, (qi, vi, ti) in enumerate(zip(Q, V, T)):
+        d = self.dynamics(qi, vi)
+        J, gamma = [], []
+        for c in items:
+            rows = _CONTACT_KINDS[c.kind]
+            Jc = self.frame_jacobian(qi, c.frame, c.reference)[:rows]
+            e = np.zeros(rows)
+            if c.target is not None:
+                Tf, target = self.frame_placement(qi, c.frame), np.array(c.target)
+                if rows == 3:
+                    e = Tf[:3, 3] - target
+                else:
+                    target = target.reshape(4, 4)
+                    e = np.concatenate([Tf[:3, 3] - target[:3, 3],
+                                        Rotation.from_matrix(Tf[:3, :3] @ target[:3, :3].T).as_rotvec()])
+                if c.reference == "local":
+                    e = np.concatenate([Tf[:3, :3].T @ e[:3], Tf[:3, :3].T @ e[3:]])
+            J.append(Jc)
+            gamma.append(self.frame_acceleration_bias(qi, vi, c.frame, c.reference)[:rows] + Kp * e + Kd * Jc @ vi)
+        J, gamma = np.vstack(J), np.concatenate(gamma)
+        try:
+            factor = cho_factor(d.M)
+        except np.linalg.LinAlgError:
+            self._raise(ERR_SINGULAR, _ROWS["forward_dynamics"])
+        a0 = cho_solve(factor, ti - d.C @ vi - d.g)
+        MJt = cho_solve(factor, J.T)
+        delassus = J @ MJt + mu * np.eye(m)
+        try:
+            U = np.linalg.cholesky(delassus) if np.isfinite(delassus).all() else None
+        except np.linalg.LinAlgError:
+            U = None
+        if U is None or not (np.diag(U) ** 2 > 1e-12 * np.abs(np.diag(delassus)).max()).all():
+            self._raise_contacts(_contacts.ERR_REDUNDANT)
+        F[i] = _finite(-cho_solve((U, True), J @ a0 + gamma), "constrained_dynamics", "tau")
+        A[i] = _finite(a0 + MJt @ F[i], "constrained_dynamics", "tau")
+    if not np.may_share_memory(A, results[0]):
+        results[0][...] = A.reshape(results[0].shape)
+        results[1][...] = F.reshape(results[1].shape)
+    return results if out is None else out
+
+
+def _check_contact_outs(self, out, batch, m):
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise ValueError(f"out must be a tuple of 2 arrays (a, forces), got {type(out).__name__}")
+    return (_checked_out(out[0], batch + self._v_shape, "out[0]"), _checked_out(out[1], batch + (m,), "out[1]"))
+
+
+
+
+@dataclass(slots=True)
+class TaskSpaceDynamics:
+    """The dynamics of one frame's motion x (Robot.task_space_dynamics; paper 004, eqs. (9.98)-(9.99), for redundant
+    robots as Khatib's operational-space formulation):  Lambda xddot + eta = F,  with tau = J^T F + N^T tau_0.
+
+    Lambda (..., k, k) = (J M^-1 J^T)^-1, the task-space inertia; eta (..., k) = Lambda (J M^-1 (C v + g) - Jdot v),
+    the task-space bias; J (..., k, nv) the frame's Jacobian rows; J_bar (..., nv, k) = M^-1 J^T Lambda, the
+    dynamically consistent generalized inverse (J J_bar = E); N (..., nv, nv) = E - J_bar J, the null-space
+    projector: joint torques N^T tau_0 do not accelerate the frame (J M^-1 N^T = 0).  k = 6 ([linear; angular]) or
+    3 (position only).  xddot = J a + Jdot v is the frame's classical acceleration in the reference.
+    """
+    Lambda: np.ndarray
+    eta: np.ndarray
+    J: np.ndarray
+    J_bar: np.ndarray
+    N: np.ndarray
+
+
+def _task_space_dynamics(self, q, v, frame, reference="local_world_aligned", position_only=False, damping=0.0,
+                         out=None):
+    """Lambda, eta, J, J_bar and N of one frame's motion (see TaskSpaceDynamics): Lambda xddot + eta = F, the
+    task-space form of M a + C v + g = tau for tau = J^T F (paper 004, eqs. (9.98)-(9.99): Lambda = J^-T M J^-1,
+    eta = J^-T h - Lambda Jdot J^-1 V for a square J; with J^-T the dynamically consistent J_bar^T for a
+    redundant arm).  M^-1 J^T takes one solve per row (solve_mass_matrix: O(n), no M formed), eta the
+    unactuated acceleration a_0 = forward_dynamics(q, v, 0): eta = -Lambda (J a_0 + Jdot v).
+
+    frame: a name of robot.frame_names or its index.  reference: frame_jacobian's, "local_world_aligned" by default
+    (the world's axes at the frame: Cartesian control).  position_only: the 3 linear rows only.  damping: added to
+    J M^-1 J^T before inverting; 0 (the default) refuses a singular configuration (a ValueError), > 0 gives the
+    damped Lambda of a configuration near one.
+    q: (..., nq), v: (..., nv) -> TaskSpaceDynamics (see its docstring for shapes); out: one to fill.
+    """
+    if out is not None and type(out) is not TaskSpaceDynamics:
+        raise ValueError(f"out must be a TaskSpaceDynamics, got {type(out).__name__}")
+    mu = float(damping) if isinstance(damping, (int, float, np.floating, np.integer)) else np.nan
+    if not (np.isfinite(mu) and mu >= 0):
+        raise ValueError(f"damping must be a finite non-negative number, got {damping!r}")
+    k = 3 if position_only else 6
+    J = self.frame_jacobian(q, frame, reference)[..., :k, :]
+    batch, nv = J.shape[:-2], self.nv
+    if self._frame(frame, reference)[0] < 0:
+        raise ValueError(f"frame {frame!r} is fixed to the world: it has no task-space dynamics")
+    MJt = self.solve_mass_matrix(q, np.swapaxes(J, -1, -2))                # M^-1 J^T (..., nv, k)
+    Lam_inv = J @ MJt + mu * np.eye(k)
+    scale = np.abs(np.diagonal(Lam_inv, axis1=-2, axis2=-1)).max(axis=-1)
+    try:
+        U = np.linalg.cholesky(Lam_inv)
+    except np.linalg.LinAlgError:
+        U = None
+    if U is None or not (np.diagonal(U, axis1=-2, axis2=-1) ** 2 > 1e-12 * scale[..., None]).all():
+        raise ValueError(f"J M^-1 J^T of frame {frame!r} is singular at this q (a kinematic singularity, or a frame "
+                         f"that its joints cannot move in all {k} directions); pass damping > 0")
+    U_inv = np.linalg.inv(U)
+    Lam = np.swapaxes(U_inv, -1, -2) @ U_inv
+    a0 = self.forward_dynamics(q, v, np.zeros(batch + (nv,)))
+    xddot0 = (J @ a0[..., None])[..., 0] + self.frame_acceleration_bias(q, v, frame, reference)[..., :k]
+    eta = -(Lam @ xddot0[..., None])[..., 0]                              # Lambda (J M^-1 h - Jdot v)
+    J_bar = MJt @ Lam
+    N = np.eye(nv) - J_bar @ J
+    if out is None:
+        return TaskSpaceDynamics(Lam, eta, J, J_bar, N)
+    for name, x in (("Lambda", Lam), ("eta", eta), ("J", J), ("J_bar", J_bar), ("N", N)):
+        _checked_out(getattr(out, name), x.shape, "out." + name)[...] = x
+    return out
+
+
+_task_space_dynamics.__name__ = "task_space_dynamics"
+_task_space_dynamics.__qualname__ = "Robot.task_space_dynamics"
+
+
+_constrained_dynamics.__name__ = "constrained_dynamics"
+_constrained_dynamics.__qualname__ = "Robot.constrained_dynamics"
+for _name, _value in {"_contact_specs": None, "_contact_spec": _contact_spec, "_raise_contacts": _raise_contacts,
+                      "_check_contact_outs": _check_contact_outs,
+                      "_constrained_dynamics_coupled": _constrained_dynamics_coupled,
+                      "constrained_dynamics": _constrained_dynamics,
+                      "task_space_dynamics": _task_space_dynamics}.items():
+    setattr(Robot, _name, _value)
+# ---- end of contacts and task-space dynamics ---------------------------------------------------------------------

@@ -57,6 +57,8 @@ def call(robot, name, args):
         return [d.M, d.C, d.g, d.com, d.J_com] + ([d.Y] if d.Y is not None else [])
     if row.matrices:
         return [robot.solve_mass_matrix(*args)]
+    if "contacts" in row.inputs:                      # constrained_dynamics(q, v, tau, contacts) -> (a, forces)
+        return [np.asarray(x) for x in robot.constrained_dynamics(*args)]
     if "frame" in row.inputs:                         # frame_placement(q, frame, reference), frame_velocity, ...
         return [np.asarray(getattr(robot, name[1:])(*args, **frame_reference(name)))]
     result = getattr(robot, name)(*args)
@@ -65,9 +67,10 @@ def call(robot, name, args):
 
 def arguments(robot, name, q, v):
     """q for the row's q inputs, v for the others (a (nv, 2) matrix for solve_mass_matrix's x), the last link's
-    name for a frame."""
+    name for a frame, a point contact there for contacts."""
     row = ROWS[name]
-    return [robot.frame_names[-1] if x == "frame" else q if x.startswith("q") else
+    return [robot.frame_names[-1] if x == "frame" else robot.frame_names[-1:] if x == "contacts" else
+            q if x.startswith("q") else
             np.stack([v, -v], axis=-1) if x in row.matrices else v for x in row.inputs]
 
 
@@ -401,10 +404,10 @@ def overlapping_arguments(robot, name, batch, position):
     """Arguments of registry row `name` (one state, or a batch of 2) and outs of the right shapes, with input
     `position` a view into the memory of the first out (holding the input's values)."""
     row, rng = ROWS[name], np.random.default_rng(4)
-    sizes = {"nq": robot.nq, "nv": robot.nv, "nb": robot.nbodies, "ny": 10 * robot.nbodies, "k": 2}
+    sizes = {"nq": robot.nq, "nv": robot.nv, "nb": robot.nbodies, "ny": 10 * robot.nbodies, "k": 2, "m": 3}
     states = [[robot.random_configuration(rng) if x.startswith("q") else
                rng.normal(size=(robot.nv, 2)) if x in row.matrices else rng.normal(size=robot.nv)
-               for x in row.inputs if x != "frame"] for _ in range(batch or 1)]
+               for x in row.inputs if x not in ("frame", "contacts")] for _ in range(batch or 1)]
     args = [np.array(x) if batch else x[0] for x in zip(*states)]
     outs = [np.zeros(((batch,) if batch else ()) + tuple(sizes.get(n, n) for n in shape)) for shape in row.shapes]
     flat = outs[0].reshape(-1)
@@ -427,6 +430,8 @@ def dispatch(robot, name, args, outs):
         return robot.dynamics(*args, out=rd.Dynamics(*outs, *([None] if len(outs) == 5 else [])))
     if row.matrices:
         return robot.solve_mass_matrix(*args, out=outs[0])
+    if "contacts" in row.inputs:                      # a point contact at the last link: 3 force rows
+        return robot.constrained_dynamics(*args, robot.frame_names[-1:], out=tuple(outs))
     if "frame" in row.inputs:
         return getattr(robot, name[1:])(*args, robot.frame_names[-1], **frame_reference(name), out=outs[0])
     return getattr(robot, name)(*args, out=outs[0] if len(outs) == 1 else tuple(outs))
@@ -435,7 +440,7 @@ def dispatch(robot, name, args, outs):
 @pytest.mark.parametrize("batch", [0, 2], ids=["single", "batch"])
 def test_an_out_overlapping_any_input_is_refused_on_every_method(quadruped, batch):
     for name, row in ROWS.items():
-        for position, input_name in enumerate(x for x in row.inputs if x != "frame"):    # a frame is a name
+        for position, input_name in enumerate(x for x in row.inputs if x not in ("frame", "contacts")):   # names
             args, outs = overlapping_arguments(quadruped, name, batch, position)
             with pytest.raises(ValueError, match=f"shares memory with {input_name}"):
                 dispatch(quadruped, name, args, outs)

@@ -14,8 +14,9 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 from dataclasses import dataclass
 
 from ..compiled import checked_kernels, parallel
-from . import (bundle, christoffel, diagonalized, dynamics_derivatives, energy, frames, global_factorization,
-               innovations, kinematics, matrices, newton_euler, regressor, state_derivatives, time_derivatives)
+from . import (bundle, centroidal, christoffel, contacts, diagonalized, dynamics_derivatives, energy, frames,
+               global_factorization, innovations, kinematics, matrices, newton_euler, regressor, state_derivatives,
+               time_derivatives)
 from .kinematics import ERR_OVERFLOW, ERR_OVERLAP
 
 
@@ -178,6 +179,30 @@ QUANTITIES = (
              "V_f = J_f v (6,) of a frame in its reference."),
     Quantity("_frame_acceleration_bias", frames.frame_acceleration_bias, ("q", "v", "frame"), (("A", (6,)),),
              False, "Jdot_f v (6,), the classical acceleration of a frame at zero joint accelerations."),
+    # Centroidal dynamics (centroidal.py).
+    Quantity("centroidal_momentum_matrix", centroidal.centroidal_momentum_matrix, ("q",), (("A_G", (6, "nv")),),
+             False,
+             "A_G (6, nv), the centroidal momentum matrix: h_G = A_G v is the robot's linear momentum and its angular\n"
+             "momentum about its centre of mass, [linear; angular] in world axes; column s = X_G^* Ic_j S_s, the\n"
+             "composite inertia of the subtree that coordinate s moves times its world axis, moment moved to the CoM\n"
+             "(Orin, Goswami, Lee 2013; Pinocchio's computeCentroidalMap).  q: (..., nq) -> (..., 6, nv)",
+             unbounded=("A_G",)),
+    Quantity("centroidal_momentum_bias", centroidal.centroidal_momentum_bias, ("q", "v"), (("Adot_v", (6,)),),
+             False,
+             "Adot_G v (6,): the rate of the centroidal momentum at zero joint accelerations, so that\n"
+             "d/dt h_G = A_G a + Adot_G v (Pinocchio's computeCentroidalMapTimeVariation dAg @ v): the sum of the\n"
+             "bodies' Newton-Euler forces at qddot = 0, without gravity.  q: (..., nq), v: (..., nv) -> (..., 6)",
+             unbounded=("Adot_v",)),
+    Quantity("centroidal_inertia", centroidal.centroidal_inertia, ("q",), (("I_G", (6, 6)),), False,
+             "I_G (6, 6) = [[m E, 0], [0, I_c]]: the whole robot's composite inertia about its centre of mass, world\n"
+             "axes (Pinocchio's data.Ig); I_G^-1 h_G is the robot's average spatial velocity.  q: (..., nq) ->\n"
+             "(..., 6, 6)", unbounded=("I_G",)),
+    # Contact-constrained dynamics (contacts.py): Robot.constrained_dynamics and task_space_dynamics are written by
+    # hand on this row's kernel and loop (its input `contacts` is the contact set's spec array, the same for every
+    # state of a batch; its arrays are sized by the contact set).
+    Quantity("_constrained_dynamics", contacts.constrained_dynamics, ("q", "v", "tau", "contacts"),
+             (("a", ("nv",)), ("forces", ("m",))), True, "(a, forces) of the KKT system of the contacts.",
+             arrays=("CW", "CL"), unbounded=("a", "forces")),
 )
 
 # Each kernel within its checks (compiled.checked_kernels): overlapping outputs refused, non-finite results reported.

@@ -8,11 +8,11 @@ kernel whose registry row names them first runs, and handed to it after the work
 its own)."""
 import numpy as np
 
-from . import (christoffel, diagonalized, dynamics_derivatives, frames, innovations, kinematics, matrices,
-               newton_euler, regressor, state_derivatives, time_derivatives)
+from . import (centroidal, christoffel, contacts, diagonalized, dynamics_derivatives, frames, innovations, kinematics,
+               matrices, newton_euler, regressor, state_derivatives, time_derivatives)
 
 MODULES = (kinematics, matrices, regressor, newton_euler, dynamics_derivatives, time_derivatives, state_derivatives,
-           innovations, diagonalized, christoffel, frames)
+           innovations, diagonalized, christoffel, frames, centroidal, contacts)
 
 
 def _union(modules):
@@ -46,12 +46,18 @@ def _coordinate_parents(model):
     return lam
 
 
+CONTACT_ROWS = 12                       # the contact rows CW and CL first have room for (four point contacts)
 ARRAYS = {                              # name -> the array of a model, for the kernels that take it
     "lam": _coordinate_parents,                                   # (nv,) int64, read only
     "H": lambda model: np.zeros((model.nv, model.nv)),            # (nv, nv): room for a factor of M
     "X": lambda model: np.zeros((model.nv, 3 * model.nv)),        # (nv, 3 nv): right-hand sides, solved at once
     "BV": lambda model: np.zeros((model.nbodies, model.nv, 6)),   # (nb, nv, 6): a 6-vector per body and coordinate
+    # contacts.py: (nb, 6, C) unit wrenches W_j and (C, C + EXTRA) the Delassus matrix and its right-hand sides, for
+    # up to C contact rows (Robot.constrained_dynamics makes them larger for a larger contact set)
+    "CW": lambda model: np.zeros((model.nbodies, 6, CONTACT_ROWS)),
+    "CL": lambda model: np.zeros((CONTACT_ROWS, CONTACT_ROWS + contacts.EXTRA)),
 }
 # An array of each kind's type (dtype, dimensions) with one element per axis: Robot resolves its kernels on these
 # and allocates the arrays themselves only when a kernel that takes them first runs.
-EXAMPLES = {"lam": np.zeros(1, dtype=np.int64), "H": np.zeros((1, 1)), "X": np.zeros((1, 1)), "BV": np.zeros((1, 1, 1))}
+EXAMPLES = {"lam": np.zeros(1, dtype=np.int64), "H": np.zeros((1, 1)), "X": np.zeros((1, 1)), "BV": np.zeros((1, 1, 1)),
+            "CW": np.zeros((1, 1, 1)), "CL": np.zeros((1, 1))}

@@ -12,12 +12,19 @@ q' = robot.integrate(q, w, 1), so a floating base's quaternion stays unit.
 
 The torque is a held array, a function tau(t, q, v) evaluated at every stage, or, with ``control_period``, that
 function sampled once per period and held (zero-order hold, as a digital controller applies it).
+
+With ``contacts`` (Robot.constrained_dynamics' list: frame names or Contacts), vdot =
+robot.constrained_dynamics(q, v, tau, contacts, baumgarte, damping)[0]: the frames are held (feet on the ground, a
+gripper on a handle).  A run anchors every contact without a target where its frame is at the run's start, so that
+the Baumgarte gains (Kp, Kd) pull a frame that drifts (integration error) back to where it touched down.
 ``with_payload`` builds the "real" robot of a mismatch experiment: the controller's model plus a payload.
 """
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
+from ..robot import Contact
 from ..spatial import parameters_from_inertial
 from .computed_torque import check_vector
 
@@ -52,14 +59,23 @@ class Simulator:
     """Fixed-step integrator of the robot's forward dynamics.
 
     robot: the simulated ("real") robot; dt: step (s); method: "rk4" or "euler".
+    contacts: frames held by contacts (a list for Robot.constrained_dynamics: frame names or Contacts), with its
+    baumgarte gains (Kp, Kd) and damping; None: free motion (forward_dynamics).
     """
 
-    def __init__(self, robot, dt, method="rk4"):
+    def __init__(self, robot, dt, method="rk4", contacts=None, baumgarte=(0.0, 0.0), damping=0.0):
         if method not in ("rk4", "euler"):
             raise ValueError(f"method must be 'rk4' or 'euler', got {method!r}")
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f"dt must be positive, got {dt}")
         self.robot, self.dt, self.method = robot, float(dt), method
+        self.contacts = None
+        if contacts is not None:
+            self.contacts = tuple(c if isinstance(c, Contact) else Contact(c) for c in contacts)
+            robot.constrained_dynamics(robot.neutral(), np.zeros(robot.nv), np.zeros(robot.nv), self.contacts,
+                                       baumgarte, damping)                  # checks the set and the gains now
+        self.baumgarte, self.damping = tuple(baumgarte), damping
+        self._held = self.contacts
         self._groups = [(j.idx_v, *_BRACKETS[j.type]) for j in robot.model.joints
                         if j.mimic is None and j.type in _BRACKETS]
 
@@ -80,7 +96,10 @@ class Simulator:
 
         def f(t, q, v, z):
             tau, z_dot = closed_loop(t, q, v, z)
-            return robot.forward_dynamics(q, v, tau), np.asarray(z_dot, dtype=float), tau
+            if self._held is None:
+                return robot.forward_dynamics(q, v, tau), np.asarray(z_dot, dtype=float), tau
+            a = robot.constrained_dynamics(q, v, tau, self._held, self.baumgarte, self.damping)[0]
+            return a, np.asarray(z_dot, dtype=float), tau
 
         a1, zd1, tau = f(t, q, v, z)
         if self.method == "euler":
@@ -139,6 +158,17 @@ class Simulator:
         """
         return self._run(q0, v0, np.array(z0, dtype=float), lambda i, t, q, v: closed_loop, duration, t0)
 
+    def anchor(self, q):
+        """Hold every contact without a target where its frame is at q (a point at its position, a surface at its
+        pose) in the steps that follow; run and run_with_state anchor at their initial q."""
+        if self.contacts is None:
+            return
+        robot = self.robot
+        self._held = tuple(c if c.target is not None else
+                           replace(c, target=(robot.frame_placement(q, c.frame)[:3, 3] if c.kind == "point"
+                                              else robot.frame_placement(q, c.frame)))
+                           for c in self.contacts)
+
     def _torque(self, torque):
         """A held array or a function of (t, q, v) as a function checked to return (nv,) finite values."""
         nv = self.robot.nv
@@ -152,6 +182,7 @@ class Simulator:
         q = check_vector("q0", q0, self.robot.nq)
         v = check_vector("v0", v0, self.robot.nv)
         z = z0
+        self.anchor(q)
         steps = int(round(duration / self.dt))
         t = t0 + self.dt * np.arange(steps + 1)
         Q, V, Z = [q], [v], [z]
