@@ -235,7 +235,7 @@ class DynamicsLogic:
         self._publish_regressor = self.get_parameter("publish_regressor").value
         self._publish_derivatives = self.get_parameter("publish_derivatives").value
         self._max_names = self.get_parameter("max_joint_state_names").value
-        self._frames = check_frame_names(self.get_parameter("frames").value or [])
+        self._frames = check_frame_names(self.get_parameter_or("frames").value or [])   # unset: None
         self._frame_reference = self.get_parameter("frame_reference").value
         self.diagnostics = Diagnostics(self, "dynamics of the joint states")
         self._loaded_timer = None                 # polls _loaded while loading (EventsExecutor: no guard conditions)
