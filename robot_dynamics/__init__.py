@@ -14,3 +14,17 @@ __all__ = ["Contact", "Diagonalized", "Dynamics", "GlobalFactorization", "Innova
            "ParameterDerivatives", "Robot", "StateDerivatives", "TaskSpaceDynamics", "TimeDerivatives", "URDFError",
            "URDFWarning", "load_urdf"]
 __version__ = "0.1.0"
+
+# Identification (issue 15) loads on first use: scipy.optimize, Dask and rosbags stay out of `import robot_dynamics`.
+_IDENTIFICATION = ("identify", "base_parameters", "excitation_trajectory", "read_log", "save_parameters",
+                   "load_parameters", "write_corrected_urdf")
+
+
+def __getattr__(name):
+    if name in _IDENTIFICATION:
+        from . import identification
+        return getattr(identification, name)
+    if name == "joint_limits":
+        from .urdf import joint_limits
+        return joint_limits
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,34 @@
+"""Identification of a robot's inertial parameters (and joint friction) from its own logs.
+
+tau = Y(q, v, v, a) pi is linear in pi (paper 002, eq. (16) with v_r = v, a_r = a), so logs of (q, v, a, tau) give
+pi by least squares: on the base parameters (base.py, least_squares.py), or physically consistent on the full pi
+(consistent.py), from in-memory arrays or chunk by chunk with Dask (scale_out.py); excitation trajectories that
+make the stacked regressor well conditioned (excitation.py); logs in (npz, CSV, ROS 2 bags) and parameters out
+(logs.py); the command line (command.py).
+
+Modules load when one of their names is first used, so `import robot_dynamics` does not import scipy.optimize,
+Dask or rosbags.
+"""
+import importlib
+
+_WHERE = {
+    "NormalEquations": "least_squares", "normal_equations": "least_squares", "stacked_regressor": "least_squares",
+    "friction_columns": "least_squares", "friction_joints": "least_squares",
+    "BaseParameters": "base", "base_parameters": "base",
+    "Identification": "estimate", "identify": "estimate",
+    "derivatives": "signals",
+    "FourierTrajectory": "excitation", "excitation_trajectory": "excitation",
+    "simulate_log": "simulated",
+    "dask_normal_equations": "scale_out",
+    "Log": "logs", "read_log": "logs", "write_log": "logs", "save_parameters": "logs", "load_parameters": "logs",
+    "write_corrected_urdf": "logs",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("." + _WHERE[name], __name__), name)
+    globals()[name] = value
+    return value
