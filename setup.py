@@ -17,7 +17,10 @@ setup(
         # oracle, the lint (flake8, pydocstyle) and the colcon build of test_packaging.py
         "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "xacro>=2.0", "pyyaml",
                  "flake8>=7", "pydocstyle>=6", "catkin-pkg>=1.0", "colcon-core>=0.15", "colcon-ros>=0.4",
-                 "colcon-bash>=0.5"],
+                 "colcon-bash>=0.5",
+                 "dask[array,distributed]>=2024.1", "rosbags>=0.10", "cloudpickle>=3.0"],
+        # identification (issue 15): the Dask route (scale_out.py), ROS 2 bags without ROS, parameters as YAML
+        "identify": ["dask[array,distributed]>=2024.1", "rosbags>=0.10", "cloudpickle>=3.0", "pyyaml"],
         "xacro": ["xacro>=2.0"],
         "ros": [
             "ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-sensor-msgs",
