@@ -20,6 +20,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 from lxml import etree
@@ -527,3 +528,172 @@ def _check_mimics(joints: list[Joint]) -> None:
 def _frozen(array: np.ndarray) -> np.ndarray:
     array.setflags(write=False)
     return array
+
+
+# --- joint limits -----------------------------------------------------------------------------------------------
+
+class Limits(NamedTuple):
+    """Joint limits over a robot's joint velocity coordinates (robot.nv, less the 6 of a floating base), in order.
+
+    lower, upper: (n,) positions (rad or m), -inf/+inf for continuous and planar joints and where the URDF gives
+    none; velocity, effort: (n,) the URDF's ``<limit velocity effort>``, +inf where it gives none.
+    """
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+
+
+def joint_limits(source, robot) -> Limits:
+    """The ``<limit lower upper velocity effort>`` of every joint of ``robot`` that owns coordinates, read from the
+    URDF ``source`` (path, XML text or .xacro path) that ``robot`` was loaded from.
+
+    An attribute the URDF leaves out is unbounded (+-inf), not urdfdom's 0; a continuous joint's position is
+    unbounded whatever it says.  URDFError naming the joint when the URDF lacks one of the robot's joints or
+    its limit is unreadable or has lower > upper or a negative velocity or effort.
+    """
+    elements = {element.get("name"): element for element in _read_robot(source).iterchildren("joint")}
+    offset = 6 if robot.floating_base else 0
+    n = robot.nv - offset
+    lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
+    velocity, effort = np.full(n, np.inf), np.full(n, np.inf)
+    for joint in robot.model.joints:
+        if joint.mimic is not None or joint.idx_v < offset:
+            continue
+        if joint.name not in elements:
+            raise URDFError(f"joint '{joint.name}' of the robot is not in the URDF given for its limits")
+        if joint.nv != 1:                                  # planar: no limits in URDF's sense
+            continue
+        i, where = joint.idx_v - offset, f"joint '{joint.name}'"
+        limit = elements[joint.name].find("limit")
+        values = {key: np.inf if limit is None or limit.get(key) is None else _floats(limit, key, 1, where)[0]
+                  for key in ("lower", "upper", "velocity", "effort")}
+        if joint.type != "continuous":
+            lower[i] = -values["lower"] if values["lower"] == np.inf else values["lower"]
+            upper[i] = values["upper"]
+        velocity[i], effort[i] = values["velocity"], values["effort"]
+        if lower[i] > upper[i] or velocity[i] < 0 or effort[i] < 0:
+            raise URDFError(f"{where}: <limit lower=\"{lower[i]:g}\" upper=\"{upper[i]:g}\" velocity="
+                            f"\"{velocity[i]:g}\" effort=\"{effort[i]:g}\"> needs lower <= upper and velocity, "
+                            f"effort >= 0")
+    return Limits(lower, upper, velocity, effort)
+
+
+# --- corrected inertials ----------------------------------------------------------------------------------------
+
+# The markup of an XML document, one match per comment, CDATA section, processing instruction, DOCTYPE, end tag
+# or start tag (whose quoted attribute values may hold '>'); the text between matches is character data.
+_MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE(?:[^\[>]|\[.*?\])*>|</[^>]*>"
+                     r"|<(?:[^>\"']|\"[^\"]*\"|'[^']*')*>", re.DOTALL)
+_TAG_NAME = re.compile(r"</?([^\s/>]+)")
+
+
+def _link_spans(text: str) -> list[tuple]:
+    """(start, end, inertial) of every <link> child of the root element, in document order: the offsets of its
+    start tag (its whole tag when self-closing) and (start, end) of its first <inertial> child, or None."""
+    stack, links = [], []                          # stack: (tag name, start offset) of the open elements
+    for match in _MARKUP.finditer(text):
+        token = match.group()
+        if token.startswith(("<!", "<?")):
+            continue
+        name = _TAG_NAME.match(token).group(1)
+        if token.startswith("</"):
+            opened, start = stack.pop()
+            if opened == "inertial" and len(stack) == 2 and links[-1][2] == (start, None):
+                links[-1][2] = (start, match.end())
+            continue
+        first_inertial = len(stack) == 2 and name == "inertial" and stack[1][0] == "link" and links[-1][2] is None
+        if len(stack) == 1 and name == "link":
+            links.append([match.start(), match.end(), None])
+        elif first_inertial:
+            links[-1][2] = (match.start(), match.end() if token.endswith("/>") else None)
+        if not token.endswith("/>"):
+            stack.append((name, match.start()))
+    return [tuple(link) for link in links]
+
+
+def rewrite_inertials(text: str, pi_by_link: dict) -> str:
+    """The URDF ``text`` with the <inertial> of each link in ``pi_by_link`` written from its parameters, and not
+    one other character changed.
+
+    pi_by_link: {link name: (10,) pi = [m, m c, I_o (xx, yy, zz, xy, xz, yz)] about the link frame's origin, in
+    its axes (spatial.PARAMETER_NAMES)}.  Each becomes <origin xyz="c" rpy="0 0 0"/>, <mass value="m"/> and
+    <inertia> about the CoM, I_c = I_o - m (|c|^2 E - c c^T) (parallel axes), numbers printed to round-trip
+    exactly.  The link's first <inertial> is replaced where its text stood, its indentation kept; a link without
+    one gets one after its start tag when pi is not zero (a self-closing <link/> is opened and closed for it).
+    ValueError naming the link for an unknown link, a non-finite pi, a negative mass or a first moment without
+    mass (neither can be written in a URDF).
+    """
+    names = [element.get("name") for element in _read_robot(text).iterchildren("link")]
+    spans = _link_spans(text)
+    if len(spans) != len(names):
+        raise URDFError(f"found {len(spans)} <link> elements in the URDF text where the XML parser sees "
+                        f"{len(names)}")
+    unknown = sorted(set(pi_by_link) - set(names))
+    if unknown:
+        raise ValueError("no link named " + ", ".join(f"'{name}'" for name in unknown) + " in the URDF")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    edits = []                                     # (start, end, replacement), in document order
+    for name, (start, end, inertial) in zip(names, spans):
+        if name not in pi_by_link:
+            continue
+        mass, com, inertia = _inertial_of(name, pi_by_link[name])
+        if inertial is not None:
+            s, e = inertial
+            indent = _indentation(text, s)
+            child = re.search(r"\n([ \t]*)<", text[s:e])
+            block = _inertial_xml(mass, com, inertia, indent, None if child is None else child.group(1), newline)
+            edits.append((s, e, block))
+        elif mass or np.any(inertia):
+            link_indent = _indentation(text, start)
+            unit = link_indent or "  "
+            block = _inertial_xml(mass, com, inertia, link_indent + unit, link_indent + 2 * unit, newline)
+            if text[start:end].endswith("/>"):
+                tag = text[start:end - 2]
+                edits.append((start, end, f"{tag}>{newline}{link_indent}{unit}{block}{newline}{link_indent}</link>"))
+            else:
+                edits.append((end, end, f"{newline}{link_indent}{unit}{block}"))
+    for s, e, block in reversed(edits):
+        text = text[:s] + block + text[e:]
+    return text
+
+
+def _inertial_of(link: str, pi) -> tuple:
+    """(mass, com (3,), inertia about the CoM (3, 3)) of the link parameters pi (10,), checked for a URDF."""
+    pi = np.asarray(pi, dtype=float)
+    if pi.shape != (10,) or not np.all(np.isfinite(pi)):
+        raise ValueError(f"link '{link}': the parameters must be 10 finite numbers, got {pi}")
+    mass, h = pi[0], pi[1:4]
+    if mass < 0:
+        raise ValueError(f"link '{link}': mass {mass:g} kg is negative, which a URDF cannot hold (identify with "
+                         f"physically consistent least squares)")
+    if mass == 0 and np.any(h):
+        raise ValueError(f"link '{link}': first moment m c = {h} without mass, which a URDF cannot hold")
+    com = h / mass if mass > 0 else np.zeros(3)
+    I_o = np.array([[pi[4], pi[7], pi[8]], [pi[7], pi[5], pi[9]], [pi[8], pi[9], pi[6]]])
+    inertia = I_o - mass * (com @ com * np.eye(3) - np.outer(com, com))
+    if not np.all(np.abs(np.concatenate([com, inertia.ravel()])) <= MAX_MAGNITUDE):
+        raise ValueError(f"link '{link}': centre of mass {com} or inertia beyond the bound of URDF numbers")
+    return mass, com, inertia
+
+
+def _indentation(text: str, position: int) -> str:
+    """The blanks between the start of the line and ``position``, or '' when other text precedes it there."""
+    line = text[text.rfind("\n", 0, position) + 1:position]
+    return line if line.strip(" \t") == "" else ""
+
+
+def _inertial_xml(mass, com, inertia, indent, child_indent, newline) -> str:
+    """An <inertial> element starting at an ``indent``-ed position, its children on lines of their own indented by
+    ``child_indent``, or all on one line when that is None."""
+    def number(x):
+        return repr(float(x) + 0.0)              # shortest text that reads back to the same double; -0.0 -> 0.0
+
+    ixx, iyy, izz = inertia[0, 0], inertia[1, 1], inertia[2, 2]
+    children = [f'<origin xyz="{" ".join(number(x) for x in com)}" rpy="0 0 0"/>', f'<mass value="{number(mass)}"/>',
+                f'<inertia ixx="{number(ixx)}" ixy="{number(inertia[0, 1])}" ixz="{number(inertia[0, 2])}" '
+                f'iyy="{number(iyy)}" iyz="{number(inertia[1, 2])}" izz="{number(izz)}"/>']
+    if child_indent is None:
+        return "<inertial>" + "".join(children) + "</inertial>"
+    return ("<inertial>" + "".join(newline + child_indent + child for child in children) + newline + indent
+            + "</inertial>")
