@@ -194,15 +194,13 @@ def _read_csv(path):
     column = dict(zip(header, data.T))
     if "t" not in column:
         raise ValueError(f"log '{path}' has no column 't' (the time in seconds)")
-    joints = [c[2:] for c in header if c.startswith("q_")]
-    floating = any(c in column for c in BASE_COLUMNS["q"])
-    known = {"t"} | {f"{kind}_{j}" for kind in KINDS for j in joints}
-    known |= {c for names in BASE_COLUMNS.values() for c in names} if floating else set()
-    unknown = [c for c in header if c not in known]
+    joints = list(dict.fromkeys(c.partition("_")[2] for c in header if c.partition("_")[0] in KINDS))
+    base = {c for names in BASE_COLUMNS.values() for c in names}
+    floating = any(c in base for c in header)
+    unknown = [c for c in header if c != "t" and c not in base and c.partition("_")[0] not in KINDS]
     if unknown:
         raise ValueError(f"log '{path}': column '{unknown[0]}' is none of t, q_<joint>, v_<joint>, a_<joint>, "
-                         f"tau_<joint>{', base_...' if floating else ''} for the joints with a q_ column "
-                         f"({', '.join(joints) or 'none'}); a floating base needs base_x .. base_qw")
+                         f"tau_<joint> and the floating base's base_x .. base_mz")
     arrays = {}
     for kind in KINDS:
         names = (list(BASE_COLUMNS[kind]) if floating else []) + [f"{kind}_{j}" for j in joints]

@@ -1,0 +1,250 @@
+"""Identification's input and output (issue 15, items 4, 5 and 7): logs (npz, CSV, ROS 2 bags written here with
+rosbags), parameter files, the corrected URDF, joint limits, the command line and the demo started from a file.
+
+Each is checked by a route of its own: a CSV written by hand in another column order, bags written message by
+message, the corrected URDF loaded by Pinocchio, panda's limits as Pinocchio reads them.
+"""
+import csv
+import re
+
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from oracle import PinocchioTwin, erd_path
+from robot_dynamics.bundled import bundled_urdf
+from robot_dynamics.identification.logs import (Log, load_parameters, read_log, save_parameters, save_ros_parameters,
+                                                write_corrected_urdf, write_log)
+from robot_dynamics.spatial import parameters_from_inertial
+from robot_dynamics.urdf import rewrite_inertials
+
+ARM = bundled_urdf("arm7")
+INERTIAL = re.compile(r"<inertial\s*/>|<inertial[\s>].*?</inertial>", re.DOTALL)
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return rd.load_urdf(ARM)
+
+
+def random_log(robot, rng, n=6, floating=False, kinds=("v", "a", "tau")):
+    """A Log of n samples in robot.joint_names order, arbitrary numbers (a file must carry them exactly)."""
+    nj = len(robot.joint_names)
+    t = np.cumsum(rng.uniform(1e-3, 2e-3, n))
+    arrays = {kind: rng.normal(size=(n, nj + 6 * floating)) if kind in kinds else None for kind in ("v", "a", "tau")}
+    return Log(t, rng.normal(size=(n, nj + 7 * floating)), arrays["v"], arrays["a"], arrays["tau"],
+               list(robot.joint_names))
+
+
+def assert_same_log(got, expected):
+    assert got.joint_names == expected.joint_names
+    for kind in ("t", "q", "v", "a", "tau"):
+        x, y = getattr(got, kind), getattr(expected, kind)
+        assert (x is None) == (y is None), kind
+        if y is not None:
+            np.testing.assert_array_equal(x, y, err_msg=kind)
+
+
+def physical_parameters(robot, rng):
+    """pi (10 nb,): the robot's bodies, each with 4 random point masses added (physically consistent, every entry
+    changed; what a body's fixed links hold stays within it)."""
+    points = [zip(rng.uniform(0.2, 3.0, 4), rng.uniform(-0.2, 0.2, (4, 3))) for _ in range(robot.nbodies)]
+    return robot.parameters + np.concatenate([sum(parameters_from_inertial(m, p, np.zeros((3, 3))) for m, p in body)
+                                              for body in points])
+
+
+# --- logs --------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("suffix", [".npz", ".csv"])
+@pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
+def test_log_round_trip_is_exact(tmp_path, suffix, floating):
+    robot = rd.load_urdf(bundled_urdf("quadruped"), floating_base=floating)
+    log = random_log(robot, np.random.default_rng(1), floating=floating, kinds=("v", "tau"))
+    write_log(tmp_path / f"log{suffix}", log)
+    assert_same_log(read_log(tmp_path / f"log{suffix}"), log)
+    assert_same_log(read_log(tmp_path / f"log{suffix}", robot), log)
+
+
+def test_csv_columns_are_matched_by_name(tmp_path, arm):
+    """A CSV written column by column in a shuffled order (csv module, repr of each number) reads back in the
+    robot's joint order; the joint a log lacks is named."""
+    rng = np.random.default_rng(2)
+    log = random_log(arm, rng)
+    columns = {"t": log.t}
+    for kind in ("q", "v", "a", "tau"):
+        for j, name in enumerate(log.joint_names):
+            columns[f"{kind}_{name}"] = getattr(log, kind)[:, j]
+    header = list(columns)
+    rng.shuffle(header)
+    path = tmp_path / "shuffled.csv"
+    with open(path, "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(header)
+        writer.writerows(zip(*([repr(float(x)) for x in columns[c]] for c in header)))
+    assert_same_log(read_log(path, arm), log)
+
+    header.remove("q_joint4")
+    with open(path, "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(header)
+        writer.writerows(zip(*([repr(float(x)) for x in columns[c]] for c in header)))
+    with pytest.raises(ValueError, match="no column 'q_joint4'"):
+        read_log(path, arm)
+
+
+def test_a_log_without_a_joint_of_the_robot_names_it(tmp_path, arm):
+    log = random_log(arm, np.random.default_rng(3))
+    drop = log.joint_names.index("joint6")
+    keep = [j for j in range(len(log.joint_names)) if j != drop]
+    write_log(tmp_path / "six.csv", Log(log.t, log.q[:, keep], None, None, log.tau[:, keep],
+                                        [log.joint_names[j] for j in keep]))
+    with pytest.raises(ValueError, match="'joint6'"):
+        read_log(tmp_path / "six.csv", arm)
+
+
+@pytest.mark.parametrize("storage", ["sqlite3", "mcap"])
+def test_bag_of_joint_states_reads_back(tmp_path, arm, storage):
+    """JointState messages written with rosbags, each with its joints in an order of its own (and an extra
+    gripper joint): read_log returns the arrays in the robot's order, the stamps as t; the bag is read as a
+    directory and as its storage file."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    JointState, Header, Time = (store.types[name] for name in (
+        "sensor_msgs/msg/JointState", "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
+    rng = np.random.default_rng(4)
+    log = random_log(arm, rng, n=8, kinds=("v", "tau"))
+    stamps = [(100 + k, 1_000_000 * k + 17) for k in range(len(log.t))]
+    bag = tmp_path / "bag"
+    with Writer(bag, version=9, storage_plugin=StoragePlugin[storage.upper()]) as writer:
+        states = writer.add_connection("/arm/joint_states", JointState.__msgtype__, typestore=store)
+        for k, (sec, nanosec) in enumerate(stamps):
+            order = rng.permutation(len(log.joint_names) + 1)
+            names = [*log.joint_names, "gripper"]
+            row = {kind: np.append(getattr(log, kind)[k], 0.5) for kind in ("q", "v", "tau")}
+            msg = JointState(header=Header(stamp=Time(sec=sec, nanosec=nanosec), frame_id=""),
+                             name=[names[i] for i in order], position=row["q"][order], velocity=row["v"][order],
+                             effort=row["tau"][order])
+            writer.write(states, 10**9 * sec, store.serialize_cdr(msg, JointState.__msgtype__))
+    expected = log._replace(t=np.array([sec + 1e-9 * nanosec for sec, nanosec in stamps]))
+    files = list(bag.glob("*.db3" if storage == "sqlite3" else "*.mcap"))
+    assert len(files) == 1
+    for path in (bag, files[0]):
+        assert_same_log(read_log(path, arm, topic="/arm/joint_states"), expected)
+    with pytest.raises(ValueError, match="'/joint_states'.*/arm/joint_states"):
+        read_log(bag, arm)                           # the default topic is not there: the bag's are listed
+
+
+# --- parameters --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_parameters_round_trip_is_exact(tmp_path, arm, suffix):
+    pi = physical_parameters(arm, np.random.default_rng(5))
+    friction = np.random.default_rng(6).uniform(0, 1, (arm.nv, 2))
+    save_parameters(tmp_path / f"p{suffix}", arm, pi, friction=friction)
+    np.testing.assert_array_equal(load_parameters(tmp_path / f"p{suffix}", arm), pi)
+    save_ros_parameters(tmp_path / "ros.yaml", arm, pi)
+    np.testing.assert_array_equal(load_parameters(tmp_path / "ros.yaml", arm), pi)
+
+
+def test_parameter_file_of_other_bodies_is_refused_by_name(tmp_path, arm):
+    import yaml
+
+    pi = arm.parameters
+    save_parameters(tmp_path / "p.yaml", arm, pi)
+    document = yaml.safe_load((tmp_path / "p.yaml").read_text())
+    document["parameters"]["gripper"] = document["parameters"].pop("link5")
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(document))
+    with pytest.raises(ValueError, match=r"'link5'.*'gripper' not in robot 'arm7'"):
+        load_parameters(tmp_path / "p.yaml", arm)
+    document["parameters"]["link5"] = document["parameters"].pop("gripper")
+    del document["parameters"]["link2"]["Iyz"]
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(document))
+    with pytest.raises(ValueError, match="body 'link2' needs a finite number 'Iyz'"):
+        load_parameters(tmp_path / "p.yaml", arm)
+    quadruped = rd.load_urdf(bundled_urdf("quadruped"))
+    save_ros_parameters(tmp_path / "ros.yaml", quadruped, quadruped.parameters)
+    with pytest.raises(ValueError, match=f"{10 * arm.nbodies} finite numbers"):
+        load_parameters(tmp_path / "ros.yaml", arm)
+
+
+# --- corrected URDF ----------------------------------------------------------------------------------------------
+
+def test_corrected_urdf_loads_to_the_parameters_and_keeps_every_other_byte(tmp_path, arm):
+    """arm7's link7 carries a flange and a tool on fixed joints: they keep their <inertial>, link7 takes the rest.
+    The written file loads to pi (ours to 1e-12; Pinocchio's inverse dynamics to 1e-10), and without its
+    <inertial> elements it is the original file, byte for byte."""
+    pi = physical_parameters(arm, np.random.default_rng(7))
+    out = tmp_path / "arm7_identified.urdf"
+    write_corrected_urdf(ARM, out, arm, pi)
+    corrected = rd.load_urdf(out)
+    np.testing.assert_allclose(corrected.parameters, pi, rtol=0, atol=1e-12 * np.abs(pi).max())
+
+    twin = PinocchioTwin(corrected, out)
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        q, v, a = arm.random_configuration(rng), rng.normal(size=arm.nv), rng.normal(size=arm.nv)
+        expected = arm.regressor(q, v, v, a) @ pi
+        np.testing.assert_allclose(twin.rnea(q, v, a), expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+
+    original, written = ARM.read_bytes(), out.read_bytes()
+    assert INERTIAL.sub("", original.decode()) == INERTIAL.sub("", written.decode())
+    moved = [block for block in INERTIAL.findall(original.decode()) if block not in written.decode()]
+    assert len(moved) == arm.nbodies                   # the flange's, tool's and base's are as they were
+
+
+def test_rewrite_inertials_adds_a_missing_one_and_keeps_the_layout(tmp_path):
+    text = ('<?xml version="1.0"?>\r\n<robot name="r">\r\n  <link name="a"/>\r\n  <link name="b"><inertial>'
+            '<mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>\r\n'
+            '  <joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint>\r\n'
+            '  <joint name="k" type="prismatic"><parent link="b"/><child link="c"/></joint>\r\n'
+            '  <link name="c" />\r\n</robot>\r\n')
+    rng = np.random.default_rng(9)
+    robot = rd.load_urdf(text)
+    pi = physical_parameters(robot, rng)
+    written = rewrite_inertials(text, dict(zip(robot.body_names, pi.reshape(-1, 10))))
+    np.testing.assert_allclose(rd.load_urdf(written).parameters, pi, rtol=0, atol=1e-13)
+    assert written.count("\r\n") == written.count("\n")                       # the file's line ends
+    assert '<link name="b"><inertial><origin xyz=' in written                    # one line stays one line
+    assert '  <link name="c" >\r\n    <inertial>\r\n      <origin xyz=' in written
+    assert written.startswith('<?xml version="1.0"?>\r\n<robot name="r">\r\n  <link name="a"/>\r\n')
+
+
+def test_corrected_urdf_refuses_what_a_urdf_cannot_hold(tmp_path, arm):
+    pi = arm.parameters.copy()
+    pi[10 * 3] = -1.0                                                    # link4's mass
+    with pytest.raises(ValueError, match="link 'link4': mass -1 kg is negative"):
+        write_corrected_urdf(ARM, tmp_path / "bad.urdf", arm, pi)
+    with pytest.raises(ValueError, match="is not the robot of"):
+        write_corrected_urdf(ARM, tmp_path / "bad.urdf", rd.load_urdf(bundled_urdf("planar_2link")), pi[:20])
+    assert not (tmp_path / "bad.urdf").exists()
+
+
+# --- joint limits ------------------------------------------------------------------------------------------------
+
+def test_joint_limits_of_panda_are_pinocchios():
+    import pinocchio as pin
+
+    path = erd_path("panda.urdf")
+    robot = rd.load_urdf(path)
+    model = pin.buildModelFromUrdf(str(path))
+    limits = rd.joint_limits(path, robot)
+    index = [model.joints[model.getJointId(name)].idx_q for name in robot.joint_names]
+    np.testing.assert_array_equal(limits.lower, model.lowerPositionLimit[index])
+    np.testing.assert_array_equal(limits.upper, model.upperPositionLimit[index])
+    np.testing.assert_array_equal(limits.velocity, model.velocityLimit[index])
+    np.testing.assert_array_equal(limits.effort, model.effortLimit[index])
+
+
+def test_joint_limits_are_unbounded_where_the_urdf_is_silent():
+    text = ('<robot name="r"><link name="a"/><link name="b"/><link name="c"/>'
+            '<joint name="spin" type="continuous"><parent link="a"/><child link="b"/>'
+            '<limit lower="-1" upper="1" velocity="3"/></joint>'
+            '<joint name="slide" type="prismatic"><parent link="b"/><child link="c"/><limit upper="0.5"/></joint>'
+            '</robot>')
+    limits = rd.joint_limits(text, rd.load_urdf(text))
+    np.testing.assert_array_equal(np.array(limits), [[-np.inf, -np.inf], [np.inf, 0.5], [3.0, np.inf],
+                                                     [np.inf, np.inf]])
+    with pytest.raises(rd.URDFError, match="joint 'slide'"):
+        rd.joint_limits(text.replace('upper="0.5"', 'upper="0.5" lower="1"'), rd.load_urdf(text))
