@@ -15,6 +15,10 @@ library simulator in this process. Both modes run the same sampled closed loop (
 controller), so they print the same figures.
 
     robot-dynamics demo [--duration 6] [--plot closed_loop_demo.png] [--in-process] [--rate 1000]
+                        [--initial-parameters params.yaml]
+
+``--initial-parameters`` starts the controller from identified parameters (a file of ``robot-dynamics identify
+--out`` or ``--ros-params``, see robot_dynamics.identification.logs.load_parameters) instead of the wrong guess.
 """
 import argparse
 import importlib
@@ -60,8 +64,9 @@ class Scenario:
     rate: float
 
 
-def make_scenario(duration, rate, payload_mass=2.0, seed=2):
-    """The arm, its payload, the controller's wrong initial estimate and the reference trajectory."""
+def make_scenario(duration, rate, payload_mass=2.0, seed=2, initial_parameters=None):
+    """The arm, its payload, the controller's initial estimate and the reference trajectory: the estimate is
+    wrong by 20-50 % per body, or read from the file ``initial_parameters`` (load_parameters)."""
     urdf = bundled_urdf("arm7")
     nominal = load_urdf(urdf)
     truth = with_payload(nominal, PAYLOAD_BODY, payload_mass, PAYLOAD_COM)
@@ -74,6 +79,9 @@ def make_scenario(duration, rate, payload_mass=2.0, seed=2):
     points = sines(times)
     factors = 1 + rng.uniform(0.2, 0.5, nominal.nbodies) * rng.choice([-1.0, 1.0], nominal.nbodies)
     pi_hat0 = nominal.parameters * np.repeat(factors, 10)     # every body's parameters off by 20-50 %
+    if initial_parameters is not None:
+        from .identification import load_parameters
+        pi_hat0 = load_parameters(initial_parameters, nominal)
     return Scenario(urdf, nominal, truth, pi_hat0, PiecewiseTrajectory(times, points.q, points.v, points.a),
                     PAYLOAD_BODY, PAYLOAD_COM, payload_mass, duration, rate)
 
@@ -235,6 +243,9 @@ def parse_args(argv):
     parser.add_argument("--in-process", action="store_true", help="run the loop in this process, without ROS 2")
     parser.add_argument("--dynamics-node", action="store_true", help="ROS mode: run dynamics_node alongside")
     parser.add_argument("--payload", type=float, default=2.0, help="payload mass in kg (default 2)")
+    parser.add_argument("--initial-parameters", metavar="FILE",
+                        help="start the controller from these parameters (robot-dynamics identify --out or "
+                             "--ros-params) instead of a guess 20-50 %% off")
     args = parser.parse_args(argv)
     if args.duration < 2.0 or args.rate <= 0 or args.payload < 0:
         parser.error("--duration must be at least 2 s, --rate positive, --payload not negative")
@@ -250,19 +261,26 @@ def main(argv=None, out=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     began = time.monotonic()
     out = out or sys.stdout
+    try:
+        sc = make_scenario(args.duration, args.rate, args.payload, initial_parameters=args.initial_parameters)
+    except (ValueError, OSError) as err:
+        print(f"robot-dynamics demo: error: {err}", file=sys.stderr)
+        return 2
     why_not = "--in-process" if args.in_process else ros_unavailable()
     mode = "in process" if why_not else "ROS 2 over loopback"
     out.write("robot-dynamics demo: Slotine-Li adaptive control of the bundled 7-DoF arm (arm7)\n")
+    if args.initial_parameters:
+        start = f";\n  the controller starts from the parameters in {args.initial_parameters}"
+    else:
+        start = " that the controller does not know,\n  whose initial estimates are off by 20-50 % per body"
     out.write(f"  {args.duration:g} s simulated, control at {args.rate:g} Hz; a {args.payload:g} kg payload on "
-              f"{PAYLOAD_BODY} that the controller does not know,\n  whose initial estimates are off by 20-50 % "
-              "per body\n")
+              f"{PAYLOAD_BODY}{start}\n")
     if why_not:
         out.write(f"  mode: in process, the library's SlotineLi against its simulator ({why_not})\n")
     else:
         out.write("  mode: ROS 2 over loopback: sim_node and adaptive_controller_node"
                   f"{' (and dynamics_node)' if args.dynamics_node else ''} exchanging messages\n")
     out.flush()
-    sc = make_scenario(args.duration, args.rate, args.payload)
     warm_up(sc, dynamics=args.dynamics_node and not why_not)
     progress = Progress(args.duration)
     if why_not:
