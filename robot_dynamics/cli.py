@@ -4,6 +4,10 @@
     robot-dynamics compute URDF [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
                                 [--derivatives [--a ...]]
     robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
+    robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]       (identification, issue 15)
+    robot-dynamics simulate URDF traj.npz --out log.csv [--noise 0.01] [--payload 2]
+    robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction] [--cutoff HZ] [--out FILE]
+                            [--write-urdf OUT] [--ros-params FILE] [--plot fit.png] [--floating-base] [--chunks N]
 
 URDF is a file or the name of a bundled robot (arm7, planar_2link, quadruped, torso_two_arm, humanoid); a file
 ending in .xacro is expanded with xacro (``--xacro-arg name:=value``, repeatable).
@@ -110,6 +114,7 @@ def main(argv=None, out=None):
             p.add_argument("--derivatives", action="store_true",
                            help="also the time derivatives along the motion: Mdot, gdot, J_comdot (and Cdot with --a)")
             p.add_argument("--a", nargs="+", help="acceleration (nv) for Cdot with --derivatives")
+    add_identification_parsers(sub)
     demo = sub.add_parser("demo", add_help=False,
                           help="closed-loop Slotine-Li demo on the bundled 7-DoF arm (robot-dynamics demo --help)")
     demo.add_argument("demo_args", nargs=argparse.REMAINDER)
@@ -122,12 +127,66 @@ def main(argv=None, out=None):
         parser.error("--v-ref and --a-ref go together")
     if args.command == "compute" and args.a is not None and not args.derivatives:
         parser.error("--a is the acceleration of --derivatives")
+    if args.command in ("identify", "excite", "simulate"):
+        from .identification import command
+        run = getattr(command, args.command)
+    else:
+        run = inspect if args.command == "inspect" else compute
     try:
-        (inspect if args.command == "inspect" else compute)(args, out)
-    except (ValueError, FileNotFoundError) as exc:                # URDFError is a ValueError
+        run(args, out)
+    except (ValueError, OSError) as exc:                          # URDFError is a ValueError
         print(f"robot-dynamics: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def add_identification_parsers(sub):
+    """The subcommands excite, simulate and identify (robot_dynamics.identification.command runs them)."""
+    urdf_help = "URDF file, or the name of a bundled robot (arm7, ...)"
+    p = sub.add_parser("excite", help="an excitation trajectory within the URDF's joint limits")
+    p.add_argument("urdf", help=urdf_help)
+    p.add_argument("--out", required=True, help="the trajectory's .npz file")
+    p.add_argument("--duration", type=_positive, default=10.0, help="period of the trajectory in s (default 10)")
+    p.add_argument("--harmonics", type=int, default=5, help="Fourier harmonics per joint (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the optimizer's start (default 0)")
+    p = sub.add_parser("simulate", help="a log of the robot following a trajectory (torques by inverse dynamics)")
+    p.add_argument("urdf", help=urdf_help)
+    p.add_argument("trajectory", help="a trajectory of robot-dynamics excite (.npz)")
+    p.add_argument("--out", required=True, help="the log: .csv or .npz")
+    p.add_argument("--duration", type=_positive, help="s (default: the trajectory's period)")
+    p.add_argument("--rate", type=_positive, default=1000.0, help="samples per second (default 1000)")
+    p.add_argument("--noise", type=float, help="torque noise, as simulate_log's noise")
+    p.add_argument("--payload", type=float, default=0.0, help="a payload of this mass (kg) on --payload-body")
+    p.add_argument("--payload-body", help="the payload's body (default: the last)")
+    p.add_argument("--payload-com", type=float, nargs=3, default=(0.0, 0.0, 0.0), metavar=("X", "Y", "Z"),
+                   help="the payload's centre of mass in the body's frame (m)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the noise (default 0)")
+    p = sub.add_parser("identify", help="inertial parameters (and friction) from logs; a corrected URDF")
+    p.add_argument("urdf", help=urdf_help)
+    p.add_argument("logs", nargs="+", metavar="LOG", help="log files: .npz, .csv, or ROS 2 bags (.db3, .mcap, "
+                                                          "directory) of sensor_msgs/JointState on /joint_states")
+    method = p.add_mutually_exclusive_group()
+    method.add_argument("--base", action="store_true", help="weighted least squares on the base parameters "
+                                                            "(the default)")
+    method.add_argument("--consistent", action="store_true", help="physically consistent least squares of all "
+                                                                  "parameters")
+    p.add_argument("--friction", action="store_true", help="identify viscous and Coulomb friction per joint too")
+    p.add_argument("--cutoff", type=_positive, metavar="HZ", help="cut-off of the filter that differentiates "
+                                                                  "positions when v and a are not logged")
+    p.add_argument("--out", metavar="FILE", help="write the parameters: .yaml, .yml or .json")
+    p.add_argument("--write-urdf", metavar="OUT", help="write the URDF with its <inertial> blocks corrected")
+    p.add_argument("--ros-params", metavar="FILE", help="write a ROS 2 params file giving adaptive_controller_node "
+                                                        "initial_parameters")
+    p.add_argument("--plot", metavar="PNG", help="plot measured and predicted torques of the first log")
+    p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
+    p.add_argument("--chunks", type=int, metavar="N", help="reduce the logs with Dask, N samples per task")
+
+
+def _positive(text):
+    value = float(text)
+    if not np.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
 
 
 if __name__ == "__main__":

@@ -293,7 +293,7 @@ def save_parameters(path, robot, result_or_pi, friction=None):
             "method": result.method, "n_samples": int(result.n_samples), "condition": float(result.condition),
             "base_parameters": [{"name": n, "value": float(x), "std": float(s)}
                                 for n, x, s in zip(result.base.names, result.base_values, result.base_std)],
-            "residual_rms": dict(zip(_coordinate_names(robot), map(float, result.residual_rms)))}
+            "residual_rms": dict(zip(coordinate_names(robot), map(float, result.residual_rms)))}
     with open(path, "w") as file:
         dump(document, file)
 
@@ -395,7 +395,7 @@ def _parameters_array(robot, pi):
     return pi
 
 
-def _coordinate_names(robot):
+def coordinate_names(robot):
     """A name per velocity coordinate: the base's [vx, vy, vz, wx, wy, wz], then each joint's (joint[k] for a
     joint of several)."""
     names = [f"base_{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")] if robot.floating_base else []
@@ -407,7 +407,7 @@ def _coordinate_names(robot):
 
 def _friction_names(robot):
     """The velocity coordinates that carry friction (least_squares.friction_joints), named."""
-    return _coordinate_names(robot)[6 if robot.floating_base else 0:]
+    return coordinate_names(robot)[6 if robot.floating_base else 0:]
 
 
 # --- corrected URDF ---------------------------------------------------------------------------------------------

@@ -1,0 +1,187 @@
+"""What ``robot-dynamics identify``, ``excite`` and ``simulate`` do (cli.py parses their arguments).
+
+    robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]
+    robot-dynamics simulate URDF traj.npz --out log.csv [--rate 1000] [--noise 0.01] [--payload 2 ...]
+    robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction] [--cutoff HZ]
+                            [--out params.yaml] [--write-urdf OUT] [--ros-params FILE] [--plot fit.png]
+
+Each takes ``args`` (the argparse namespace) and ``out`` (the text stream of its report; progress goes to
+stderr), returns the exit code, and raises ValueError or OSError for bad input, which the command line prints as
+one line.
+"""
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..bundled import bundled_urdf
+from ..robot import load_urdf
+from ..urdf import joint_limits
+from .logs import coordinate_names, read_log, save_parameters, save_ros_parameters, write_corrected_urdf, write_log
+
+
+def robot_and_path(urdf, floating_base=False):
+    """(robot, path) of a URDF file or of a bundled robot's name (arm7, quadruped, ...)."""
+    path = Path(urdf)
+    if not path.exists():
+        try:
+            path = bundled_urdf(urdf)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no URDF file '{urdf}', nor a bundled robot of that name") from None
+    return load_urdf(path, floating_base=floating_base), path
+
+
+class Progress:
+    """progress(done, total) of ``what``: a bar on stderr, redrawn at most every 0.1 s; close() ends its line."""
+
+    def __init__(self, what, stream=None, width=30):
+        self.what, self.stream, self.width = what, stream or sys.stderr, width
+        self._drawn, self._last = -1.0, None
+
+    def __call__(self, done, total):
+        self._last = (done, total)
+        now = time.monotonic()
+        if now - self._drawn < 0.1 and done < total:
+            return
+        self._drawn = now
+        bar = "#" * int(round(self.width * done / max(total, 1)))
+        self.stream.write(f"\r  {self.what}: [{bar:<{self.width}}] {done:,} / {total:,} samples")
+        self.stream.flush()
+
+    def close(self):
+        if self._last is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# --- robot-dynamics excite ---------------------------------------------------------------------------------------
+
+def excite(args, out):
+    """An excitation trajectory within the URDF's joint limits, saved to args.out (.npz)."""
+    from .excitation import excitation_trajectory
+
+    robot, path = robot_and_path(args.urdf)
+    if not str(args.out).endswith(".npz"):
+        raise ValueError(f"--out '{args.out}': an excitation trajectory is saved as .npz")
+    limits = joint_limits(path, robot)
+    sys.stderr.write(f"  optimizing {args.harmonics} harmonics per joint over {args.duration:g} s ...\n")
+    trajectory = excitation_trajectory(robot, limits=limits, duration=args.duration, harmonics=args.harmonics,
+                                       rng=np.random.default_rng(args.seed))
+    trajectory.save(args.out)
+    out.write(f"excitation trajectory of '{robot.model.name}': {args.duration:g} s, {args.harmonics} harmonics per "
+              f"joint, within the URDF's position and velocity limits\n")
+    out.write(f"condition number of the stacked base regressor: {trajectory.condition:.4g}\n")
+    out.write(f"wrote {args.out}\n")
+    return 0
+
+
+# --- robot-dynamics simulate -------------------------------------------------------------------------------------
+
+def simulate(args, out):
+    """A log of the robot (with an optional payload) following the trajectory args.trajectory, saved to args.out."""
+    from ..controllers import with_payload
+    from .excitation import FourierTrajectory
+    from .simulated import simulate_log
+
+    robot, _ = robot_and_path(args.urdf)
+    trajectory = FourierTrajectory.load(args.trajectory)
+    truth = robot
+    if args.payload:
+        body = args.payload_body or robot.body_names[-1]
+        if body not in robot.body_names:
+            raise ValueError(f"--payload-body '{body}' is not a body of '{robot.model.name}' "
+                             f"({', '.join(robot.body_names)})")
+        truth = with_payload(robot, body, args.payload, args.payload_com)
+    duration = args.duration if args.duration is not None else trajectory.duration
+    log = simulate_log(robot, trajectory, duration, rate=args.rate, pi=truth.parameters, noise=args.noise,
+                       rng=np.random.default_rng(args.seed))
+    write_log(args.out, log)
+    payload = f", a {args.payload:g} kg payload on {body}" if args.payload else ""
+    out.write(f"simulated '{robot.model.name}'{payload}: {len(log.t):,} samples over {duration:g} s at "
+              f"{args.rate:g} Hz\nwrote {args.out}\n")
+    return 0
+
+
+# --- robot-dynamics identify -------------------------------------------------------------------------------------
+
+def identify(args, out):
+    """Identify the robot's parameters from its logs; print the base parameters, residuals and condition number;
+    write the files asked for."""
+    from .estimate import identify as identify_logs
+    from .signals import derivatives
+
+    robot, path = robot_and_path(args.urdf, args.floating_base)
+    method = "consistent" if args.consistent else "wls"
+    progress = Progress("identify")
+    first = read_log(args.logs[0], robot)
+    if len(args.logs) > 1 or args.chunks is not None:          # the Dask route: each task reads one file
+        result = identify_logs(robot, list(args.logs), method=method, friction=args.friction, chunks=args.chunks,
+                               progress=progress)
+        q, v, a = first.q, first.v, first.a
+    else:
+        if first.tau is None:
+            raise ValueError(f"log '{args.logs[0]}' has no torques (tau_<joint> columns, effort, or the array tau)")
+        q, v, a = first.q, first.v, first.a
+        if v is None or a is None:                             # both from the positions, zero-phase filtered
+            q, v, a = derivatives(first.t, first.q, args.cutoff)
+        result = identify_logs(robot, q, v, a, first.tau, method=method, friction=args.friction, progress=progress)
+    progress.close()
+    report(robot, result, args.logs, out)
+    written = []
+    if args.out:
+        save_parameters(args.out, robot, result)
+        written.append(f"parameters {args.out}")
+    if args.ros_params:
+        save_ros_parameters(args.ros_params, robot, result.parameters)
+        written.append(f"ROS 2 params {args.ros_params}")
+    if args.write_urdf:
+        write_corrected_urdf(path, args.write_urdf, robot, result.parameters)
+        written.append(f"corrected URDF {args.write_urdf}")
+    if args.plot:
+        if v is None or a is None:
+            raise ValueError(f"--plot: log '{args.logs[0]}' has no v and a")
+        plot(args.plot, robot, result, first.t, first.tau, result.predict(robot, q, v, a), args.logs[0])
+        written.append(f"plot {args.plot}")
+    if written:
+        out.write("wrote " + ", ".join(written) + "\n")
+    return 0
+
+
+def report(robot, result, logs, out):
+    """The table of base parameters (value, standard deviation), residual RMS per joint and condition number."""
+    kind = {"ols": "ordinary least squares", "wls": "weighted least squares",
+            "consistent": "physically consistent least squares"}[result.method]
+    out.write(f"robot '{robot.model.name}': {len(logs)} log{'s' * (len(logs) > 1)}, {result.n_samples:,} samples; "
+              f"{kind} on {result.base.rank} base parameters (of {result.base.p})\n\n")
+    out.write(f"{'value':>13}  {'std':>10}  {'std %':>8}  base parameter\n")
+    for name, value, std in zip(result.base.names, result.base_values, result.base_std):
+        relative = 100 * std / abs(value) if value else np.inf
+        relative = f"{relative:8.2f}" if relative < 1000 else f"{'>1000':>8}"
+        out.write(f"{value:13.6g}  {std:10.3g}  {relative}  {name}\n")
+    names = coordinate_names(robot)
+    width = max(len(name) for name in names)
+    out.write("\nresidual RMS per joint\n")
+    for name, rms in zip(names, result.residual_rms):
+        out.write(f"  {name:<{width}}  {rms:10.4g}\n")
+    out.write(f"\ncondition number of the base regressor: {result.condition:.4g}\n")
+
+
+def plot(path, robot, result, t, tau, predicted, log):
+    """Measured against predicted torque per joint, as a PNG at ``path``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = coordinate_names(robot)
+    fig, axes = plt.subplots(len(names), 1, figsize=(9, 1.4 * len(names) + 1), sharex=True, constrained_layout=True,
+                             squeeze=False)
+    for j, (ax, name) in enumerate(zip(axes[:, 0], names)):
+        ax.plot(t, tau[:, j], color="0.6", lw=1.2, label="measured")
+        ax.plot(t, predicted[:, j], color="C0", lw=0.8, label="predicted")
+        ax.set_ylabel(name, fontsize=8)
+    axes[0, 0].legend(loc="upper right", fontsize=8, ncol=2)
+    axes[0, 0].set_title(f"{robot.model.name}: measured and predicted torque ({result.method}), {Path(log).name}")
+    axes[-1, 0].set_xlabel("t [s]")
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
