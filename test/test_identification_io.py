@@ -277,3 +277,84 @@ def test_demo_from_the_true_parameters_tracks_better_from_the_start(tmp_path, ca
     assert demo.main(["--in-process", "--initial-parameters", str(tmp_path / "planar.yaml")]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "no parameters for bodies 'link3', 'link4', 'link5', 'link6', 'link7'" in error
+
+
+# --- the command line --------------------------------------------------------------------------------------------
+
+def arm_motion(duration=4.0, rate=250.0, seed=0):
+    """A sum of sines around arm7's ready pose sampled at ``rate``: (t, q, v, a)."""
+    from robot_dynamics.controllers import SumOfSines
+
+    rng = np.random.default_rng(seed)
+    harmonics = np.arange(1.0, 5.0)
+    t = np.arange(0.0, duration, 1.0 / rate)
+    ref = SumOfSines(np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8]), 0.4 * rng.uniform(0.5, 1.0, (7, 4)) / harmonics,
+                     2 * np.pi / duration * harmonics, rng.uniform(0, 2 * np.pi, (7, 4)))(t)
+    return t, ref.q, ref.v, ref.a
+
+
+def test_cli_identify_prints_the_base_parameters_and_writes_what_reproduces_the_torques(tmp_path, arm, capsys):
+    """``robot-dynamics identify arm7 log.csv --friction`` on noise-free torques of arm7 carrying a 2 kg payload,
+    with viscous and Coulomb friction: the printed base parameters are K pi_true (K of base_parameters), the
+    residuals vanish, the friction file holds F_v, F_c, and the corrected URDF reproduces the rigid-body torques
+    of another motion."""
+    from robot_dynamics.controllers import with_payload
+    from robot_dynamics.cli import main
+
+    truth = with_payload(arm, "link7", 2.0, (0.0, 0.0, 0.1))
+    F = np.column_stack([np.linspace(0.5, 2.0, 7), np.linspace(1.0, 0.2, 7)])       # [F_v, F_c] per joint
+    t, q, v, a = arm_motion()
+    tau = truth.inverse_dynamics(q, v, a) + F[:, 0] * v + F[:, 1] * np.sign(v)
+    write_log(tmp_path / "log.csv", Log(t, q, v, a, tau, arm.joint_names))
+    files = {name: tmp_path / name for name in ("p.yaml", "ros.yaml", "arm7_identified.urdf", "fit.png")}
+    assert main(["identify", "arm7", str(tmp_path / "log.csv"), "--friction", "--out", str(files["p.yaml"]),
+                 "--ros-params", str(files["ros.yaml"]), "--write-urdf", str(files["arm7_identified.urdf"]),
+                 "--plot", str(files["fit.png"])]) == 0
+    captured = capsys.readouterr()
+    text = captured.out
+
+    base = rd.base_parameters(arm, friction=True)
+    expected = dict(zip(base.names, base.values(np.concatenate([truth.parameters, F[:, 0], F[:, 1]]))))
+    rows = re.findall(r"^ *(\S+) +(\S+) +(\S+) +(.+)$", text.split("base parameter\n")[1].split("\n\n")[0], re.M)
+    assert f"on {base.rank} base parameters (of {base.p})" in text and len(rows) == base.rank
+    for value, std, _, name in rows:
+        assert float(value) == pytest.approx(expected[name], rel=1e-5, abs=1e-9), name     # printed to 6 digits
+    residuals = re.findall(r"^  (joint\d) +(\S+)$", text.split("residual RMS per joint\n")[1], re.M)
+    assert [j for j, _ in residuals] == arm.joint_names
+    assert all(float(r) < 1e-5 * np.sqrt(np.mean(tau ** 2)) for _, r in residuals)
+    assert re.search(r"condition number of the base regressor: [\d.e+]+\n", text)
+    assert "identify: [" in captured.err and f"{len(t):,} / {len(t):,} samples" in captured.err
+
+    import yaml
+    saved = yaml.safe_load(files["p.yaml"].read_text())
+    np.testing.assert_allclose([[saved["friction"][j]["viscous"], saved["friction"][j]["coulomb"]]
+                                for j in arm.joint_names], F, rtol=1e-6)
+    assert [b["name"] for b in saved["identification"]["base_parameters"]] == base.names
+    pi = load_parameters(files["p.yaml"], arm)
+    np.testing.assert_array_equal(load_parameters(files["ros.yaml"], arm), pi)
+    corrected = rd.load_urdf(files["arm7_identified.urdf"])
+    np.testing.assert_allclose(corrected.parameters, pi, rtol=0, atol=1e-12 * np.abs(pi).max())
+    _, q2, v2, a2 = arm_motion(duration=3.0, rate=20.0, seed=1)                  # another motion
+    expected_tau = truth.inverse_dynamics(q2, v2, a2)
+    np.testing.assert_allclose(corrected.inverse_dynamics(q2, v2, a2), expected_tau, rtol=0,
+                               atol=1e-6 * np.abs(expected_tau).max())
+    assert files["fit.png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("argv, culprit", [
+    (["identify", "arm7", "{tmp}/six.csv"], "has no column for joint 'joint6'"),
+    (["identify", "arm7", "{tmp}/missing.csv"], "log '{tmp}/missing.csv' does not exist"),
+    (["identify", "no_such_robot", "{tmp}/six.csv"], "no URDF file 'no_such_robot'"),
+    (["identify", "arm7", "{tmp}/log.npz", "--out", "{tmp}/p.txt"], "--out '{tmp}/p.txt': write .yaml or .yml or"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, arm, capsys, argv, culprit):
+    from robot_dynamics.cli import main
+
+    t, q, v, a = arm_motion(duration=1.0, rate=50.0)
+    write_log(tmp_path / "log.npz", Log(t, q, v, a, arm.inverse_dynamics(q, v, a), arm.joint_names))
+    keep = [j for j in range(7) if j != 5]
+    write_log(tmp_path / "six.csv", Log(t, q[:, keep], None, None, q[:, keep], [arm.joint_names[j] for j in keep]))
+    assert main([x.format(tmp=tmp_path) for x in argv]) == 2
+    error = capsys.readouterr().err.splitlines()
+    assert len(error) == 1 and error[0].startswith("robot-dynamics: error: ")
+    assert culprit.format(tmp=tmp_path) in error[0]

@@ -111,22 +111,29 @@ def identify(args, out):
     from .estimate import identify as identify_logs
     from .signals import derivatives
 
+    for option, value, suffixes in (("--out", args.out, (".yaml", ".yml", ".json")),
+                                    ("--ros-params", args.ros_params, (".yaml", ".yml")),
+                                    ("--plot", args.plot, (".png",))):
+        if value is not None and Path(value).suffix not in suffixes:
+            raise ValueError(f"{option} '{value}': write {' or '.join(suffixes)}")
     robot, path = robot_and_path(args.urdf, args.floating_base)
     method = "consistent" if args.consistent else "wls"
-    progress = Progress("identify")
     first = read_log(args.logs[0], robot)
-    if len(args.logs) > 1 or args.chunks is not None:          # the Dask route: each task reads one file
-        result = identify_logs(robot, list(args.logs), method=method, friction=args.friction, chunks=args.chunks,
-                               progress=progress)
-        q, v, a = first.q, first.v, first.a
-    else:
-        if first.tau is None:
-            raise ValueError(f"log '{args.logs[0]}' has no torques (tau_<joint> columns, effort, or the array tau)")
-        q, v, a = first.q, first.v, first.a
-        if v is None or a is None:                             # both from the positions, zero-phase filtered
-            q, v, a = derivatives(first.t, first.q, args.cutoff)
-        result = identify_logs(robot, q, v, a, first.tau, method=method, friction=args.friction, progress=progress)
-    progress.close()
+    q, v, a = first.q, first.v, first.a
+    progress = Progress("identify")
+    try:
+        if len(args.logs) > 1 or args.chunks is not None:      # the Dask route: each task reads one file
+            result = identify_logs(robot, list(args.logs), method=method, friction=args.friction,
+                                   chunks=args.chunks, progress=progress)
+        else:
+            if first.tau is None:
+                raise ValueError(f"log '{args.logs[0]}' has no torques (tau_<joint> columns, effort, or tau)")
+            if v is None or a is None:                         # both from the positions, zero-phase filtered
+                q, v, a = derivatives(first.t, first.q, args.cutoff)
+            result = identify_logs(robot, q, v, a, first.tau, method=method, friction=args.friction,
+                                   progress=progress)
+    finally:
+        progress.close()
     report(robot, result, args.logs, out)
     written = []
     if args.out:
