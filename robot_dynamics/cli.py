@@ -178,6 +178,7 @@ def add_identification_parsers(sub):
     p.add_argument("--ros-params", metavar="FILE", help="write a ROS 2 params file giving adaptive_controller_node "
                                                         "initial_parameters")
     p.add_argument("--plot", metavar="PNG", help="plot measured and predicted torques of the first log")
+    p.add_argument("--topic", help="the JointState topic of a ROS 2 bag (default /joint_states)")
     p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
     p.add_argument("--chunks", type=int, metavar="N", help="reduce the logs with Dask, N samples per task")
 

@@ -118,11 +118,13 @@ def identify(args, out):
             raise ValueError(f"{option} '{value}': write {' or '.join(suffixes)}")
     robot, path = robot_and_path(args.urdf, args.floating_base)
     method = "consistent" if args.consistent else "wls"
-    first = read_log(args.logs[0], robot)
+    first = read_log(args.logs[0], robot, topic=args.topic)
     q, v, a = first.q, first.v, first.a
     progress = Progress("identify")
     try:
         if len(args.logs) > 1 or args.chunks is not None:      # the Dask route: each task reads one file
+            if args.topic is not None:
+                raise ValueError("--topic: the Dask route (several logs, --chunks) reads /joint_states of bags")
             result = identify_logs(robot, list(args.logs), method=method, friction=args.friction,
                                    chunks=args.chunks, progress=progress)
         else:
