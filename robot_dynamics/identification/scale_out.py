@@ -1,0 +1,256 @@
+"""Scale-out: the per-joint normal equations of a log larger than one process, chunk by chunk with Dask.
+
+One task builds the normal equations of one chunk of samples (or of one log file) with
+least_squares.normal_equations, and a tree of additions reduces them, `split_every` at a time:
+
+    G_j = sum_chunks sum_{t in chunk} Y_j(t)^T Y_j(t),   b_j = sum_chunks sum_t Y_j(t)^T tau_j(t),   c_j = ...
+
+A worker holds one chunk's samples (and the regressor of 4096 of them at a time) per task, so its memory is
+bounded by the chunk size, never by the log size.  The robot travels to the workers once per computation as its
+pickled RobotModel (or its URDF text) in one graph key; each worker thread rebuilds the Robot once and keeps it
+(a Robot holds references to compiled functions, which do not pickle).
+
+Dask is imported by these functions only: `import robot_dynamics` does not import it, and nothing here starts a
+cluster.
+"""
+import hashlib
+import os
+import pickle
+import sys
+import threading
+from functools import reduce
+from operator import add
+from pathlib import Path
+
+import numpy as np
+
+from ..robot import Robot, load_urdf
+from .least_squares import normal_equations
+from .logs import read_log
+
+_LOCAL = threading.local()     # per thread: .robots, token -> the Robot rebuilt from a source
+_KEEP = 8                      # robots kept per thread
+
+
+def dask_normal_equations(robot, q, v=None, a=None, tau=None, *, friction=False, chunks=100_000, client=None,
+                          progress=None, urdf=None, split_every=8):
+    """Per-joint normal equations (least_squares.NormalEquations) of a log, reduced chunk by chunk with Dask.
+
+    The same sums as least_squares.normal_equations(robot, q, v, a, tau, friction), computed as one task per chunk
+    of `chunks` samples (or per log file) and a tree of additions.
+
+    q, v, a, tau: (N, nq), (N, nv), (N, nv), (N, nv) numpy or dask arrays, rechunked along the samples to `chunks`
+        rows (a dask array's own blocks are read as they are, so a worker holds the larger of the two);
+        or q a list of log file paths (npz, CSV, ROS 2 bags) and v, a, tau None: each task reads one file with
+        logs.read_log, which must carry v, a and tau, so a worker holds one file at a time.
+        Numpy arrays travel to the workers inside the task graph: for logs that do not fit one process, pass
+        files or a lazily read dask array (dask.array.from_zarr, from_delayed, ...).
+    friction: add the viscous and Coulomb columns of least_squares.friction_columns.
+    chunks: samples per task (array input).
+    client: a distributed.Client (of a LocalCluster or of a cluster's scheduler, Client("tcp://host:8786")); by
+        default the current Dask scheduler (the default distributed client if there is one, else local threads).
+    progress: None, True (Dask's progress bar) or a callable progress(done, total) called as chunks complete.
+    urdf: the robot's URDF (path or XML text); when given, the workers rebuild the robot from its text (with the
+        robot's floating base, gravity and mimic coupling) instead of receiving its pickled model.
+    split_every: partial sums added per reduction task.
+    -> NormalEquations
+    """
+    chunks = _positive_int(chunks, "chunks")
+    split_every = _positive_int(split_every, "split_every", least=2)
+    if progress is not None and progress is not True and not callable(progress):
+        raise ValueError(f"progress: None, True or a callable progress(done, total), not {progress!r}")
+    import dask
+
+    token, source = _robot_source(robot, urdf)
+    source = dask.delayed(source, name=f"robot-source-{token}")
+    if _is_file_list(q):
+        if v is not None or a is not None or tau is not None:
+            raise ValueError("v, a, tau: must be None when q is a list of log files (each file carries them)")
+        parts = [dask.delayed(_file_normal_equations, pure=True)(source, token, os.fspath(path), friction)
+                 for path in q]
+    else:
+        parts = _chunk_tasks(dask, robot, source, token, (q, v, a, tau), friction, chunks)
+    total = _tree_sum(dask, parts, split_every)
+    return _compute(total, parts, client, progress)
+
+
+def _positive_int(x, name, least=1):
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < least:
+        raise ValueError(f"{name}: an integer >= {least}, not {x!r}")
+    return int(x)
+
+
+def _is_file_list(q):
+    if not isinstance(q, (list, tuple)) or not all(isinstance(x, (str, os.PathLike)) for x in q):
+        return False
+    if not q:
+        raise ValueError("q: an empty list of log files")
+    return True
+
+
+def _robot_source(robot, urdf):
+    """(token, source): what the workers rebuild the robot from, ("model", pickled RobotModel) or ("urdf", XML
+    text, load_urdf options), and a digest of it that names it in the graph and in each worker's cache."""
+    if not isinstance(robot, Robot):
+        raise ValueError(f"robot: a robot_dynamics Robot, not {type(robot).__name__}")
+    if urdf is None:
+        source = ("model", pickle.dumps(robot.model, protocol=pickle.HIGHEST_PROTOCOL))
+    else:
+        text = Path(urdf).read_text() if _is_path(urdf) else urdf
+        options = {"floating_base": robot.floating_base, "gravity": tuple(robot.gravity),
+                   "mimic": any(j.mimic is not None for j in robot.model.joints)}
+        rebuilt = load_urdf(text, **options)
+        if (rebuilt.nq, rebuilt.nv, rebuilt.joint_names) != (robot.nq, robot.nv, robot.joint_names):
+            raise ValueError(f"urdf: describes {rebuilt!r} with joints {rebuilt.joint_names}, not the robot "
+                             f"{robot!r} with joints {robot.joint_names}")
+        source = ("urdf", text, options)
+    return hashlib.sha256(pickle.dumps(source)).hexdigest()[:32], source
+
+
+def _is_path(urdf):
+    if isinstance(urdf, os.PathLike):
+        return True
+    if isinstance(urdf, bytes):
+        return False
+    if not isinstance(urdf, str):
+        raise ValueError(f"urdf: a path or the URDF's XML text, not {type(urdf).__name__}")
+    return not urdf.lstrip().startswith("<")
+
+
+def _worker_robot(token, source):
+    """The Robot of a source, built once per worker thread: threads that run batches of one Robot at the same
+    time get wrong results (its parallel loops share one set of per-thread workspaces)."""
+    robots = getattr(_LOCAL, "robots", None)
+    if robots is None:
+        robots = _LOCAL.robots = {}
+    robot = robots.get(token)
+    if robot is None:
+        robot = Robot(pickle.loads(source[1])) if source[0] == "model" else load_urdf(source[1], **source[2])
+        while len(robots) >= _KEEP:
+            del robots[next(iter(robots))]
+        robots[token] = robot
+    return robot
+
+
+def _chunk_tasks(dask, robot, source, token, arrays, friction, chunks):
+    """One task per chunk of `chunks` samples of q, v, a, tau (validated shapes, aligned blocks)."""
+    import dask.array as da
+
+    names, widths = ("q", "v", "a", "tau"), (robot.nq, robot.nv, robot.nv, robot.nv)
+    for name, x in zip(names[1:], arrays[1:]):
+        if x is None:
+            raise ValueError(f"{name}: required with an array q (only a list of log files carries its own)")
+    blocks = []
+    for name, x, width in zip(names, arrays, widths):
+        if not isinstance(x, da.Array):
+            x = np.asarray(x) if not hasattr(x, "shape") else x
+            if getattr(x, "dtype", None) is not None and not np.issubdtype(x.dtype, np.number):
+                raise ValueError(f"{name}: numbers expected, not dtype {x.dtype}")
+        if len(x.shape) != 2 or x.shape[1] != width:
+            raise ValueError(f"{name}: expected shape (N, {width}) for {robot!r}, got {tuple(x.shape)}")
+        if np.isnan(x.shape[0]):
+            raise ValueError(f"{name}: a dask array of unknown length (call its compute_chunk_sizes() first)")
+        if x.shape[0] != arrays[0].shape[0]:
+            raise ValueError(f"{name}: {x.shape[0]} samples, but q has {arrays[0].shape[0]}")
+        if isinstance(x, da.Array):
+            x = x.rechunk((chunks, width))
+        else:
+            x = da.from_array(x, chunks=(chunks, width))
+        blocks.append(x.to_delayed().ravel())
+    starts = np.concatenate([[0], np.cumsum(x.chunks[0])[:-1]])
+    return [dask.delayed(_chunk_normal_equations, pure=True)(source, token, *chunk, friction, int(start))
+            for *chunk, start in zip(*blocks, starts)]
+
+
+def _chunk_normal_equations(source, token, q, v, a, tau, friction, start):
+    """Task: the normal equations of samples start .. start + len(q) of the log."""
+    for name, x in zip(("q", "v", "a", "tau"), (q, v, a, tau)):
+        _check_finite(x, name, start)
+    return normal_equations(_worker_robot(token, source), q, v, a, tau, friction=friction)
+
+
+def _file_normal_equations(source, token, path, friction):
+    """Task: the normal equations of one log file (read_log checks its shapes and numbers, naming the file)."""
+    robot = _worker_robot(token, source)
+    log = read_log(path, robot)
+    missing = [name for name in ("v", "a", "tau") if getattr(log, name) is None]
+    if missing:
+        raise ValueError(f"log '{path}' has no {', '.join(missing)}: the Dask route needs v, a and tau logged")
+    return normal_equations(robot, log.q, log.v, log.a, log.tau, friction=friction)
+
+
+def _check_finite(x, name, start):
+    bad = ~np.isfinite(x)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(f"{name}: non-finite value {x[i, j]} at sample {start + i}, column {j}")
+
+
+def _tree_sum(dask, parts, split_every):
+    """A tree of additions over the partial normal equations, split_every at a time."""
+    while len(parts) > 1:
+        parts = [dask.delayed(_sum, pure=True)(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
+    return parts[0]
+
+
+def _sum(*parts):
+    return reduce(add, parts)
+
+
+def _compute(total, parts, client, progress):
+    """Compute the reduction on the client (or the current scheduler), reporting progress over the chunk tasks."""
+    client = client if client is not None else _default_client()
+    if client is None:
+        return _compute_locally(total, parts, progress)
+    if progress is None:
+        return client.compute(total).result()
+    if progress is True:
+        from distributed import progress as progress_bar
+
+        future = client.compute(total)
+        progress_bar(future)
+        return future.result()
+    return _compute_reporting(client, total, parts, progress)
+
+
+def _compute_locally(total, parts, progress):
+    """total.compute() on the current local scheduler (threads unless configured otherwise), with Dask's progress
+    bar or progress(done, total) called as the chunk tasks complete."""
+    if progress is None:
+        return total.compute()
+    from dask.callbacks import Callback
+    from dask.diagnostics import ProgressBar
+
+    keys, done = {part.key for part in parts}, []
+
+    def posttask(key, result, dsk, state, worker_id):
+        if key in keys:
+            done.append(key)
+            progress(len(done), len(keys))
+    with ProgressBar() if progress is True else Callback(posttask=posttask):
+        return total.compute()
+
+
+def _compute_reporting(client, total, parts, progress):
+    """client.compute with progress(done, total) called as the chunk tasks complete; each chunk's future is
+    released once reported, so the cluster keeps a chunk's result only until its reduction task has used it."""
+    from distributed import as_completed
+
+    total, *chunks = client.compute([total, *parts])
+    completed, n = as_completed(chunks, loop=client.loop), len(chunks)
+    del chunks
+    for done, future in enumerate(completed, 1):
+        future.release()
+        progress(done, n)
+    return total.result()
+
+
+def _default_client():
+    """The default distributed client, if distributed is imported and one is registered."""
+    if "distributed" not in sys.modules:
+        return None
+    from distributed import default_client
+    try:
+        return default_client()
+    except ValueError:
+        return None
