@@ -10,6 +10,7 @@ another order (chunks that do not divide the log, a tree of partial sums).
 import subprocess
 import sys
 import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 
 import dask
 import dask.array as da
@@ -19,7 +20,7 @@ from distributed import Client, LocalCluster, get_task_stream
 
 import robot_dynamics as rd
 from robot_dynamics.bundled import bundled_urdf
-from robot_dynamics.identification import dask_normal_equations, normal_equations
+from robot_dynamics.identification import dask_normal_equations, normal_equations, scale_out
 from robot_dynamics.identification.logs import Log, write_log
 
 ROBOTS = {"arm7": False, "quadruped": True}          # bundled robot -> floating base
@@ -55,10 +56,11 @@ def assert_equal(got, expected):
         assert error <= 1e-10, f"{name}: relative error {error:.1e}"
 
 
-@pytest.mark.parametrize("friction", [False, True], ids=["plain", "friction"])
-def test_numpy_arrays_on_the_cluster(robot, friction, client):
+@pytest.mark.parametrize("friction, split_every", [(False, 8), (True, 2)], ids=["plain", "friction-binary-tree"])
+def test_numpy_arrays_on_the_cluster(robot, friction, split_every, client):
     q, v, a, tau = random_log(robot, 2003, np.random.default_rng(1))
-    got = dask_normal_equations(robot, q, v, a, tau, friction=friction, chunks=600, client=client)
+    got = dask_normal_equations(robot, q, v, a, tau, friction=friction, chunks=600, client=client,
+                                split_every=split_every)
     assert_equal(got, normal_equations(robot, q, v, a, tau, friction=friction))
 
 
@@ -96,6 +98,19 @@ def test_local_threads_with_progress(robot):
         got = dask_normal_equations(robot, q, v, a, tau, chunks=200, progress=lambda *x: calls.append(x))
     assert_equal(got, normal_equations(robot, q, v, a, tau))
     assert calls == [(i, 7) for i in range(1, 8)]
+
+
+def test_one_robot_per_worker_thread(robot):
+    """Each thread rebuilds the robot once and keeps it; two threads never share one: threads running batches of
+    one Robot at the same time get wrong results (its parallel loops share one set of workspaces), which the test
+    above catches only when two batches happen to overlap."""
+    token, source = scale_out._robot_source(robot, None)
+    mine = scale_out._worker_robot(token, source)
+    with ThreadPoolExecutor(1) as pool:
+        theirs = pool.submit(scale_out._worker_robot, token, source).result()
+    assert scale_out._worker_robot(token, source) is mine and theirs is not mine
+    q, v, a = random_log(robot, 3, np.random.default_rng(9))[:3]
+    assert np.array_equal(theirs.regressor(q, v, v, a), robot.regressor(q, v, v, a))
 
 
 def test_progress_on_the_cluster_and_urdf_text(client):
