@@ -64,10 +64,11 @@ def stacked_regressor(robot, q, v, a, friction=False):
     return np.concatenate([Y, friction_columns(robot, v)], axis=-1) if friction else Y
 
 
-def normal_equations(robot, q, v, a, tau, friction=False, block=4096):
+def normal_equations(robot, q, v, a, tau, friction=False, block=4096, progress=None):
     """Per-joint normal equations of the samples (q, v, a, tau), built block by block (memory bounded by block).
 
-    q: (N, nq), v, a, tau: (N, nv)  ->  NormalEquations.
+    q: (N, nq), v, a, tau: (N, nv); progress: None or callable(samples_done, samples_total), called after each
+    block.  ->  NormalEquations.
     """
     p = 10 * robot.nbodies + (2 * len(friction_joints(robot)) if friction else 0)
     total = NormalEquations.zeros(robot.nv, p)
@@ -76,4 +77,6 @@ def normal_equations(robot, q, v, a, tau, friction=False, block=4096):
         t = np.asarray(tau[s:s + block], dtype=float)
         total = total + NormalEquations(np.einsum("tji,tjk->jik", Y, Y), np.einsum("tji,tj->ji", Y, t),
                                         np.einsum("tj,tj->j", t, t), len(t))
+        if progress is not None:
+            progress(total.n, len(q))
     return total
