@@ -73,14 +73,18 @@ def test_dask_arrays_chunked_otherwise(robot, client):
 
 
 def test_log_files(robot, client, tmp_path):
-    """npz and CSV logs of different lengths, each read by a task; the in-memory route sums them concatenated, and
-    also directly as Y_j^T Y_j, Y_j^T tau_j, tau_j^T tau_j of the stacked regressor (matrix products, no einsum)."""
+    """npz and CSV logs of different lengths, each read by a task (progress counts files); the in-memory route sums
+    them concatenated, and also directly as Y_j^T Y_j, Y_j^T tau_j, tau_j^T tau_j of the stacked regressor (matrix
+    products, no einsum)."""
     rng = np.random.default_rng(3)
     logs = [random_log(robot, n, rng) for n in (300, 451, 77)]
     paths = [tmp_path / name for name in ("a.npz", "b.csv", "c.npz")]
     for path, (q, v, a, tau) in zip(paths, logs):
         write_log(path, Log(np.arange(len(q)) * 1e-3, q, v, a, tau, list(robot.joint_names)))
-    got = dask_normal_equations(robot, [str(p) for p in paths[:2]] + [paths[2]], client=client)
+    calls = []
+    got = dask_normal_equations(robot, [str(p) for p in paths[:2]] + [paths[2]], client=client,
+                                progress=lambda *x: calls.append(x))
+    assert_progress(calls, [1, 1, 1])
     q, v, a, tau = (np.concatenate(x) for x in zip(*logs))
     assert_equal(got, normal_equations(robot, q, v, a, tau))
     Y = robot.regressor(q, v, v, a)
@@ -89,15 +93,21 @@ def test_log_files(robot, client, tmp_path):
     assert_equal(got, type(got)(*direct, len(q)))
 
 
+def assert_progress(calls, sizes):
+    """progress(done, total) once per task, done the samples (or files) of the tasks completed so far."""
+    done, total = zip(*calls)
+    assert set(total) == {sum(sizes)} and sorted(np.diff((0,) + done)) == sorted(sizes)
+
+
 def test_local_threads_with_progress(robot):
     """No client and no default one: local threads, whose Robot per thread keeps their batches apart (two threads
-    sharing one Robot's batch workspaces give wrong sums); progress(done, total) once per chunk."""
+    sharing one Robot's batch workspaces give wrong sums); progress(samples done, samples in all) per chunk."""
     q, v, a, tau = random_log(robot, 1201, np.random.default_rng(4))
     calls = []
     with dask.config.set(scheduler="threads", num_workers=2):
         got = dask_normal_equations(robot, q, v, a, tau, chunks=200, progress=lambda *x: calls.append(x))
     assert_equal(got, normal_equations(robot, q, v, a, tau))
-    assert calls == [(i, 7) for i in range(1, 8)]
+    assert_progress(calls, [200] * 6 + [1])
 
 
 def test_one_robot_per_worker_thread(robot):
@@ -114,7 +124,8 @@ def test_one_robot_per_worker_thread(robot):
 
 
 def test_progress_on_the_cluster_and_urdf_text(client):
-    """progress(done, total) from the cluster; the robot rebuilt on the workers from its URDF (path or XML text)."""
+    """progress(samples done, samples in all) from the cluster; the robot rebuilt on the workers from its URDF
+    (path or XML text)."""
     path = bundled_urdf("arm7")
     robot = rd.load_urdf(path)
     q, v, a, tau = random_log(robot, 1001, np.random.default_rng(5))
@@ -124,7 +135,17 @@ def test_progress_on_the_cluster_and_urdf_text(client):
         got = dask_normal_equations(robot, q, v, a, tau, chunks=250, client=client, urdf=urdf,
                                     progress=lambda *x: calls.append(x))
         assert_equal(got, expected)
-        assert calls == [(i, 5) for i in range(1, 6)]
+        assert_progress(calls, [250] * 4 + [1])
+
+
+def test_dask_progress_bars(client, capfd):
+    """progress=True: Dask's progress bar, on the cluster and on local threads."""
+    robot = rd.load_urdf(bundled_urdf("arm7"))
+    q, v, a, tau = random_log(robot, 1001, np.random.default_rng(10))
+    expected = normal_equations(robot, q, v, a, tau)
+    for where in (client, None):
+        assert_equal(dask_normal_equations(robot, q, v, a, tau, chunks=300, client=where, progress=True), expected)
+        assert "100% Completed" in capfd.readouterr().out
 
 
 def draw_block(seed, index, rows, width):

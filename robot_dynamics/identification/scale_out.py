@@ -49,7 +49,8 @@ def dask_normal_equations(robot, q, v=None, a=None, tau=None, *, friction=False,
     chunks: samples per task (array input).
     client: a distributed.Client (of a LocalCluster or of a cluster's scheduler, Client("tcp://host:8786")); by
         default the current Dask scheduler (the default distributed client if there is one, else local threads).
-    progress: None, True (Dask's progress bar) or a callable progress(done, total) called as chunks complete.
+    progress: None, True (Dask's progress bar) or a callable progress(done, total) called as each task completes:
+        samples summed so far and in all (arrays), or log files read so far and in all (files).
     urdf: the robot's URDF (path or XML text); when given, the workers rebuild the robot from its text (with the
         robot's floating base, gravity and mimic coupling) instead of receiving its pickled model.
     split_every: partial sums added per reduction task.
@@ -68,10 +69,11 @@ def dask_normal_equations(robot, q, v=None, a=None, tau=None, *, friction=False,
             raise ValueError("v, a, tau: must be None when q is a list of log files (each file carries them)")
         parts = [dask.delayed(_file_normal_equations, pure=True)(source, token, os.fspath(path), friction)
                  for path in q]
+        sizes = [1] * len(parts)
     else:
-        parts = _chunk_tasks(dask, robot, source, token, (q, v, a, tau), friction, chunks)
+        parts, sizes = _chunk_tasks(dask, robot, source, token, (q, v, a, tau), friction, chunks)
     total = _tree_sum(dask, parts, split_every)
-    return _compute(total, parts, client, progress)
+    return _compute(total, list(zip(parts, sizes)), client, progress)
 
 
 def _positive_int(x, name, least=1):
@@ -133,7 +135,8 @@ def _worker_robot(token, source):
 
 
 def _chunk_tasks(dask, robot, source, token, arrays, friction, chunks):
-    """One task per chunk of `chunks` samples of q, v, a, tau (validated shapes, aligned blocks)."""
+    """One task per chunk of `chunks` samples of q, v, a, tau (validated shapes, aligned blocks), and the chunks'
+    sizes."""
     import dask.array as da
 
     names, widths = ("q", "v", "a", "tau"), (robot.nq, robot.nv, robot.nv, robot.nv)
@@ -157,9 +160,10 @@ def _chunk_tasks(dask, robot, source, token, arrays, friction, chunks):
         else:
             x = da.from_array(x, chunks=(chunks, width))
         blocks.append(x.to_delayed().ravel())
-    starts = np.concatenate([[0], np.cumsum(x.chunks[0])[:-1]])
+    sizes = x.chunks[0]
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     return [dask.delayed(_chunk_normal_equations, pure=True)(source, token, *chunk, friction, int(start))
-            for *chunk, start in zip(*blocks, starts)]
+            for *chunk, start in zip(*blocks, starts)], list(sizes)
 
 
 def _chunk_normal_equations(source, token, q, v, a, tau, friction, start):
@@ -197,51 +201,54 @@ def _sum(*parts):
     return reduce(add, parts)
 
 
-def _compute(total, parts, client, progress):
-    """Compute the reduction on the client (or the current scheduler), reporting progress over the chunk tasks."""
+def _compute(total, tasks, client, progress):
+    """Compute the reduction on the client (or the current scheduler); tasks: [(a chunk's or a file's task, its
+    samples or 1), ...], whose completions progress reports."""
     client = client if client is not None else _default_client()
     if client is None:
-        return _compute_locally(total, parts, progress)
+        return _compute_locally(total, tasks, progress)
     if progress is None:
         return client.compute(total).result()
     if progress is True:
         from distributed import progress as progress_bar
 
         future = client.compute(total)
-        progress_bar(future)
+        progress_bar(future, notebook=False, scheduler=client.scheduler.address)     # a text bar, until done
         return future.result()
-    return _compute_reporting(client, total, parts, progress)
+    return _compute_reporting(client, total, tasks, progress)
 
 
-def _compute_locally(total, parts, progress):
+def _compute_locally(total, tasks, progress):
     """total.compute() on the current local scheduler (threads unless configured otherwise), with Dask's progress
-    bar or progress(done, total) called as the chunk tasks complete."""
+    bar or progress(done, total) called as the chunk and file tasks complete."""
     if progress is None:
         return total.compute()
     from dask.callbacks import Callback
     from dask.diagnostics import ProgressBar
 
-    keys, done = {part.key for part in parts}, []
+    counts, done = {part.key: n for part, n in tasks}, [0]
 
     def posttask(key, result, dsk, state, worker_id):
-        if key in keys:
-            done.append(key)
-            progress(len(done), len(keys))
+        if key in counts:
+            done[0] += counts[key]
+            progress(done[0], sum(counts.values()))
     with ProgressBar() if progress is True else Callback(posttask=posttask):
         return total.compute()
 
 
-def _compute_reporting(client, total, parts, progress):
-    """client.compute with progress(done, total) called as the chunk tasks complete; each chunk's future is
+def _compute_reporting(client, total, tasks, progress):
+    """client.compute with progress(done, total) called as the chunk and file tasks complete; each one's future is
     released once reported, so the cluster keeps a chunk's result only until its reduction task has used it."""
     from distributed import as_completed
 
-    total, *chunks = client.compute([total, *parts])
-    completed, n = as_completed(chunks, loop=client.loop), len(chunks)
+    counts = {part.key: n for part, n in tasks}
+    total, *chunks = client.compute([total, *(part for part, _ in tasks)])
+    completed, done = as_completed(chunks, loop=client.loop), 0
     del chunks
-    for done, future in enumerate(completed, 1):
+    for future in completed:
+        done += counts[future.key]
         future.release()
-        progress(done, n)
+        progress(done, sum(counts.values()))
     return total.result()
 
 
