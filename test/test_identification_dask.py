@@ -73,9 +73,9 @@ def test_dask_arrays_chunked_otherwise(robot, client):
 
 
 def test_log_files(robot, client, tmp_path):
-    """npz and CSV logs of different lengths, each read by a task (progress counts files); the in-memory route sums
-    them concatenated, and also directly as Y_j^T Y_j, Y_j^T tau_j, tau_j^T tau_j of the stacked regressor (matrix
-    products, no einsum)."""
+    """npz and CSV logs of different lengths, each read by a task (progress counts files; one path alone is a list
+    of one); the in-memory route sums them concatenated, and also directly as Y_j^T Y_j, Y_j^T tau_j, tau_j^T tau_j
+    of the stacked regressor (matrix products, no einsum)."""
     rng = np.random.default_rng(3)
     logs = [random_log(robot, n, rng) for n in (300, 451, 77)]
     paths = [tmp_path / name for name in ("a.npz", "b.csv", "c.npz")]
@@ -87,6 +87,7 @@ def test_log_files(robot, client, tmp_path):
     assert_progress(calls, [1, 1, 1])
     q, v, a, tau = (np.concatenate(x) for x in zip(*logs))
     assert_equal(got, normal_equations(robot, q, v, a, tau))
+    assert_equal(dask_normal_equations(robot, paths[2], client=client), normal_equations(robot, *logs[2]))
     Y = robot.regressor(q, v, v, a)
     direct = (np.array([Y[:, j].T @ Y[:, j] for j in range(robot.nv)]),
               np.array([Y[:, j].T @ tau[:, j] for j in range(robot.nv)]), np.sum(tau * tau, axis=0))
@@ -191,9 +192,10 @@ def test_each_task_holds_one_chunk(client):
     (lambda q, v, a, tau: (q, v, a, tau[:-1]), "tau: 999 samples, but q has 1000"),
     (lambda q, v, a, tau: (q, v[:, 1:], a, tau), r"v: expected shape \(N, 7\) .* got \(1000, 6\)"),
     (lambda q, v, a, tau: (q[:, :, None], v, a, tau), r"q: expected shape \(N, 7\)"),
-    (lambda q, v, a, tau: (q, v, a.astype(str), tau), "a: numbers expected"),
+    (lambda q, v, a, tau: (q, v, a.astype(str), tau), "a: real numbers expected, not dtype <U"),
+    (lambda q, v, a, tau: (q.astype(complex), v, a, tau), "q: real numbers expected, not dtype complex128"),
     (lambda q, v, a, tau: (q, v, None, tau), "a: required"),
-], ids=["length", "width", "ndim", "dtype", "missing"])
+], ids=["length", "width", "ndim", "str", "complex", "missing"])
 def test_bad_arrays_name_the_culprit(change, message):
     robot = rd.load_urdf(bundled_urdf("arm7"))
     arrays = change(*random_log(robot, 1000, np.random.default_rng(6)))

@@ -41,8 +41,8 @@ def dask_normal_equations(robot, q, v=None, a=None, tau=None, *, friction=False,
 
     q, v, a, tau: (N, nq), (N, nv), (N, nv), (N, nv) numpy or dask arrays, rechunked along the samples to `chunks`
         rows (a dask array's own blocks are read as they are, so a worker holds the larger of the two);
-        or q a list of log file paths (npz, CSV, ROS 2 bags) and v, a, tau None: each task reads one file with
-        logs.read_log, which must carry v, a and tau, so a worker holds one file at a time.
+        or q a list of log file paths (npz, CSV, ROS 2 bags; or one path) and v, a, tau None: each task reads one
+        file with logs.read_log, which must carry v, a and tau, so a worker holds one file at a time.
         Numpy arrays travel to the workers inside the task graph: for logs that do not fit one process, pass
         files or a lazily read dask array (dask.array.from_zarr, from_delayed, ...).
     friction: add the viscous and Coulomb columns of least_squares.friction_columns.
@@ -64,11 +64,11 @@ def dask_normal_equations(robot, q, v=None, a=None, tau=None, *, friction=False,
 
     token, source = _robot_source(robot, urdf)
     source = dask.delayed(source, name=f"robot-source-{token}")
-    if _is_file_list(q):
+    files = _log_files(q)
+    if files is not None:
         if v is not None or a is not None or tau is not None:
             raise ValueError("v, a, tau: must be None when q is a list of log files (each file carries them)")
-        parts = [dask.delayed(_file_normal_equations, pure=True)(source, token, os.fspath(path), friction)
-                 for path in q]
+        parts = [dask.delayed(_file_normal_equations, pure=True)(source, token, path, friction) for path in files]
         sizes = [1] * len(parts)
     else:
         parts, sizes = _chunk_tasks(dask, robot, source, token, (q, v, a, tau), friction, chunks)
@@ -82,12 +82,15 @@ def _positive_int(x, name, least=1):
     return int(x)
 
 
-def _is_file_list(q):
+def _log_files(q):
+    """q as a list of log file paths (one path: a list of one), or None if q holds numbers."""
+    if isinstance(q, (str, os.PathLike)):
+        q = [q]
     if not isinstance(q, (list, tuple)) or not all(isinstance(x, (str, os.PathLike)) for x in q):
-        return False
+        return None
     if not q:
         raise ValueError("q: an empty list of log files")
-    return True
+    return [os.fspath(path) for path in q]
 
 
 def _robot_source(robot, urdf):
@@ -143,22 +146,19 @@ def _chunk_tasks(dask, robot, source, token, arrays, friction, chunks):
     for name, x in zip(names[1:], arrays[1:]):
         if x is None:
             raise ValueError(f"{name}: required with an array q (only a list of log files carries its own)")
-    blocks = []
-    for name, x, width in zip(names, arrays, widths):
-        if not isinstance(x, da.Array):
-            x = np.asarray(x) if not hasattr(x, "shape") else x
-            if getattr(x, "dtype", None) is not None and not np.issubdtype(x.dtype, np.number):
-                raise ValueError(f"{name}: numbers expected, not dtype {x.dtype}")
+    arrays = [x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x) for x in arrays]
+    for name, x, width in zip(names, arrays, widths):       # numpy and dask arrays, memory maps, HDF5 datasets
+        if x.dtype.kind not in "iuf":
+            raise ValueError(f"{name}: real numbers expected, not dtype {x.dtype}")
         if len(x.shape) != 2 or x.shape[1] != width:
             raise ValueError(f"{name}: expected shape (N, {width}) for {robot!r}, got {tuple(x.shape)}")
         if np.isnan(x.shape[0]):
             raise ValueError(f"{name}: a dask array of unknown length (call its compute_chunk_sizes() first)")
         if x.shape[0] != arrays[0].shape[0]:
             raise ValueError(f"{name}: {x.shape[0]} samples, but q has {arrays[0].shape[0]}")
-        if isinstance(x, da.Array):
-            x = x.rechunk((chunks, width))
-        else:
-            x = da.from_array(x, chunks=(chunks, width))
+    blocks = []
+    for x, width in zip(arrays, widths):
+        x = x.rechunk((chunks, width)) if isinstance(x, da.Array) else da.from_array(x, chunks=(chunks, width))
         blocks.append(x.to_delayed().ravel())
     sizes = x.chunks[0]
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
