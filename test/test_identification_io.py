@@ -359,3 +359,36 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, arm, capsys, argv, culpr
     error = capsys.readouterr().err.splitlines()
     assert len(error) == 1 and error[0].startswith("robot-dynamics: error: ")
     assert culprit.format(tmp=tmp_path) in error[0]
+
+
+def test_cli_walk_through_excite_simulate_identify(tmp_path, arm, capsys):
+    """The README's walk-through, short: ``excite`` keeps to arm7's URDF limits (as Pinocchio reads them),
+    ``simulate`` logs arm7 with a payload (its torques are the payload arm's inverse dynamics), ``identify``
+    writes a URDF that reproduces the payload arm's torques on another motion."""
+    import pinocchio as pin
+    from robot_dynamics.cli import main
+    from robot_dynamics.controllers import with_payload
+    from robot_dynamics.identification.excitation import FourierTrajectory
+
+    traj, log, urdf = tmp_path / "traj.npz", tmp_path / "log.npz", tmp_path / "arm7_identified.urdf"
+    assert main(["excite", "arm7", "--duration", "2", "--harmonics", "2", "--maxiter", "1", "--out", str(traj)]) == 0
+    trajectory = FourierTrajectory.load(traj)
+    assert f"condition number of the stacked base regressor: {trajectory.condition:.4g}" in capsys.readouterr().out
+    model = pin.buildModelFromUrdf(str(ARM))
+    q, v, _ = trajectory.sample(np.linspace(0.0, 2.0, 2001))
+    assert np.all((q >= model.lowerPositionLimit) & (q <= model.upperPositionLimit))
+    assert np.all(np.abs(v) <= model.velocityLimit)
+
+    assert main(["simulate", "arm7", str(traj), "--out", str(log), "--rate", "250", "--payload", "2",
+                 "--payload-com", "0", "0", "0.1"]) == 0
+    truth = with_payload(arm, "link7", 2.0, (0.0, 0.0, 0.1))
+    logged = read_log(log, arm)
+    assert len(logged.t) == 501 and "501 samples" in capsys.readouterr().out
+    expected = truth.inverse_dynamics(logged.q, logged.v, logged.a)
+    np.testing.assert_allclose(logged.tau, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
+
+    assert main(["identify", "arm7", str(log), "--write-urdf", str(urdf)]) == 0
+    _, q2, v2, a2 = arm_motion(duration=3.0, rate=20.0, seed=2)
+    expected = truth.inverse_dynamics(q2, v2, a2)
+    np.testing.assert_allclose(rd.load_urdf(urdf).inverse_dynamics(q2, v2, a2), expected, rtol=0,
+                               atol=1e-6 * np.abs(expected).max())

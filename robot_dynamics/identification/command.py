@@ -67,11 +67,12 @@ def excite(args, out):
     limits = joint_limits(path, robot)
     sys.stderr.write(f"  optimizing {args.harmonics} harmonics per joint over {args.duration:g} s ...\n")
     trajectory = excitation_trajectory(robot, limits=limits, duration=args.duration, harmonics=args.harmonics,
-                                       rng=np.random.default_rng(args.seed))
+                                       rng=args.seed, **({} if args.maxiter is None else {"maxiter": args.maxiter}))
     trajectory.save(args.out)
     out.write(f"excitation trajectory of '{robot.model.name}': {args.duration:g} s, {args.harmonics} harmonics per "
               f"joint, within the URDF's position and velocity limits\n")
-    out.write(f"condition number of the stacked base regressor: {trajectory.condition:.4g}\n")
+    out.write(f"condition number of the stacked base regressor: {trajectory.condition:.4g} (the random start: "
+              f"{trajectory.initial_condition:.4g})\n")
     out.write(f"wrote {args.out}\n")
     return 0
 
@@ -96,9 +97,12 @@ def simulate(args, out):
     duration = args.duration if args.duration is not None else trajectory.duration
     log = simulate_log(robot, trajectory, duration, rate=args.rate, pi=truth.parameters, noise=args.noise,
                        rng=np.random.default_rng(args.seed))
+    if args.positions_only:                                    # as encoders and drives log: identify differentiates q
+        log = log._replace(v=None, a=None)
     write_log(args.out, log)
     payload = f", a {args.payload:g} kg payload on {body}" if args.payload else ""
-    out.write(f"simulated '{robot.model.name}'{payload}: {len(log.t):,} samples over {duration:g} s at "
+    logged = "t, q, tau" if args.positions_only else "t, q, v, a, tau"
+    out.write(f"simulated '{robot.model.name}'{payload}: {len(log.t):,} samples ({logged}) over {duration:g} s at "
               f"{args.rate:g} Hz\nwrote {args.out}\n")
     return 0
 
