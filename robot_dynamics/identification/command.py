@@ -18,7 +18,7 @@ import numpy as np
 from ..bundled import bundled_urdf
 from ..robot import load_urdf
 from ..urdf import joint_limits
-from .logs import coordinate_names, read_log, save_parameters, save_ros_parameters, write_corrected_urdf, write_log
+from .logs import Log, coordinate_names, read_log, save_parameters, save_ros_parameters, write_corrected_urdf, write_log
 
 
 def robot_and_path(urdf, floating_base=False):
@@ -98,7 +98,7 @@ def simulate(args, out):
     log = simulate_log(robot, trajectory, duration, rate=args.rate, pi=truth.parameters, noise=args.noise,
                        rng=np.random.default_rng(args.seed))
     if args.positions_only:                                    # as encoders and drives log: identify differentiates q
-        log = log._replace(v=None, a=None)
+        log = Log(log.t, log.q, None, None, log.tau, log.joint_names)
     write_log(args.out, log)
     payload = f", a {args.payload:g} kg payload on {body}" if args.payload else ""
     logged = "t, q, tau" if args.positions_only else "t, q, v, a, tau"
