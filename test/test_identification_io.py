@@ -392,3 +392,25 @@ def test_cli_walk_through_excite_simulate_identify(tmp_path, arm, capsys):
     expected = truth.inverse_dynamics(q2, v2, a2)
     np.testing.assert_allclose(rd.load_urdf(urdf).inverse_dynamics(q2, v2, a2), expected, rtol=0,
                                atol=1e-6 * np.abs(expected).max())
+
+
+def test_cli_several_logs_and_chunks_take_the_dask_route_to_the_same_fit(tmp_path, arm, capsys):
+    """Two halves of a log (Dask, one task per file) and the whole log in chunks of 64 samples (Dask) give the
+    in-memory fit of the whole log."""
+    from robot_dynamics.cli import main
+
+    t, q, v, a = arm_motion(duration=2.0, rate=100.0)
+    tau = arm.inverse_dynamics(q, v, a) + np.random.default_rng(3).normal(scale=0.05, size=v.shape)
+    write_log(tmp_path / "all.npz", Log(t, q, v, a, tau, arm.joint_names))
+    for name, rows in (("first.npz", slice(0, 120)), ("second.npz", slice(120, None))):
+        write_log(tmp_path / name, Log(t[rows], q[rows], v[rows], a[rows], tau[rows], arm.joint_names))
+    runs = {"memory": [str(tmp_path / "all.npz")], "chunks": [str(tmp_path / "all.npz"), "--chunks", "64"],
+            "files": [str(tmp_path / "first.npz"), str(tmp_path / "second.npz")]}
+    fits = {}
+    for name, argv in runs.items():
+        assert main(["identify", "arm7", *argv, "--out", str(tmp_path / f"{name}.json")]) == 0
+        fits[name] = load_parameters(tmp_path / f"{name}.json", arm)
+    err = capsys.readouterr().err
+    assert f"{len(t)} / {len(t)} samples" in err and "2 / 2 logs" in err
+    for name in ("chunks", "files"):
+        np.testing.assert_allclose(fits[name], fits["memory"], rtol=0, atol=1e-10 * np.abs(fits["memory"]).max())

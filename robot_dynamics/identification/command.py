@@ -33,10 +33,11 @@ def robot_and_path(urdf, floating_base=False):
 
 
 class Progress:
-    """progress(done, total) of ``what``: a bar on stderr, redrawn at most every 0.1 s; close() ends its line."""
+    """progress(done, total) of ``what``, counted in ``unit``: a bar on stderr, redrawn at most every 0.1 s; close()
+    ends its line."""
 
-    def __init__(self, what, stream=None, width=30):
-        self.what, self.stream, self.width = what, stream or sys.stderr, width
+    def __init__(self, what, unit="samples", stream=None, width=30):
+        self.what, self.unit, self.stream, self.width = what, unit, stream or sys.stderr, width
         self._drawn, self._last = -1.0, None
 
     def __call__(self, done, total):
@@ -46,7 +47,7 @@ class Progress:
             return
         self._drawn = now
         bar = "#" * int(round(self.width * done / max(total, 1)))
-        self.stream.write(f"\r  {self.what}: [{bar:<{self.width}}] {done:,} / {total:,} samples")
+        self.stream.write(f"\r  {self.what}: [{bar:<{self.width}}] {done:,} / {total:,} {self.unit}")
         self.stream.flush()
 
     def close(self):
@@ -124,20 +125,21 @@ def identify(args, out):
     method = "consistent" if args.consistent else "wls"
     first = read_log(args.logs[0], robot, topic=args.topic)
     q, v, a = first.q, first.v, first.a
-    progress = Progress("identify")
+    several = len(args.logs) > 1
+    progress = Progress("identify", "logs" if several else "samples")
     try:
-        if len(args.logs) > 1 or args.chunks is not None:      # the Dask route: each task reads one file
+        if several:                                            # the Dask route: one task reads one file
             if args.topic is not None:
-                raise ValueError("--topic: the Dask route (several logs, --chunks) reads /joint_states of bags")
+                raise ValueError("--topic: several logs are read by the Dask route, which reads bags' /joint_states")
             result = identify_logs(robot, list(args.logs), method=method, friction=args.friction,
                                    chunks=args.chunks, progress=progress)
-        else:
+        else:                                                  # in memory, or in chunks with Dask (--chunks)
             if first.tau is None:
                 raise ValueError(f"log '{args.logs[0]}' has no torques (tau_<joint> columns, effort, or tau)")
             if v is None or a is None:                         # both from the positions, zero-phase filtered
                 q, v, a = derivatives(first.t, first.q, args.cutoff)
             result = identify_logs(robot, q, v, a, first.tau, method=method, friction=args.friction,
-                                   progress=progress)
+                                   chunks=args.chunks, progress=progress)
     finally:
         progress.close()
     report(robot, result, args.logs, out)
