@@ -150,6 +150,7 @@ def add_identification_parsers(sub):
     p.add_argument("--harmonics", type=int, default=5, help="Fourier harmonics per joint (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the optimizer's start (default 0)")
     p.add_argument("--maxiter", type=int, help="optimizer iterations (0: the random start; default: the library's)")
+    p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
     p = sub.add_parser("simulate", help="a log of the robot following a trajectory (torques by inverse dynamics)")
     p.add_argument("urdf", help=urdf_help)
     p.add_argument("trajectory", help="a trajectory of robot-dynamics excite (.npz)")
@@ -164,6 +165,7 @@ def add_identification_parsers(sub):
     p.add_argument("--positions-only", action="store_true",
                    help="log t, q and tau only, as encoders and drives do (identify then differentiates q)")
     p.add_argument("--seed", type=int, default=0, help="seed of the noise (default 0)")
+    p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
     p = sub.add_parser("identify", help="inertial parameters (and friction) from logs; a corrected URDF")
     p.add_argument("urdf", help=urdf_help)
     p.add_argument("logs", nargs="+", metavar="LOG", help="log files: .npz, .csv, or ROS 2 bags (.db3, .mcap, "

@@ -62,7 +62,7 @@ def excite(args, out):
     """An excitation trajectory within the URDF's joint limits, saved to args.out (.npz)."""
     from .excitation import excitation_trajectory
 
-    robot, path = robot_and_path(args.urdf)
+    robot, path = robot_and_path(args.urdf, args.floating_base)
     if not str(args.out).endswith(".npz"):
         raise ValueError(f"--out '{args.out}': an excitation trajectory is saved as .npz")
     limits = joint_limits(path, robot)
@@ -86,7 +86,7 @@ def simulate(args, out):
     from .excitation import FourierTrajectory
     from .simulated import simulate_log
 
-    robot, _ = robot_and_path(args.urdf)
+    robot, _ = robot_and_path(args.urdf, args.floating_base)
     trajectory = FourierTrajectory.load(args.trajectory)
     truth = robot
     if args.payload:

@@ -396,9 +396,9 @@ def _parameters_array(robot, pi):
 
 
 def coordinate_names(robot):
-    """A name per velocity coordinate: the base's [vx, vy, vz, wx, wy, wz], then each joint's (joint[k] for a
-    joint of several)."""
-    names = [f"base_{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")] if robot.floating_base else []
+    """A name per row of tau (per velocity coordinate): a floating base's wrench base_fx .. base_mz, then each
+    joint's name (joint[k] for a joint of several)."""
+    names = list(BASE_COLUMNS["tau"]) if robot.floating_base else []
     for joint in robot.model.joints:
         if joint.mimic is None and not (robot.floating_base and joint.idx_v < 6):
             names += [joint.name] if joint.nv == 1 else [f"{joint.name}[{k}]" for k in range(joint.nv)]
