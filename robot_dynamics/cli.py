@@ -157,7 +157,9 @@ def add_identification_parsers(sub):
     p.add_argument("--out", required=True, help="the log: .csv or .npz")
     p.add_argument("--duration", type=_positive, help="s (default: the trajectory's period)")
     p.add_argument("--rate", type=_positive, default=1000.0, help="samples per second (default 1000)")
-    p.add_argument("--noise", type=float, help="torque noise, as simulate_log's noise")
+    p.add_argument("--noise", type=float, metavar="FRACTION",
+                   help="torque noise of this standard deviation relative to each torque's range (0.01: 1 %%), "
+                        "positions quantized by a 16-bit encoder")
     p.add_argument("--payload", type=float, default=0.0, help="a payload of this mass (kg) on --payload-body")
     p.add_argument("--payload-body", help="the payload's body (default: the last)")
     p.add_argument("--payload-com", type=float, nargs=3, default=(0.0, 0.0, 0.0), metavar=("X", "Y", "Z"),

@@ -86,6 +86,8 @@ def simulate(args, out):
     from .excitation import FourierTrajectory
     from .simulated import simulate_log
 
+    if Path(args.out).suffix not in (".csv", ".npz"):
+        raise ValueError(f"--out '{args.out}': write a log as .csv or .npz")
     robot, _ = robot_and_path(args.urdf, args.floating_base)
     trajectory = FourierTrajectory.load(args.trajectory)
     truth = robot
