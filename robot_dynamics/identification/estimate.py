@@ -33,7 +33,7 @@ from ..controllers.adaptive import InertiaMetric
 from .base import BaseParameters, base_parameters
 from .consistent import consistent_fit, project_consistent
 from .least_squares import friction_joints, normal_equations, stacked_regressor
-from .signals import derivatives
+from .signals import derivatives, interior
 
 METHODS = ("ols", "wls", "consistent")
 SINGULAR = 1e-13            # reciprocal condition number of the column-scaled base normal matrix deemed singular
@@ -88,7 +88,8 @@ def identify(robot, q, v=None, a=None, tau=None, *, t=None, method="wls", fricti
     q: (N, nq) positions; or a list of log files, or a dask array (then, or with chunks or client, the normal
     equations are reduced by Dask: scale_out.dask_normal_equations);
     v, a: (N, nv) velocities and accelerations; both None: from q by signals.derivatives(t, q, cutoff) (a fixed
-    base only); tau: (N, nv) joint torques (a floating base's first 6 rows: the wrench on the base, in its frame);
+    base only), and only the samples of signals.interior(t, cutoff) are used (2 / cutoff from the ends);
+    tau: (N, nv) joint torques (a floating base's first 6 rows: the wrench on the base, in its frame);
     t: (N,) times (s), needed only to differentiate q; method: "ols", "wls" or "consistent";
     friction: identify viscous and Coulomb friction per joint too; prior: (10 nb,) pi_0 (default
     robot.parameters); regularization: lambda >= 0; cutoff: Hz, of the derivative filter (default 10 Hz);
@@ -252,6 +253,8 @@ def _in_memory(robot, q, v, a, tau, t, cutoff):
                              "coordinates, not the base's quaternion)")
         _samples(robot, q, None, None, tau)
         q, v, a = derivatives(t, q, cutoff)
+        keep = interior(t, cutoff)                                  # past the filter's start-up at either end
+        q, v, a, tau = q[keep], v[keep], a[keep], tau[keep]
     v, a = np.asarray(v, dtype=float), np.asarray(a, dtype=float)
     if _samples(robot, q, v, a, tau) == 0:
         raise ValueError("q has no samples")

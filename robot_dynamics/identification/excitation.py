@@ -8,12 +8,13 @@ Swevers, Ganseman, Tukel, De Schutter & Van Brussel, "Optimal robot excitation a
     xddot_i(t) = sum_l -a_il w_f l sin(w_f l t) + b_il w_f l cos(w_f l t),
 
 periodic with period 2 pi / w_f (a log may average its periods; its spectrum is known, so the derivative filter's
-cutoff can sit well above it).  The coefficients minimize log cond(Y_b) of the base regressor (base.py) stacked
-at n_samples instants of a period (scipy.optimize.minimize, L-BFGS-B with finite-difference gradients, from
-random coefficients of the given rng: deterministic).  Limits are kept by construction: each coordinate's series
-is scaled down (never up) until it stays within MARGIN of its position half-range about x0 (the middle of its
-limits) and of its velocity limit, checked on a grid of DENSE points per period of the highest harmonic.
-Accelerations and torques are not limited (scale the base frequency down if the drives cannot follow).
+cutoff can sit well above it). The coefficients minimize log cond(Y_b) of the base regressor (base.py) stacked at
+the n_samples instants k T / n_samples (k = 0 .. n_samples - 1) of a period T (scipy.optimize.minimize, L-BFGS-B
+with finite-difference gradients, from random coefficients of the given rng: deterministic); cond from the
+eigenvalues of Y_b^T Y_b (accurate to eps cond^2, ample below cond 1e6). Limits are kept by construction: each
+coordinate's series is scaled down (never up) until it stays within MARGIN of its position half-range about x0 (the
+middle of its limits) and of its velocity limit, checked on a grid of DENSE points per period of the highest
+harmonic. Accelerations and torques are not limited (scale the base frequency down if the drives cannot follow).
 
 Defaults where a limit is absent (limits None, or inf in it): +-pi/2 rad about zero and 2 rad/s for revolute and
 continuous joints, +-0.05 m and 0.1 m/s for prismatic ones.  A floating base moves too: its coordinates are
@@ -160,35 +161,34 @@ def coordinate_limits(robot, limits=None):
     vel = np.array([DEFAULTS[t][1] for t in types])
     center = np.zeros(len(types))
     if limits is not None:
-        lower, upper, velocity = (np.asarray(getattr(limits, f), dtype=float).reshape(-1)
-                                  for f in ("lower", "upper", "velocity"))
-        for name, x in (("lower", lower), ("upper", upper), ("velocity", velocity)):
-            if len(x) == robot.nv and robot.floating_base:
-                x = x[6:]
-            if len(x) != len(types):
-                raise ValueError(f"limits.{name} must have one entry per joint coordinate ({len(types)}"
-                                 f"{' or nv = %d' % robot.nv if robot.floating_base else ''}), got {len(x)}")
-            if np.any(np.isnan(x)):
-                raise ValueError(f"limits.{name} has NaN entries")
-            if name == "lower":
-                lower = x
-            elif name == "upper":
-                upper = x
-            else:
-                velocity = x
+        lower, upper, velocity = (_joint_entries(robot, limits, name, len(types))
+                                  for name in ("lower", "upper", "velocity"))
         bounded = np.isfinite(lower) & np.isfinite(upper)
-        if np.any(bounded & (upper <= lower)):
-            raise ValueError(f"limits: upper <= lower for coordinates {np.flatnonzero(bounded & (upper <= lower))}")
+        empty = np.flatnonzero(bounded & (upper <= lower))
+        if len(empty):
+            raise ValueError(f"limits: upper <= lower at joint coordinates {empty}")
+        if np.any(velocity <= 0):
+            raise ValueError(f"limits.velocity must be positive, got {velocity}")
         center = np.where(bounded, 0.5 * (lower + upper), 0.0)
         half = np.where(bounded, 0.5 * (upper - lower), half)
-        if np.any(velocity <= 0):
-            raise ValueError("limits.velocity must be positive")
         vel = np.where(np.isfinite(velocity), velocity, vel)
     if robot.floating_base:
         center = np.concatenate([np.zeros(6), center])
         half = np.concatenate([[h for h, _ in BASE_DEFAULTS], half])
         vel = np.concatenate([[v for _, v in BASE_DEFAULTS], vel])
     return center, half, vel
+
+
+def _joint_entries(robot, limits, name, n):
+    """limits.<name> over the n joint coordinates (a floating base's 6 dropped when given).  -> (n,)"""
+    x = np.asarray(getattr(limits, name), dtype=float).reshape(-1)
+    if robot.floating_base and len(x) == robot.nv:
+        x = x[6:]
+    if len(x) != n:
+        raise ValueError(f"limits.{name} must have one entry per joint coordinate ({n}), got {len(x)}")
+    if np.any(np.isnan(x)):
+        raise ValueError(f"limits.{name} has NaN entries")
+    return x
 
 
 def excitation_trajectory(robot, limits=None, duration=10.0, harmonics=5, base_frequency=None, n_samples=None,
@@ -233,8 +233,8 @@ def excitation_trajectory(robot, limits=None, duration=10.0, harmonics=5, base_f
     def log_condition(c):
         q, v, a = trajectory(c).sample(t_obj)
         Y_b = base.regressor(robot.regressor(q, v, v, a)).reshape(-1, base.rank)
-        s = np.linalg.svd(Y_b, compute_uv=False)
-        return float(np.log(s[0] / s[-1])) if s[-1] > 0 else 1e3
+        s = np.linalg.eigvalsh(Y_b.T @ Y_b)          # sigma^2 of Y_b: a small symmetric eigenproblem, not an SVD
+        return float(0.5 * np.log(s[-1] / s[0])) if s[0] > 0 else 1e3
 
     c0 = np.random.default_rng(rng).normal(size=2 * n * L)
     initial = log_condition(c0)

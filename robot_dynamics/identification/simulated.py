@@ -49,9 +49,9 @@ def simulate_log(robot, trajectory, duration, rate=1000.0, pi=None, noise=None, 
     if isinstance(noise, (int, float)) and not isinstance(noise, bool):
         noise = Noise(torque=float(noise))
     elif isinstance(noise, dict):
-        unknown = set(noise) - set(Noise._fields)
+        unknown = set(noise) - {"resolution", "torque"}
         if unknown:
-            raise ValueError(f"noise: unknown fields {sorted(unknown)}; known: {Noise._fields}")
+            raise ValueError(f"noise: unknown fields {sorted(unknown)}; known: resolution, torque")
         noise = Noise(**noise)
     if noise is not None and not isinstance(noise, Noise):
         raise ValueError(f"noise must be None, a Noise, a dict or a number, got {noise!r}")
