@@ -179,13 +179,11 @@ def _base_fit(G_b, b_b, w, base):
         raise ValueError(f"the data do not excite the base parameters {missing}: move every joint "
                          "(excitation_trajectory)")
     As = A_b / np.outer(d, d)
-    try:
-        factor = scipy.linalg.cho_factor(As)
-    except scipy.linalg.LinAlgError:
-        factor = None
-    if factor is None or 1.0 / np.linalg.cond(As) < SINGULAR:
+    s = np.linalg.eigvalsh(As)
+    if s[0] <= SINGULAR * s[-1]:
         raise ValueError(f"the data do not determine the base parameters (condition number of the scaled normal "
-                         f"matrix {np.linalg.cond(As):.3g}): excite the robot more (excitation_trajectory)")
+                         f"matrix {s[-1] / max(s[0], 1e-300):.3g}): excite the robot more (excitation_trajectory)")
+    factor = scipy.linalg.cho_factor(As)
     return scipy.linalg.cho_solve(factor, (w @ b_b) / d) / d, A_b
 
 
