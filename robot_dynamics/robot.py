@@ -8,6 +8,7 @@ in the compiled parallel loop.
 import functools
 import linecache
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -167,8 +168,10 @@ def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=Fals
 class Robot:
     """M(q), C(q, v), g(q), the CoM Jacobian and the Slotine-Li regressor of a tree of rigid bodies (paper 002).
 
-    Threads: every method fills its results within one compiled call, which holds the GIL, so threads that share
-    a Robot take turns and never see each other's scratch workspace.  For speed on several cores, pass a batch.
+    Threads: a single state is computed within one compiled call, which holds the GIL, so threads that share a
+    Robot take turns and never see each other's scratch workspace.  A batch runs on numba's threads outside the
+    GIL, in per-thread workspaces of the Robot: two batches of one Robot take turns on its lock (two Robots of one
+    model run at once).  For speed on several cores, pass a batch.
     """
 
     def __init__(self, model):
@@ -187,6 +190,7 @@ class Robot:
         self._bodies = model.bodies.copy()          # kernels take writable arrays; the model stays frozen
         self._work = workspace(model.nbodies)
         self._thread_work = None                    # a workspace per thread of a batch (_per_thread), made once
+        self._batch_lock = threading.Lock()         # one batch at a time in those workspaces (class docstring)
         self._weightless = None                     # the same robot without gravity (parameter_derivatives)
         if any(j.mimic is not None for j in model.joints):
             self.__class__ = _coupled(type(self))   # ABA does not apply to joints coupled by mimics
@@ -597,9 +601,11 @@ class Robot:
     def _run_batch(self, row, flat, targets):
         """The status codes of the compiled parallel loop of `row` over the states `flat` into `targets`."""
         status = np.zeros(flat[0].shape[0], dtype=np.int64)
-        works, arrays = self._per_thread(row)
-        getattr(self, "_p" + row.name)(self._bodies, works, arrays, (self.gravity,) if row.gravity else (),
-                                       tuple(flat), tuple(x if x.ndim > 1 else x[:, None] for x in targets), status)
+        with self._batch_lock:                      # the loop leaves the GIL; its workspaces are the Robot's
+            works, arrays = self._per_thread(row)
+            getattr(self, "_p" + row.name)(self._bodies, works, arrays, (self.gravity,) if row.gravity else (),
+                                           tuple(flat), tuple(x if x.ndim > 1 else x[:, None] for x in targets),
+                                           status)
         return status
 
     def _per_thread(self, row):

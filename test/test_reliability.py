@@ -560,3 +560,30 @@ def test_one_kernel_set_for_every_nv():
         for dispatcher in (CHECKED[name], PARALLEL[name]):
             assert len(dispatcher.signatures) == 1, (name, dispatcher.signatures)
         assert len(ROWS[name].kernel.signatures) <= 1, name     # compiled within its check (none when cached)
+
+
+def test_threads_sharing_a_robot_get_their_own_batches():
+    """A batch runs outside the GIL in the Robot's per-thread workspaces: threads that share one Robot used to get
+    each other's sums (a regressor off by up to 44, found by the Dask route's threads).  Four threads each run
+    their own batches on one arm; every result equals the same batch computed alone."""
+    import threading
+    robot = rd.load_urdf(ROOT / "urdf" / "arm7.urdf")
+    rng = np.random.default_rng(0)
+    data = [rng.normal(size=(4, 20000, robot.nv)) for _ in range(4)]
+    alone = [(robot.regressor(*d), robot.mass_matrix(d[0])) for d in data]
+    shared = [[] for _ in data]
+
+    def work(i):
+        for _ in range(3):
+            shared[i].append((robot.regressor(*data[i]), robot.mass_matrix(data[i][0])))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(data))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for expected, results in zip(alone, shared):
+        assert len(results) == 3
+        for Y, M in results:
+            np.testing.assert_array_equal(Y, expected[0])
+            np.testing.assert_array_equal(M, expected[1])
