@@ -75,7 +75,9 @@ def normal_equations(robot, q, v, a, tau, friction=False, block=4096, progress=N
     for s in range(0, len(q), block):
         Y = stacked_regressor(robot, q[s:s + block], v[s:s + block], a[s:s + block], friction)
         t = np.asarray(tau[s:s + block], dtype=float)
-        total = total + NormalEquations(np.einsum("tji,tjk->jik", Y, Y), np.einsum("tji,tj->ji", Y, t),
+        Yj = np.ascontiguousarray(Y.transpose(1, 0, 2))         # (nv, B, p): joint j's rows Y_j, one block
+        total = total + NormalEquations(np.matmul(Yj.transpose(0, 2, 1), Yj),       # sum_t Y_j^T Y_j (BLAS; an
+                                        np.einsum("jti,tj->ji", Yj, t),             # einsum here ran 25x slower)
                                         np.einsum("tj,tj->j", t, t), len(t))
         if progress is not None:
             progress(total.n, len(q))
