@@ -213,6 +213,41 @@ def test_noisy_prediction_is_within_the_noise_floor(robots, truths, noisy, metho
         assert np.all(min_eigenvalues(result.parameters) >= -1e-12)
 
 
+def test_regularized_wls_minimizes_the_documented_objective(robots, noisy):
+    """WLS with lambda > 0 is the minimizer of chi^2 + lambda |pi - pi_0|_H^2 (estimate.py's docstring), solved
+    here as one stacked least-squares problem: rows sqrt(w_j) Y_j / sigma (weights from the OLS residuals,
+    sigma^2 from the WLS fit's, both read off the results) and sqrt(lambda) vec(S_k J(pi_k - pi_0k) S_k)
+    (InertiaMetric at the URDF's pi, physical here); lambda -> 0 tends to the least change."""
+    from robot_dynamics.controllers.adaptive import InertiaMetric
+    from robot_dynamics.identification.least_squares import stacked_regressor
+    robot = robots["arm7"]
+    train, _, _ = noisy
+    q, v, a = derivatives(train.t, train.q)
+    inside = interior(train.t)
+    q, v, a, tau = q[inside], v[inside], a[inside], train.tau[inside]
+    n, nv = len(q), robot.nv
+    ols = identify(robot, q, v, a, tau, method="ols")
+    wls = identify(robot, q, v, a, tau, method="wls")
+    r = wls.base.rank
+    w = (n - r / nv) / (n * ols.residual_rms**2)                     # 1 / sigma_j^2 of the OLS residuals
+    sigma2 = w @ (n * wls.residual_rms**2) / (n * nv - r)
+    Y = stacked_regressor(robot, q, v, a) * np.sqrt(w / sigma2)[:, None]
+    pi0 = np.array(robot.parameters)
+    S = InertiaMetric(pi0).S
+    basis = (S[:, None] @ pseudo_inertia(np.eye(10)) @ S[:, None]).reshape(robot.nbodies, 10, 16)
+    for lam in (1e-3, 10.0):
+        B = np.zeros((16 * robot.nbodies, 10 * robot.nbodies))
+        for k in range(robot.nbodies):
+            B[16 * k:16 * k + 16, 10 * k:10 * k + 10] = np.sqrt(lam) * basis[k].T
+        rows = np.vstack([Y.reshape(-1, 10 * robot.nbodies), B])
+        rhs = np.concatenate([(tau * np.sqrt(w / sigma2)).reshape(-1), B @ pi0])
+        expected = np.linalg.lstsq(rows, rhs, rcond=None)[0]
+        got = identify(robot, q, v, a, tau, method="wls", regularization=lam).parameters
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8 * np.abs(expected).max())
+    tiny = identify(robot, q, v, a, tau, method="wls", regularization=1e-9)
+    np.testing.assert_allclose(tiny.parameters, wls.parameters, rtol=0, atol=1e-6 * np.abs(wls.parameters).max())
+
+
 def prediction_over_floor(robot, result, held, clean):
     """RMS of the held-out prediction error over the RMS of the noise added, per joint, on the samples beyond
     2 / cutoff of the ends (signals.interior: the derivatives of the first and last ones carry the filter's

@@ -106,6 +106,24 @@ def is_consistent(pi, tolerance=0.0):
     return bool(np.all(np.linalg.eigvalsh(pseudo_inertia(np.reshape(pi, (-1, 10)))) >= -tolerance))
 
 
+def metric_basis(metric):
+    """vec(S_k J(e_j) S_k) of each body k and parameter j: |S_k J(dpi_k) S_k|_F = |dpi_k^T A_k|, the inertia metric
+    of metric (an InertiaMetric).  ->  A (nb, 10, 16)"""
+    S = metric.S                                                    # J_0k^-1/2, (nb, 4, 4)
+    return (S[:, None] @ pseudo_inertia(np.eye(10)) @ S[:, None]).reshape(len(S), 10, 16)
+
+
+def prior_rows(prior):
+    """B (16 nb, 10 nb) with |B (pi - pi_0)|^2 = sum_k |S_k J(pi_k - pi_0k) S_k|_F^2, the inertia metric at the
+    prior made consistent (module docstring).  prior: (10 nb,)"""
+    A = metric_basis(InertiaMetric(project_consistent(prior)))
+    nb = len(A)
+    B = np.zeros((16 * nb, 10 * nb))
+    for k in range(nb):
+        B[16 * k:16 * k + 16, 10 * k:10 * k + 10] = A[k].T
+    return B
+
+
 def alternating_projections(K, theta_b, metric, theta, iterations=None):
     """theta projected alternately onto the affine set K theta = theta_b and the physical set J(pi_k) >= 1e-9
     J_0k, both in the inertia metric (least change; InertiaMetric.project): von Neumann's alternating projections
@@ -141,8 +159,7 @@ def consistent_fit(R, K, theta_b, nbodies, prior, regularization, starts, max_nf
     RK = R @ K
     r_star = R @ theta_b
     metric = InertiaMetric(project_consistent(prior))
-    S = metric.S                                                    # J_0k^-1/2, (nb, 4, 4)
-    A = (S[:, None] @ pseudo_inertia(np.eye(10)) @ S[:, None]).reshape(nbodies, 10, 16)   # vec(S_k J(e_j) S_k)
+    A = metric_basis(metric)
     root = np.sqrt(regularization)
     prior = np.reshape(prior, (nbodies, 10))
 

@@ -4,6 +4,7 @@ physically consistent least squares.
 Every solver works from the per-joint normal equations (least_squares.NormalEquations: G_j, b_j, c_j, n), made
 from arrays in memory or chunk by chunk with Dask (scale_out.py); the two routes give the same answer.
 
+- The model: tau = Y(q, v, v, a) pi (paper 002, eq. (16) with v_r = v, a_r = a), plus friction columns.
 - Base parameters (base.py): tau = Y theta = Y_b theta_b, Y_b = Y[:, independent], theta_b = K theta.
 - OLS: theta_b = (Y_b^T Y_b)^-1 Y_b^T tau from sum_j G_j, sum_j b_j restricted to the base columns (solved by
   Cholesky after scaling the columns to unit norm).  Residual of joint j: |r_j|^2 = theta^T G_j theta - 2 theta^T
@@ -15,13 +16,16 @@ from arrays in memory or chunk by chunk with Dask (scale_out.py); the two routes
 - Full pi for OLS/WLS: the prior pi_0 (default the URDF's) corrected by the least change, in the inertia metric at
   the prior (controllers.adaptive.InertiaMetric, at the prior made consistent), that gives the identified base
   parameters: pi = pi_0 + H^-1 K^T (K H^-1 K^T)^-1 (theta_b - K pi_0).  Nothing the data cannot see moves.
-- Consistent (consistent.py): the full pi with every body's pseudo-inertia positive definite, friction >= 0, with
-  the WLS weights.
+- Consistent (consistent.py): the full pi with every body's pseudo-inertia positive definite (friction
+  unconstrained), with the WLS weights.
 - regularization lambda >= 0 adds lambda |pi - pi_0|_H^2 to chi^2 = sum_j w_j |r_j|^2 / sigma^2, the residual
   whitened by the unregularized fit's noise (chi^2 ~ n nv): a Gaussian prior of precision lambda in the inertia
   metric, i.e. pi_0 trusted to about 1 / sqrt(lambda) of each body's own size (lambda = 100: to 10 %).  Friction
-  is not regularized.  With lambda > 0, OLS/WLS minimize this over the full pi (a linear solve) and the
-  consistent fit includes it; lambda = 0 for OLS/WLS is the least-change correction above.
+  is not regularized.  With lambda > 0, OLS/WLS minimize this over the full pi (one stacked least-squares problem:
+  chi^2 - chi^2_min = |R (K theta - theta_b)|^2 with R^T R the whitened base normal matrix, and the prior's rows)
+  and the consistent fit includes it; lambda = 0 for OLS/WLS is the least-change correction above.  The metric
+  whitens each body by its own prior pseudo-inertia, so a thin link's thin direction weighs most: lambda = 1 can
+  move identified base parameters by several standard deviations towards a wrong prior.
 """
 from dataclasses import dataclass
 from os import PathLike
@@ -31,7 +35,7 @@ import scipy.linalg
 
 from ..controllers.adaptive import InertiaMetric
 from .base import BaseParameters, base_parameters
-from .consistent import consistent_fit, project_consistent
+from .consistent import consistent_fit, prior_rows, project_consistent
 from .least_squares import friction_joints, normal_equations, stacked_regressor
 from .signals import derivatives, interior
 
@@ -143,27 +147,26 @@ def solve_normal_equations(robot, ne, method="wls", friction=False, prior=None, 
         theta_b, A_b = _base_fit(G_b, b_b, w, base)
         e = residuals(theta_b)
     chi2_scale = max(float(w @ e) / dof, 1e-300)                   # sigma^2 of the weighted residual
-    w_hat = w / chi2_scale                                          # whitened: chi^2 = sum_j w_hat_j |r_j|^2
+    p_in = 10 * robot.nbodies
 
     theta0 = np.concatenate([prior, np.zeros(2 * n_f)])
     H = scipy.linalg.block_diag(InertiaMetric(project_consistent(prior)).matrix(), np.eye(2 * n_f))
     theta = _least_change(base.K, H, theta0, theta_b)
     if method == "consistent" or regularization > 0:
+        R = scipy.linalg.cholesky(A_b / chi2_scale)                    # R^T R: the whitened base normal matrix
         if method == "consistent":
-            R = scipy.linalg.cholesky(A_b / chi2_scale)                  # R^T R: the whitened base normal matrix
             theta = consistent_fit(R, base.K, theta_b, robot.nbodies, prior, regularization,
-                                   [np.concatenate([prior, theta[10 * robot.nbodies:]]), theta])
-        else:
-            A = np.einsum("j,jik->ik", w_hat, ne.G)
-            g = w_hat @ ne.b
-            H[10 * robot.nbodies:, 10 * robot.nbodies:] = 0.0      # friction is not regularized
-            theta = np.linalg.solve(A + regularization * H, g + regularization * H @ theta0)
+                                   [np.concatenate([prior, theta[p_in:]]), theta])
+        else:   # chi^2 - chi^2_min = |R (K theta - theta_b)|^2 (consistent.py), stacked with the prior's rows
+            B = np.sqrt(regularization) * prior_rows(prior)
+            rows = np.vstack([R @ base.K, np.hstack([B, np.zeros((len(B), 2 * n_f))])])
+            theta = np.linalg.lstsq(rows, np.concatenate([R @ theta_b, B @ prior]), rcond=None)[0]
         theta_b = base.values(theta)
         e = residuals(theta_b)
     cov = float(w @ e) / dof * np.linalg.inv(A_b)
-    return Identification(method=method, parameters=theta[:10 * robot.nbodies], base=base, base_values=theta_b,
+    return Identification(method=method, parameters=theta[:p_in], base=base, base_values=theta_b,
                           base_std=np.sqrt(np.maximum(np.diag(cov), 0.0)),
-                          friction=theta[10 * robot.nbodies:].reshape(2, n_f).T if friction else None,
+                          friction=theta[p_in:].reshape(2, n_f).T if friction else None,
                           residual_rms=np.sqrt(e / n), condition=_condition(G_b.sum(axis=0)), n_samples=n)
 
 
