@@ -281,6 +281,32 @@ def test_consistent_fit_from_an_impossible_urdf_is_physical(robots, truths, nois
     assert np.all(ratio <= FLOOR_RATIO), ratio
 
 
+def test_log_cholesky_parametrization():
+    """Rucker & Wensing's map: J(pi(x)) = U U^T with U built here from the paper's formula, its inverse, and its
+    Jacobian against central differences (h = 1e-6: tolerance 1e-8 of the scale); projecting keeps a physical pi
+    and makes an impossible one physical."""
+    from robot_dynamics.identification.consistent import log_cholesky, log_cholesky_coordinates, project_consistent
+    x = np.random.default_rng(8).normal(size=(5, 10))
+    pi, dpi = log_cholesky(x)
+    for k in range(5):
+        alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = x[k]
+        U = np.exp(alpha) * np.array([[np.exp(d1), s12, s13, t1], [0, np.exp(d2), s23, t2], [0, 0, np.exp(d3), t3],
+                                      [0, 0, 0, 1]])
+        np.testing.assert_allclose(pseudo_inertia(pi[k]), U @ U.T, rtol=1e-12, atol=1e-12 * np.abs(U @ U.T).max())
+    np.testing.assert_allclose(log_cholesky_coordinates(pi), x, rtol=0, atol=1e-10)
+    h = 1e-6
+    for i in range(10):
+        e = np.zeros(10)
+        e[i] = h
+        fd = (log_cholesky(x + e)[0] - log_cholesky(x - e)[0]) / (2 * h)
+        np.testing.assert_allclose(dpi[:, i], fd, rtol=0, atol=1e-8 * np.abs(fd).max())
+    physical = pi.reshape(-1)
+    np.testing.assert_allclose(project_consistent(physical), physical, rtol=1e-10, atol=1e-12)
+    impossible = physical.copy()
+    impossible[4] = 10 * (impossible[5] + impossible[6])                     # I_xx > I_yy + I_zz
+    assert min_eigenvalues(impossible)[0] < 0 and np.all(min_eigenvalues(project_consistent(impossible)) > 0)
+
+
 def test_solvers_work_from_the_normal_equations_alone(robots, clean_logs):
     """identify() on the samples equals the solver on NormalEquations summed from two halves (as Dask sums chunks)."""
     from robot_dynamics.identification.estimate import solve_normal_equations
