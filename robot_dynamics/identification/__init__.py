@@ -14,14 +14,14 @@ import importlib
 _WHERE = {
     "NormalEquations": "least_squares", "normal_equations": "least_squares", "stacked_regressor": "least_squares",
     "friction_columns": "least_squares", "friction_joints": "least_squares",
-    "BaseParameters": "base", "base_parameters": "base",
-    "Identification": "estimate", "identify": "estimate",
-    "derivatives": "signals",
+    "BaseParameters": "base", "base_parameters": "base", "column_names": "base",
+    "Identification": "estimate", "identify": "estimate", "solve_normal_equations": "estimate",
+    "derivatives": "signals", "interior": "signals",
     "FourierTrajectory": "excitation", "excitation_trajectory": "excitation",
-    "simulate_log": "simulated",
+    "Noise": "simulated", "simulate_log": "simulated",
     "dask_normal_equations": "scale_out",
     "Log": "logs", "read_log": "logs", "write_log": "logs", "save_parameters": "logs", "load_parameters": "logs",
-    "write_corrected_urdf": "logs",
+    "save_ros_parameters": "logs", "coordinate_names": "logs", "write_corrected_urdf": "logs",
 }
 __all__ = sorted(_WHERE)
 

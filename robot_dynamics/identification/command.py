@@ -116,7 +116,7 @@ def identify(args, out):
     """Identify the robot's parameters from its logs; print the base parameters, residuals and condition number;
     write the files asked for."""
     from .estimate import identify as identify_logs
-    from .signals import derivatives
+    from .signals import derivatives, interior
 
     for option, value, suffixes in (("--out", args.out, (".yaml", ".yml", ".json")),
                                     ("--ros-params", args.ros_params, (".yaml", ".yml")),
@@ -126,7 +126,7 @@ def identify(args, out):
     robot, path = robot_and_path(args.urdf, args.floating_base)
     method = "consistent" if args.consistent else "wls"
     first = read_log(args.logs[0], robot, topic=args.topic)
-    q, v, a = first.q, first.v, first.a
+    t, q, v, a, tau = first.t, first.q, first.v, first.a, first.tau
     several = len(args.logs) > 1
     progress = Progress("identify", "logs" if several else "samples")
     try:
@@ -136,11 +136,13 @@ def identify(args, out):
             result = identify_logs(robot, list(args.logs), method=method, friction=args.friction,
                                    chunks=args.chunks, progress=progress)
         else:                                                  # in memory, or in chunks with Dask (--chunks)
-            if first.tau is None:
+            if tau is None:
                 raise ValueError(f"log '{args.logs[0]}' has no torques (tau_<joint> columns, effort, or tau)")
-            if v is None or a is None:                         # both from the positions, zero-phase filtered
-                q, v, a = derivatives(first.t, first.q, args.cutoff)
-            result = identify_logs(robot, q, v, a, first.tau, method=method, friction=args.friction,
+            if v is None or a is None:                         # both from the positions, zero-phase filtered; the
+                q, v, a = derivatives(t, q, args.cutoff)      # ends, where the filter starts up, left out as
+                keep = interior(t, args.cutoff)                # identify(t=...) leaves them out
+                t, q, v, a, tau = t[keep], q[keep], v[keep], a[keep], tau[keep]
+            result = identify_logs(robot, q, v, a, tau, method=method, friction=args.friction,
                                    chunks=args.chunks, progress=progress)
     finally:
         progress.close()
@@ -158,7 +160,7 @@ def identify(args, out):
     if args.plot:
         if v is None or a is None:
             raise ValueError(f"--plot: log '{args.logs[0]}' has no v and a")
-        plot(args.plot, robot, result, first.t, first.tau, result.predict(robot, q, v, a), args.logs[0])
+        plot(args.plot, robot, result, t, tau, result.predict(robot, q, v, a), args.logs[0])
         written.append(f"plot {args.plot}")
     if written:
         out.write("wrote " + ", ".join(written) + "\n")
