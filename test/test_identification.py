@@ -377,6 +377,31 @@ def test_excitation_respects_the_urdf_limits_and_improves_the_condition(robots):
     np.testing.assert_array_equal(again.a, trajectory.a)
 
 
+def test_floating_base_excitation_moves_base_and_legs_within_limits_and_improves_the_condition(robots):
+    """The quadruped with a free base: the optimized series keeps the legs within the URDF's limits and the base
+    within its documented ranges (+-0.05 m, 0.1 m/s, +-0.2 rad, 0.5 rad/s: read here from the base's pose by
+    rotation angles, not from the series), and the stacked base regressor -- base wrench rows included, by SVD
+    here -- is better conditioned than at the random start."""
+    robot = robots["quadruped"]
+    limits = joint_limits(bundled_urdf("quadruped"), robot)
+    trajectory = excitation_trajectory(robot, limits=limits, rng=4, maxiter=2)
+    q, v, _ = trajectory.sample(np.linspace(0, trajectory.period, 4001))
+    assert np.all(q[:, 7:] >= limits.lower) and np.all(q[:, 7:] <= limits.upper)
+    assert np.all(np.abs(v[:, 6:]) <= limits.velocity)
+    assert np.abs(q[:, :3]).max() <= 0.05 and np.linalg.norm(q[:, 3:7], axis=1) == pytest.approx(1.0)
+    from scipy.spatial.transform import Rotation
+    yaw_pitch_roll = Rotation.from_quat(q[:, 3:7]).as_euler("ZYX")         # R = Rz(yaw) Ry(pitch) Rx(roll)
+    assert np.abs(yaw_pitch_roll).max() <= 0.2 + 1e-9
+    R = np.stack([robot.body_placements(x)[0, :3, :3] for x in q[::100]])
+    pdot = np.einsum("nij,nj->ni", R, v[::100, :3])                         # world velocity of the base origin
+    assert np.abs(pdot).max() <= 0.1 + 1e-9
+    assert trajectory.condition < trajectory.initial_condition
+    n = max(50, -(-3 * base_parameters(robot).rank // robot.nv))
+    qs, vs, as_ = trajectory.sample(np.arange(n) * trajectory.period / n)
+    Y_b = base_parameters(robot).regressor(robot.regressor(qs, vs, vs, as_)).reshape(n * robot.nv, -1)
+    np.testing.assert_allclose(trajectory.condition, np.linalg.cond(Y_b), rtol=1e-9)
+
+
 def test_excitation_defaults_and_round_trip(robots, tmp_path):
     robot = robots["arm7"]
     trajectory = excitation_trajectory(robot, rng=0, maxiter=0, duration=8.0, harmonics=3)
