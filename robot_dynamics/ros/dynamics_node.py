@@ -118,7 +118,7 @@ from robot_dynamics.ros.description import (SkipsBadMessages, describe, descript
                                             valid_gravity)
 from robot_dynamics.ros.diagnostics import Diagnostics
 from robot_dynamics.ros.guard import GuardedCallbacks
-from robot_dynamics.ros.loader import BackgroundLoader, Refused, abbreviated, check_joints
+from robot_dynamics.ros.loader import LOADER_NICENESS, BackgroundLoader, Refused, abbreviated, check_joints
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 from robot_dynamics.spatial import PARAMETER_NAMES
@@ -437,7 +437,8 @@ class DynamicsLogic:
         self._load_generation += 1
         joints = list(self.get_parameter("joints").value) if self.has_parameter("joints") else None
         self._loader.request(dict(config, xml=xml, source=source, origin=origin, regressor=self._publish_regressor,
-                                  joints=joints, generation=self._load_generation))
+                                  joints=joints, generation=self._load_generation,
+                                  niceness=LOADER_NICENESS if self.robot is not None else 0))
 
     def _cancel_load(self):
         self._load_generation += 1

@@ -7,11 +7,13 @@ compiled kernels), so a worker thread of the node would still stall its callback
 the request (pickled, on stdin), resolves and loads the description with the node's own rules
 (description.description_from_parameters, description.load_robot: URDF checks, degrees of freedom, finite
 quantities at the neutral configuration; then the node's read-only joints), and answers with the model
-(robot_dynamics.model.RobotModel, pickled, on stdout) or the reason of the refusal. It runs at the lowest CPU
-priority (nice 19), so on a busy machine the load waits for the node's answers rather than the other way
-round. Its address space is capped (``memory_limit_mb``, RLIMIT_AS), so a description too large to load ends in
-a MemoryError there, reported as a refusal; whatever it allocated goes with the process. The node then only
-unpickles the model and wraps it in a Robot (milliseconds), and swaps it in.
+(robot_dynamics.model.RobotModel, pickled, on stdout) or the reason of the refusal. While a model is serving
+it runs at the lowest CPU priority (nice 19), so on a busy machine the load waits for the node's answers rather
+than the other way round; the node's first description, with no answers to protect, loads at the node's own
+priority (the request's ``niceness``: at nice 19 beside two busy processes on two cores, a first load starved
+past a test's patience). Its address space is capped (``memory_limit_mb``, RLIMIT_AS), so a description too
+large to load ends in a MemoryError there, reported as a refusal; whatever it allocated goes with the process.
+The node then only unpickles the model and wraps it in a Robot (milliseconds), and swaps it in.
 
 This module does not import rclpy.
 """
@@ -92,12 +94,12 @@ def main():
     The answer is ``("ok", (model, warnings, source))`` or ``("refused", kind, message)``.
     """
     limit_mb = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    os.nice(LOADER_NICENESS)                  # the node's answers come first; the load takes what CPU is left
     if limit_mb > 0:
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = limit_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
     request = pickle.load(sys.stdin.buffer)
+    os.nice(request.get("niceness", LOADER_NICENESS))      # a serving node's answers come first (module docstring)
     try:
         answer = ("ok", load_request(request))
     except Refused as err:
