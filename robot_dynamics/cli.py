@@ -134,7 +134,8 @@ def main(argv=None, out=None):
         run = inspect if args.command == "inspect" else compute
     try:
         run(args, out)
-    except (ValueError, OSError) as exc:                          # URDFError is a ValueError
+    except (ValueError, OSError, ImportError) as exc:             # URDFError is a ValueError; an ImportError
+        # names an optional package missing (the identify extra: Dask, rosbags, PyYAML)
         print(f"robot-dynamics: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -263,7 +263,7 @@ def main(argv=None, out=None):
     out = out or sys.stdout
     try:
         sc = make_scenario(args.duration, args.rate, args.payload, initial_parameters=args.initial_parameters)
-    except (ValueError, OSError) as err:
+    except (ValueError, OSError, ImportError) as err:     # ImportError: PyYAML for a .yaml file
         print(f"robot-dynamics demo: error: {err}", file=sys.stderr)
         return 2
     why_not = "--in-process" if args.in_process else ros_unavailable()

@@ -414,3 +414,42 @@ def test_cli_several_logs_and_chunks_take_the_dask_route_to_the_same_fit(tmp_pat
     assert f"{len(t)} / {len(t)} samples" in err and "2 / 2 logs" in err
     for name in ("chunks", "files"):
         np.testing.assert_allclose(fits[name], fits["memory"], rtol=0, atol=1e-10 * np.abs(fits["memory"]).max())
+
+
+def test_a_missing_optional_package_is_named_with_the_extra_that_installs_it(tmp_path, arm, monkeypatch, capsys):
+    """Dask, rosbags and PyYAML come with the identify extra, not with the library: without them, the Dask route,
+    a bag and a YAML file are an ImportError naming the package and the extra (the command line: one line, exit
+    2), and what needs none of them still works."""
+    from robot_dynamics import cli
+
+    rng = np.random.default_rng(3)
+    q, v, a = rng.normal(size=(3, 40, arm.nv))
+    tau = arm.inverse_dynamics(q, v, a)
+    np.savez(tmp_path / "log.npz", t=np.arange(40) * 1e-3, q=q, v=v, a=a, tau=tau, joint_names=arm.joint_names)
+    (tmp_path / "bag").mkdir()
+    (tmp_path / "bag" / "metadata.yaml").write_text("rosbag2_bagfile_information: {}\n")
+    import sys
+
+    class NotInstalled:                         # a finder that says these packages are not there; the loaded
+        @staticmethod                           # ones are forgotten meanwhile (monkeypatch puts them back)
+        def find_spec(name, path=None, target=None):
+            if name.split(".")[0] in missing:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    missing = ("dask", "distributed", "rosbags", "yaml")
+    for name in [m for m in sys.modules if m.split(".")[0] in missing]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [NotInstalled, *sys.meta_path])
+    extra = r"pip install 'robot_dynamics\[identify\]'"
+    with pytest.raises(ImportError, match=r"the Dask route .* needs dask, which is not installed: " + extra):
+        rd.identify(arm, q, v, a, tau, chunks=10)
+    with pytest.raises(ImportError, match=r"reading the ROS 2 bag '.*bag' needs rosbags, .*" + extra):
+        read_log(tmp_path / "bag", arm)
+    with pytest.raises(ImportError, match=r"writing the YAML file '.*p.yaml' needs yaml, .*" + extra):
+        save_parameters(tmp_path / "p.yaml", arm, arm.parameters)
+    assert rd.identify(arm, q, v, a, tau).base.rank > 0                 # in memory: none of them needed
+    save_parameters(tmp_path / "p.json", arm, arm.parameters)
+    capsys.readouterr()
+    assert cli.main(["identify", str(ARM), str(tmp_path / "log.npz"), "--chunks", "10"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "needs dask, which is not installed" in error

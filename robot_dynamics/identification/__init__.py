@@ -26,6 +26,16 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
+def optional(module, purpose):
+    """importlib.import_module(module), or an ImportError naming what needs it and the extra that installs it:
+    Dask, rosbags and PyYAML come with ``pip install 'robot_dynamics[identify]'``, not with the library."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(f"{purpose} needs {module.split('.')[0]}, which is not installed: "
+                          "pip install 'robot_dynamics[identify]' (or pip install -e '.[identify]')") from error
+
+
 def __getattr__(name):
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

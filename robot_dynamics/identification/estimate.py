@@ -34,6 +34,7 @@ import numpy as np
 import scipy.linalg
 
 from ..controllers.adaptive import InertiaMetric
+from . import optional
 from .base import BaseParameters, base_parameters
 from .consistent import consistent_fit, prior_rows, project_consistent
 from .least_squares import friction_joints, normal_equations, stacked_regressor
@@ -107,6 +108,7 @@ def identify(robot, q, v=None, a=None, tau=None, *, t=None, method="wls", fricti
         raise ValueError(f"regularization must be finite and >= 0, got {regularization!r}")
     prior = _checked_prior(robot, prior)
     if chunks is not None or client is not None or _is_distributed(q):
+        optional("dask.array", "the Dask route (a list of logs, dask arrays, chunks= or client=)")
         from .scale_out import dask_normal_equations
         ne = dask_normal_equations(robot, q, v, a, tau, friction=friction,
                                    chunks=100_000 if chunks is None else chunks, client=client, progress=progress)

@@ -28,6 +28,7 @@ import numpy as np
 from ..model import build_model
 from ..spatial import PARAMETER_NAMES, parameters_from_inertial, transform_parameters
 from ..urdf import is_xacro, parse_urdf, rewrite_inertials
+from . import optional
 
 BASE_COLUMNS = {"q": ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw"),
                 "v": ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz"),
@@ -215,6 +216,7 @@ def _read_csv(path):
 def _read_bag(path, topic, robot):
     """JointState messages of ``topic`` in the bag at ``path``, columns in robot.joint_names order (or those of
     the first message)."""
+    optional("rosbags.highlevel", f"reading the ROS 2 bag '{path}'")
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
 
@@ -301,7 +303,7 @@ def save_parameters(path, robot, result_or_pi, friction=None):
 def save_ros_parameters(path, robot, pi):
     """A ROS 2 params file giving adaptive_controller_node (in any namespace) ``initial_parameters`` = pi, for
     ``--ros-args --params-file path``."""
-    import yaml
+    yaml = optional("yaml", f"writing the ROS 2 params file '{path}'")
 
     pi = _parameters_array(robot, pi)
     with open(path, "w") as file:
@@ -371,7 +373,7 @@ def _ros_parameters(document, path, robot):
 
 def _dumper(path):
     if path.suffix in (".yaml", ".yml"):
-        import yaml
+        yaml = optional("yaml", f"writing the YAML file '{path}'")
         return lambda document, file: yaml.safe_dump(document, file, sort_keys=False)
     if path.suffix == ".json":
         return lambda document, file: (json.dump(document, file, indent=1), file.write("\n"))
@@ -380,8 +382,7 @@ def _dumper(path):
 
 def _loader(path):
     if path.suffix in (".yaml", ".yml"):
-        import yaml
-        return yaml.safe_load
+        return optional("yaml", f"reading the YAML file '{path}'").safe_load
     if path.suffix == ".json":
         return json.load
     raise ValueError(f"parameters file '{path}': read .yaml, .yml or .json")
