@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from lxml import etree
 
-from .spatial import rpy_rotation
+from .spatial import inertia_matrix, rpy_rotation
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 ONE_DOF_TYPES = ("revolute", "continuous", "prismatic")
@@ -670,8 +670,7 @@ def _inertial_of(link: str, pi) -> tuple:
     if mass == 0 and np.any(h):
         raise ValueError(f"link '{link}': first moment m c = {h} without mass, which a URDF cannot hold")
     com = h / mass if mass > 0 else np.zeros(3)
-    I_o = np.array([[pi[4], pi[7], pi[8]], [pi[7], pi[5], pi[9]], [pi[8], pi[9], pi[6]]])
-    inertia = I_o - mass * (com @ com * np.eye(3) - np.outer(com, com))
+    inertia = inertia_matrix(pi) - mass * (com @ com * np.eye(3) - np.outer(com, com))
     if not np.all(np.abs(np.concatenate([com, inertia.ravel()])) <= MAX_MAGNITUDE):
         raise ValueError(f"link '{link}': centre of mass {com} or inertia beyond the bound of URDF numbers")
     return mass, com, inertia

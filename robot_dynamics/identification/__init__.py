@@ -16,7 +16,7 @@ _WHERE = {
     "friction_columns": "least_squares", "friction_joints": "least_squares",
     "BaseParameters": "base", "base_parameters": "base", "column_names": "base",
     "Identification": "estimate", "identify": "estimate", "solve_normal_equations": "estimate",
-    "derivatives": "signals", "interior": "signals",
+    "derivatives": "signals", "interior": "signals", "interior_derivatives": "signals",
     "FourierTrajectory": "excitation", "excitation_trajectory": "excitation",
     "Noise": "simulated", "simulate_log": "simulated",
     "dask_normal_equations": "scale_out",

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.linalg
 
 from ..spatial import PARAMETER_NAMES
-from .least_squares import friction_joints
+from .least_squares import friction_joints, friction_names
 
 TOLERANCE = 1e-9         # relative to the largest |R_ii|: below it, a pivot is a dependent column
 NOISE = 1e-12            # coefficients of K below this (relative to their row's largest, at least 1) are zero
@@ -60,15 +60,9 @@ def column_names(robot, friction=False):
     "Fc_<joint>" of each friction joint (least_squares.friction_columns' order).  -> list of p strings"""
     names = [f"{x}_{body}" for body in robot.body_names for x in PARAMETER_NAMES]
     if friction:
-        joints = [_velocity_name(robot, i) for i in friction_joints(robot)]
+        joints = friction_names(robot)
         names += [f"Fv_{j}" for j in joints] + [f"Fc_{j}" for j in joints]
     return names
-
-
-def _velocity_name(robot, i):
-    """The joint of velocity coordinate i (friction joints only: one coordinate each)."""
-    names = [j.name for j in robot.model.joints if j.mimic is None for _ in range(j.nv)]
-    return names[i]
 
 
 def random_states(robot, n_states, rng):

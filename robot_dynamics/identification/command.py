@@ -116,7 +116,7 @@ def identify(args, out):
     """Identify the robot's parameters from its logs; print the base parameters, residuals and condition number;
     write the files asked for."""
     from .estimate import identify as identify_logs
-    from .signals import derivatives, interior
+    from .signals import interior_derivatives
 
     for option, value, suffixes in (("--out", args.out, (".yaml", ".yml", ".json")),
                                     ("--ros-params", args.ros_params, (".yaml", ".yml")),
@@ -139,9 +139,8 @@ def identify(args, out):
             if tau is None:
                 raise ValueError(f"log '{args.logs[0]}' has no torques (tau_<joint> columns, effort, or tau)")
             if v is None or a is None:                         # both from the positions, zero-phase filtered; the
-                q, v, a = derivatives(t, q, args.cutoff)      # ends, where the filter starts up, left out as
-                keep = interior(t, args.cutoff)                # identify(t=...) leaves them out
-                t, q, v, a, tau = t[keep], q[keep], v[keep], a[keep], tau[keep]
+                keep, q, v, a = interior_derivatives(t, q, args.cutoff)    # filter's start-up at the ends left
+                t, tau = t[keep], tau[keep]                                # out, as identify(t=...) does
             result = identify_logs(robot, q, v, a, tau, method=method, friction=args.friction,
                                    chunks=args.chunks, progress=progress)
     finally:

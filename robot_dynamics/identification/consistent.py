@@ -25,8 +25,9 @@ The prior pi_0 enters as sqrt(lambda) S_k J(pi_k - pi_0k) S_k (inertia metric of
 at the prior made consistent); its 16 nb rows are kept (as zeros) when lambda = 0, so that there are at least as
 many residuals as unknowns and MINPACK's Levenberg-Marquardt (method "lm") applies: in these coordinates it
 converged in a tenth of the evaluations of the bounded trust-region method ("trf"), whose bounds would only have
-served friction >= 0. Friction is therefore unconstrained, as in OLS/WLS. Scaling: x_scale = 1 (the log-Cholesky
-coordinates are already relative); scaling by the Jacobian's columns sends the directions the data cannot see off to
+served friction >= 0. Friction is therefore unconstrained, as in OLS/WLS. Scaling: x_scale 1 for alpha and the
+logarithmic diagonal (already relative) and the body's size (the norm of U / e^alpha's diagonal, m) for the other
+six entries, lengths; scaling by the Jacobian's columns ("jac") sends the directions the data cannot see off to
 overflow.
 
 When the optimum lies on the boundary (noise can put the unconstrained base parameters outside the image of the
@@ -113,10 +114,16 @@ def metric_basis(metric):
     return (S[:, None] @ pseudo_inertia(np.eye(10)) @ S[:, None]).reshape(len(S), 10, 16)
 
 
-def prior_rows(prior):
-    """B (16 nb, 10 nb) with |B (pi - pi_0)|^2 = sum_k |S_k J(pi_k - pi_0k) S_k|_F^2, the inertia metric at the
-    prior made consistent (module docstring).  prior: (10 nb,)"""
-    A = metric_basis(InertiaMetric(project_consistent(prior)))
+def prior_metric(prior):
+    """The inertia metric at the prior made consistent (module docstring), which weighs the prior's rows and the
+    least change of OLS/WLS.  prior: (10 nb,)  ->  InertiaMetric"""
+    return InertiaMetric(project_consistent(prior))
+
+
+def prior_rows(metric):
+    """B (16 nb, 10 nb) with |B (pi - pi_0)|^2 = sum_k |S_k J(pi_k - pi_0k) S_k|_F^2 in the metric of prior_metric
+    (module docstring).  metric: InertiaMetric"""
+    A = metric_basis(metric)
     nb = len(A)
     B = np.zeros((16 * nb, 10 * nb))
     for k in range(nb):
@@ -144,21 +151,20 @@ def alternating_projections(K, theta_b, metric, theta, iterations=None):
     return theta
 
 
-def consistent_fit(R, K, theta_b, nbodies, prior, regularization, starts, max_nfev=None):
+def consistent_fit(R, K, theta_b, nbodies, prior, metric, regularization, starts, max_nfev=None):
     """theta = [pi; friction] minimizing chi^2(theta) + lambda sum_k |S_k J(pi_k - pi_0k) S_k|_F^2 over
     physically consistent pi (module docstring), by scipy.optimize.least_squares (Levenberg-Marquardt) in
     log-Cholesky coordinates from the best of the starting points.
 
     R: (r, r) upper-triangular factor of the whitened base normal matrix, R^T R = sum_j w_j G_b,j / sigma^2;
     K: (r, p) base map; theta_b: (r,) the unconstrained (WLS) base parameters, so that chi^2(theta) = |R (K theta
-    - theta_b)|^2 + chi^2_min; prior: (10 nb,) pi_0 (possibly not consistent); regularization: lambda >= 0;
-    starts: list of (p,) theta, each made consistent before use; max_nfev: evaluations at most (default MAX_NFEV
-    per unknown).  ->  theta (p,)
+    - theta_b)|^2 + chi^2_min; prior: (10 nb,) pi_0 (possibly not consistent); metric: prior_metric(prior);
+    regularization: lambda >= 0; starts: list of (p,) theta, each made consistent before use; max_nfev:
+    evaluations at most (default MAX_NFEV per unknown).  ->  theta (p,)
     """
     p_in = 10 * nbodies
     RK = R @ K
     r_star = R @ theta_b
-    metric = InertiaMetric(project_consistent(prior))
     A = metric_basis(metric)
     root = np.sqrt(regularization)
     prior = np.reshape(prior, (nbodies, 10))

@@ -33,12 +33,11 @@ from os import PathLike
 import numpy as np
 import scipy.linalg
 
-from ..controllers.adaptive import InertiaMetric
 from . import optional
 from .base import BaseParameters, base_parameters
-from .consistent import consistent_fit, prior_rows, project_consistent
+from .consistent import consistent_fit, prior_metric, prior_rows
 from .least_squares import friction_joints, normal_equations, stacked_regressor
-from .signals import derivatives, interior
+from .signals import interior_derivatives
 
 METHODS = ("ols", "wls", "consistent")
 SINGULAR = 1e-13            # reciprocal condition number of the column-scaled base normal matrix deemed singular
@@ -152,15 +151,16 @@ def solve_normal_equations(robot, ne, method="wls", friction=False, prior=None, 
     p_in = 10 * robot.nbodies
 
     theta0 = np.concatenate([prior, np.zeros(2 * n_f)])
-    H = scipy.linalg.block_diag(InertiaMetric(project_consistent(prior)).matrix(), np.eye(2 * n_f))
+    metric = prior_metric(prior)
+    H = scipy.linalg.block_diag(metric.matrix(), np.eye(2 * n_f))
     theta = _least_change(base.K, H, theta0, theta_b)
     if method == "consistent" or regularization > 0:
         R = scipy.linalg.cholesky(A_b / chi2_scale)                    # R^T R: the whitened base normal matrix
         if method == "consistent":
-            theta = consistent_fit(R, base.K, theta_b, robot.nbodies, prior, regularization,
+            theta = consistent_fit(R, base.K, theta_b, robot.nbodies, prior, metric, regularization,
                                    [np.concatenate([prior, theta[p_in:]]), theta])
         else:   # chi^2 - chi^2_min = |R (K theta - theta_b)|^2 (consistent.py), stacked with the prior's rows
-            B = np.sqrt(regularization) * prior_rows(prior)
+            B = np.sqrt(regularization) * prior_rows(metric)
             rows = np.vstack([R @ base.K, np.hstack([B, np.zeros((len(B), 2 * n_f))])])
             theta = np.linalg.lstsq(rows, np.concatenate([R @ theta_b, B @ prior]), rcond=None)[0]
         theta_b = base.values(theta)
@@ -255,9 +255,8 @@ def _in_memory(robot, q, v, a, tau, t, cutoff):
             raise ValueError("v and a are required for a floating base (signals.derivatives differentiates joint "
                              "coordinates, not the base's quaternion)")
         _samples(robot, q, None, None, tau)
-        q, v, a = derivatives(t, q, cutoff)
-        keep = interior(t, cutoff)                                  # past the filter's start-up at either end
-        q, v, a, tau = q[keep], v[keep], a[keep], tau[keep]
+        keep, q, v, a = interior_derivatives(t, q, cutoff)        # past the filter's start-up at either end
+        tau = tau[keep]
     v, a = np.asarray(v, dtype=float), np.asarray(a, dtype=float)
     if _samples(robot, q, v, a, tau) == 0:
         raise ValueError("q has no samples")

@@ -40,6 +40,16 @@ def friction_joints(robot):
     return np.arange(6 if robot.floating_base else 0, robot.nv)
 
 
+def friction_names(robot):
+    """A name per friction joint coordinate (friction_joints' order): the joint's name, "<joint>[k]" for a joint
+    of several coordinates."""
+    names = []
+    for joint in robot.model.joints:
+        if joint.mimic is None and not (robot.floating_base and joint.idx_v < 6):
+            names += [joint.name] if joint.nv == 1 else [f"{joint.name}[{k}]" for k in range(joint.nv)]
+    return names
+
+
 def friction_columns(robot, v):
     """Friction regressor: tau_f = F_v v_j + F_c sign(v_j) per joint, as extra columns after the 10 nbodies.
 

@@ -29,6 +29,7 @@ from ..model import build_model
 from ..spatial import PARAMETER_NAMES, parameters_from_inertial, transform_parameters
 from ..urdf import is_xacro, parse_urdf, rewrite_inertials
 from . import optional
+from .least_squares import friction_names
 
 BASE_COLUMNS = {"q": ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw"),
                 "v": ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz"),
@@ -284,7 +285,7 @@ def save_parameters(path, robot, result_or_pi, friction=None):
         body: dict(zip(PARAMETER_NAMES, map(float, row))) for body, row in zip(robot.body_names, pi.reshape(-1, 10))}}
     friction = result.friction if result is not None and friction is None else friction
     if friction is not None:
-        joints = _friction_names(robot)
+        joints = friction_names(robot)
         friction = np.asarray(friction, dtype=float)
         if friction.shape != (len(joints), 2):
             raise ValueError(f"friction must be ({len(joints)}, 2) [F_v, F_c] per joint, got shape {friction.shape}")
@@ -398,17 +399,8 @@ def _parameters_array(robot, pi):
 
 def coordinate_names(robot):
     """A name per row of tau (per velocity coordinate): a floating base's wrench base_fx .. base_mz, then each
-    joint's name (joint[k] for a joint of several)."""
-    names = list(BASE_COLUMNS["tau"]) if robot.floating_base else []
-    for joint in robot.model.joints:
-        if joint.mimic is None and not (robot.floating_base and joint.idx_v < 6):
-            names += [joint.name] if joint.nv == 1 else [f"{joint.name}[{k}]" for k in range(joint.nv)]
-    return names
-
-
-def _friction_names(robot):
-    """The velocity coordinates that carry friction (least_squares.friction_joints), named."""
-    return coordinate_names(robot)[6 if robot.floating_base else 0:]
+    joint's name (joint[k] for a joint of several: least_squares.friction_names)."""
+    return (list(BASE_COLUMNS["tau"]) if robot.floating_base else []) + friction_names(robot)
 
 
 # --- corrected URDF ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ least_squares.normal_equations, and a tree of additions reduces them, `split_eve
 A worker holds one chunk's samples (and the regressor of 4096 of them at a time) per task, so its memory is
 bounded by the chunk size, never by the log size.  The robot travels to the workers once per computation as its
 pickled RobotModel (or its URDF text) in one graph key; each worker thread rebuilds the Robot once and keeps it
-(a Robot holds references to compiled functions, which do not pickle).
+(a Robot holds references to compiled functions, which do not pickle; and one Robot runs one batch at a time).
 
 Dask is imported by these functions only: `import robot_dynamics` does not import it, and nothing here starts a
 cluster.
@@ -123,8 +123,8 @@ def _is_path(urdf):
 
 
 def _worker_robot(token, source):
-    """The Robot of a source, built once per worker thread: threads that run batches of one Robot at the same
-    time get wrong results (its parallel loops share one set of per-thread workspaces)."""
+    """The Robot of a source, built once per worker thread, so that a worker's threads compute at the same time
+    (the batches of one Robot take turns on its lock: they share its per-thread workspaces)."""
     robots = getattr(_LOCAL, "robots", None)
     if robots is None:
         robots = _LOCAL.robots = {}

@@ -83,6 +83,14 @@ def interior(t, cutoff=None):
     return (t >= t[0] + EDGE / cutoff) & (t <= t[-1] - EDGE / cutoff)
 
 
+def interior_derivatives(t, q, cutoff=None):
+    """(keep, q_filtered, v, a) of the interior samples only: derivatives() at every sample, then the mask of
+    interior() applied, as identify() and the command line use them.  -> (N,) bool, then (M, n) arrays"""
+    q, v, a = derivatives(t, q, cutoff)
+    keep = interior(t, cutoff)
+    return keep, q[keep], v[keep], a[keep]
+
+
 def _interval_and_cutoff(t, cutoff):
     """The median sampling interval of t and the cutoff (the default resolved), checked.  -> (h, cutoff)"""
     dt = np.diff(t)
