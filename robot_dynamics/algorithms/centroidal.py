@@ -22,13 +22,15 @@ the average spatial velocity of the robot is I_G^-1 h_G.
 import numpy as np
 from numba import njit
 
-from .kinematics import checked_pass
-from .matrices import composites, prepared
+from .innovations import pose
+from .kinematics import ERR_QUAT, check_inputs, checked_pass, placement
+from .matrices import composites
 from .operators import CONTRACT, bias_force, cross, spatial_inertia_times, transform_parameters
 
 WORK = [
     ("pG", np.float64, (10,)),                                    # the body's own parameters, world frame
     ("AG", np.float64, (6,)),                                     # A_k = sum Sdot qdot, world frame
+    ("Ic", np.float64, (10,)),                                    # Lambda_k^w, then the composite Ic_k (A_G)
 ]
 
 
@@ -47,35 +49,58 @@ def centre(bodies, work):
 
 
 @njit(cache=True, fastmath=CONTRACT)
-def centroidal_map_terms(bodies, work, A):
-    """A <- A_G (6, nv), after the composites with inertias: column s of body j is X_G^* Ic_j S_s (summed over
-    the bodies a coordinate moves: a mimic joint's column adds into its master's)."""
-    m, c0, c1, c2 = centre(bodies, work)
+def centroidal_map(bodies, work, q, A):
+    """A <- A_G (6, nv) in one outward and one inward pass: the outward pass of innovations.pose (T_{0,k} and the
+    world axes S, no rates) with each body's Lambda_k^w, then, tips to root, the composite Ic_j complete (its
+    children's added) and column s of body j, Ic_j S_s (summed over the bodies a coordinate moves: a mimic joint's
+    column adds into its master's); the moment moved to the centre of mass at the end, k_G = k_0 - c x l.
+    0 or ERR_QUAT."""
+    nb, nv = bodies.shape[0], A.shape[1]
+    for k in range(nb):                                            # T_{0,k}, S and Lambda_k^w
+        b, w = bodies[k], work[k]
+        x = 0.0
+        if b.nvj == 1:
+            x = q[b.iq]
+        elif placement(b, w, q) != 0:
+            return ERR_QUAT
+        pose(b, w, work[max(b.parent, 0)], x)
+        transform_parameters(b.pi, w.Rm, w.pm, w.Ic)
     for r in range(6):
-        for c in range(A.shape[1]):
+        for c in range(nv):
             A[r, c] = 0.0
-    for j in range(bodies.shape[0]):
+    m, h0, h1, h2 = 0.0, 0.0, 0.0, 0.0
+    for j in range(nb - 1, -1, -1):                                # Ic_j: Lambda_j^w and its children's Ic
         bj, wj = bodies[j], work[j]
-        S = wj.S
-        for s in range(bj.nvj):
-            l0, l1, l2, k0, k1, k2 = spatial_inertia_times(wj.pic, S[0, s], S[1, s], S[2, s], S[3, s], S[4, s],
-                                                           S[5, s])
-            x0, x1, x2 = cross(c0, c1, c2, l0, l1, l2)            # k_G = k_0 - c x l
-            i = bj.iv + s
-            A[0, i] += l0
-            A[1, i] += l1
-            A[2, i] += l2
-            A[3, i] += k0 - x0
-            A[4, i] += k1 - x1
-            A[5, i] += k2 - x2
+        I, i = wj.Ic, bj.iv
+        if bj.nvj == 1:                                            # h_0 column: Ic_j S (paper 002, Prop. 1)
+            S = wj.Sm
+            l0, l1, l2, k0, k1, k2 = spatial_inertia_times(I, S[0], S[1], S[2], S[3], S[4], S[5])
+            A[0, i], A[1, i], A[2, i] = A[0, i] + l0, A[1, i] + l1, A[2, i] + l2
+            A[3, i], A[4, i], A[5, i] = A[3, i] + k0, A[4, i] + k1, A[5, i] + k2
+        else:
+            S = wj.S
+            for s in range(bj.nvj):
+                l0, l1, l2, k0, k1, k2 = spatial_inertia_times(I, S[0, s], S[1, s], S[2, s], S[3, s], S[4, s],
+                                                               S[5, s])
+                A[0, i + s], A[1, i + s], A[2, i + s] = A[0, i + s] + l0, A[1, i + s] + l1, A[2, i + s] + l2
+                A[3, i + s], A[4, i + s], A[5, i + s] = A[3, i + s] + k0, A[4, i + s] + k1, A[5, i + s] + k2
+        if bj.parent >= 0:
+            P = work[bj.parent].Ic
+            P[0], P[1], P[2], P[3], P[4] = P[0] + I[0], P[1] + I[1], P[2] + I[2], P[3] + I[3], P[4] + I[4]
+            P[5], P[6], P[7], P[8], P[9] = P[5] + I[5], P[6] + I[6], P[7] + I[7], P[8] + I[8], P[9] + I[9]
+        else:                                                      # the roots' composites: mass, first moment
+            m, h0, h1, h2 = m + I[0], h0 + I[1], h1 + I[2], h2 + I[3]
+    c0, c1, c2 = (h0 / m, h1 / m, h2 / m) if m > 0.0 else (0.0, 0.0, 0.0)     # the centre of mass (as centre)
+    for c in range(nv):                                            # A_G = X_G^* A_0: k_G = k_0 - c x l
+        x0, x1, x2 = cross(c0, c1, c2, A[0, c], A[1, c], A[2, c])
+        A[3, c], A[4, c], A[5, c] = A[3, c] - x0, A[4, c] - x1, A[5, c] - x2
+    return 0
 
 
 @njit(cache=True)
 def centroidal_momentum_matrix(bodies, work, q, A):
-    status = prepared(bodies, work, (q,), q, q, False, True)
-    if status == 0:
-        centroidal_map_terms(bodies, work, A)
-    return status
+    status = check_inputs((q,))
+    return status if status != 0 else centroidal_map(bodies, work, q, A)
 
 
 @njit(cache=True, fastmath=CONTRACT)

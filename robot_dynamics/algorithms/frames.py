@@ -1,6 +1,6 @@
 """Frames: the pose, Jacobian, twist and classical acceleration bias of a frame rigidly attached to a body (every
 URDF link is one, model.frames), summed along the frame's support -- its body and that body's ancestors, as
-Pinocchio's computeFrameJacobian -- after kinematics.outward_pass over the whole tree.
+Pinocchio's computeFrameJacobian -- after kinematics' outward step along that support alone (O(depth), not O(nb)).
 
 A frame f sits on body k at (R_kf, p_kf): T_{0,f} = T_{0,k} T_{k,f}.  Body k's world-frame Jacobian is the
 world axes S of the coordinates of k and of its ancestors (paper 002, eq. (27) unrolled, see kinematics.py), so
@@ -23,7 +23,7 @@ p_kf]: body -1 is the world (a link fixed to it), reference one of REFERENCES' c
 import numpy as np
 from numba import njit
 
-from .kinematics import checked_pass
+from .kinematics import ERR_QUAT, check_inputs, outward_step
 from .operators import CONTRACT, ad_inv_times, cross, rotate
 
 WORK = [
@@ -43,8 +43,8 @@ def frame_array(body, reference, R, p):
 
 @njit(cache=True, fastmath=CONTRACT)
 def support_pass(bodies, work, inputs, frame, q, v, with_rates):
-    """The inputs checked and kinematics.outward_pass run (checked_pass), the frame's body and its ancestors listed
-    root last (work[0].chain .. work[n-1].chain), then the frame's pose T_{0,f} = T_{0,k} T_{k,f} into
+    """The frame's body and its ancestors listed root last (work[0].chain .. work[n-1].chain), the inputs checked
+    and kinematics' outward step run along that support alone, then the frame's pose T_{0,f} = T_{0,k} T_{k,f} into
     work[0].Rf, work[0].pf.  Returns (status, n): status 0 or the first error's code, n the number of bodies (0
     for a frame fixed to the world)."""
     k, n = int(frame[0]), 0
@@ -52,9 +52,12 @@ def support_pass(bodies, work, inputs, frame, q, v, with_rates):
         work[n].chain = k
         n += 1
         k = bodies[k].parent
-    status = checked_pass(bodies, work, inputs, q, v, with_rates)   # the whole tree: kinematics' own loop, whose
-    if status != 0:                                            # per-body step inlined along the branch alone
-        return status, n                                       # ran 60% slower per body
+    status = check_inputs(inputs)
+    if status != 0:
+        return status, n
+    for i in range(n - 1, -1, -1):                                 # the outward pass along the support alone,
+        if outward_step(bodies, work, work[i].chain, q, v, with_rates) != 0:    # root first (Pinocchio's
+            return ERR_QUAT, n                                     # computeFrameJacobian: O(depth), not O(nb))
     f = work[0]
     if n == 0:
         for r in range(3):

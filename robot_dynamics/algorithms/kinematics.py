@@ -115,45 +115,54 @@ def placement(b, w, q):
     return 0
 
 
+@njit(cache=True, fastmath=CONTRACT, inline="always")
+def outward_step(bodies, work, k, q, v, with_rates):
+    """One step of outward_pass: body k, whose parent is done.  0, or ERR_QUAT.  Inlined into outward_pass and
+    into frames.support_pass, which steps along one branch of the tree."""
+    b, w = bodies[k], work[k]
+    if placement(b, w, q) != 0:
+        return ERR_QUAT
+    if b.parent < 0:                         # element by element: an array-to-array slice copy makes numba
+        for r in range(3):                   # compile its broadcasting error messages (seconds at first use)
+            for c in range(3):
+                w.R0[r, c] = w.R_pk[r, c]
+            w.p0[r] = w.p_pk[r]
+    else:
+        wp = work[b.parent]                                        # T_{0,k} = T_{0,p} T_{p,k}
+        for r in range(3):
+            for c in range(3):
+                w.R0[r, c] = wp.R0[r, 0] * w.R_pk[0, c] + wp.R0[r, 1] * w.R_pk[1, c] + wp.R0[r, 2] * w.R_pk[2, c]
+        x0, x1, x2 = rotate(wp.R0, w.p_pk[0], w.p_pk[1], w.p_pk[2])
+        w.p0[0], w.p0[1], w.p0[2] = wp.p0[0] + x0, wp.p0[1] + x1, wp.p0[2] + x2
+    if b.jtype == REVOLUTE:                                        # S = Ad_{0,k} (mult Xi_k), eq. (27):
+        a0, a1, a2 = rotate(w.R0, b.mult * b.axis[0], b.mult * b.axis[1], b.mult * b.axis[2])
+        y0, y1, y2 = cross(w.p0[0], w.p0[1], w.p0[2], a0, a1, a2)          # [p0 x a; a] with a = mult R0 axis
+        store6(w.S[:, 0], (y0, y1, y2, a0, a1, a2))
+    else:
+        for c in range(b.nvj):
+            s0, s1, s2, s3, s4, s5 = ad_times(w.R0, w.p0, b.Xi[:, c])
+            m = b.mult
+            store6(w.S[:, c], (m * s0, m * s1, m * s2, m * s3, m * s4, m * s5))
+    if with_rates:
+        for r in range(6):                                         # V_k = V_p + S qdot, eq. (26)
+            w.V[r] = 0.0 if b.parent < 0 else work[b.parent].V[r]
+        for c in range(b.nvj):
+            for r in range(6):
+                w.V[r] += w.S[r, c] * v[b.iv + c]
+        for c in range(b.nvj):                                     # d/dt S = adj(V_k) S, eq. (28)
+            d0, d1, d2, d3, d4, d5 = adj_times(w.V, w.S[:, c])
+            store6(w.Sd[:, c], (d0, d1, d2, d3, d4, d5))
+    return 0
+
+
 @njit(cache=True, fastmath=CONTRACT)
 def outward_pass(bodies, work, q, v, with_rates):
     """Poses T_{p,k}, T_{0,k} and world axes S of every body; with_rates: also V_k and Sdot.  Paper 002,
     section VI: Ad_{0,k}^-1 = Ad_{p,k}^-1 Ad_{0,p}^-1 and eqs. (26)-(28) in world coordinates.
     Returns 0, or ERR_QUAT for a zero quaternion in q."""
     for k in range(bodies.shape[0]):
-        b, w = bodies[k], work[k]
-        if placement(b, w, q) != 0:
+        if outward_step(bodies, work, k, q, v, with_rates) != 0:
             return ERR_QUAT
-        if b.parent < 0:                     # element by element: an array-to-array slice copy makes numba
-            for r in range(3):               # compile its broadcasting error messages (seconds at first use)
-                for c in range(3):
-                    w.R0[r, c] = w.R_pk[r, c]
-                w.p0[r] = w.p_pk[r]
-        else:
-            wp = work[b.parent]                                    # T_{0,k} = T_{0,p} T_{p,k}
-            for r in range(3):
-                for c in range(3):
-                    w.R0[r, c] = wp.R0[r, 0] * w.R_pk[0, c] + wp.R0[r, 1] * w.R_pk[1, c] + wp.R0[r, 2] * w.R_pk[2, c]
-            x0, x1, x2 = rotate(wp.R0, w.p_pk[0], w.p_pk[1], w.p_pk[2])
-            w.p0[0], w.p0[1], w.p0[2] = wp.p0[0] + x0, wp.p0[1] + x1, wp.p0[2] + x2
-        if b.jtype == REVOLUTE:                                    # S = Ad_{0,k} (mult Xi_k), eq. (27):
-            a0, a1, a2 = rotate(w.R0, b.mult * b.axis[0], b.mult * b.axis[1], b.mult * b.axis[2])
-            y0, y1, y2 = cross(w.p0[0], w.p0[1], w.p0[2], a0, a1, a2)      # [p0 x a; a] with a = mult R0 axis
-            store6(w.S[:, 0], (y0, y1, y2, a0, a1, a2))
-        else:
-            for c in range(b.nvj):
-                s0, s1, s2, s3, s4, s5 = ad_times(w.R0, w.p0, b.Xi[:, c])
-                m = b.mult
-                store6(w.S[:, c], (m * s0, m * s1, m * s2, m * s3, m * s4, m * s5))
-        if with_rates:
-            for r in range(6):                                     # V_k = V_p + S qdot, eq. (26)
-                w.V[r] = 0.0 if b.parent < 0 else work[b.parent].V[r]
-            for c in range(b.nvj):
-                for r in range(6):
-                    w.V[r] += w.S[r, c] * v[b.iv + c]
-            for c in range(b.nvj):                                 # d/dt S = adj(V_k) S, eq. (28)
-                d0, d1, d2, d3, d4, d5 = adj_times(w.V, w.S[:, c])
-                store6(w.Sd[:, c], (d0, d1, d2, d3, d4, d5))
     return 0
 
 
