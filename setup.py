@@ -1,9 +1,21 @@
 """robot_dynamics: an ament_python ROS 2 package that is also a plain pip package."""
 from glob import glob
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
 
 PACKAGE = "robot_dynamics"
+
+
+class BuildExt(build_ext):
+    """build_ext with NumPy's headers (pyproject.toml's build requirements), imported only when compiling."""
+
+    def build_extensions(self):
+        import numpy
+        for extension in self.extensions:
+            extension.include_dirs.append(numpy.get_include())
+        super().build_extensions()
+
 
 setup(
     name=PACKAGE,
@@ -48,5 +60,10 @@ setup(
             "sim_node = robot_dynamics.ros.sim_node:main",
         ],
     },
-    zip_safe=True,
+    # the single-state calls in C (robot_dynamics/_fastcall.c); optional: without a C compiler the package
+    # installs and every method runs its Python path (test_fast_calls.py fails, to say so)
+    ext_modules=[Extension(PACKAGE + "._fastcall", [PACKAGE + "/_fastcall.c"], optional=True,
+                           extra_compile_args=["-O2"])],
+    cmdclass={"build_ext": BuildExt},
+    zip_safe=False,
 )

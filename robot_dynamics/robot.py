@@ -16,7 +16,7 @@ import numpy as np
 from .algorithms.kinematics import ERR_INPUT, ERR_OVERFLOW, ERR_OVERLAP, ERR_QUAT, ERR_SINGULAR
 from .algorithms.registry import CHECKED, PARALLEL, QUANTITIES
 from .algorithms.workspace import ARRAYS, EXAMPLES, workspace
-from .compiled import resolve, signature, strided, thread_count
+from .compiled import FAST_CALLS, fast_call, resolve, signature, strided, thread_count
 from .configuration import ConfigurationSpace
 from .model import BODY, build_model
 from .urdf import MAX_LINKS, URDFError, parse_urdf
@@ -24,6 +24,7 @@ from .urdf import MAX_LINKS, URDFError, parse_urdf
 
 _ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 _ROWS = {row.name: row for row in QUANTITIES}
+_VECTOR_INPUTS = ("v", "a", "tau", "v_ref", "a_ref", "j_ref")        # the nv-wide inputs of the registry's rows
 
 
 @functools.cache
@@ -168,10 +169,14 @@ def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=Fals
 class Robot:
     """M(q), C(q, v), g(q), the CoM Jacobian and the Slotine-Li regressor of a tree of rigid bodies (paper 002).
 
-    Threads: a single state is computed within one compiled call, which holds the GIL, so threads that share a
-    Robot take turns and never see each other's scratch workspace.  A batch runs on numba's threads outside the
-    GIL, in per-thread workspaces of the Robot: two batches of one Robot take turns on its lock (two Robots of one
-    model run at once).  For speed on several cores, pass a batch.
+    Threads: a single state is computed within one compiled call, which holds the GIL (the C calls of
+    compiled.fast_call as well), so threads that share a Robot take turns and never see each other's scratch
+    workspace.  A batch runs on numba's threads outside the GIL, in per-thread workspaces of the Robot: two
+    batches of one Robot take turns on its lock (two Robots of one model run at once).  For speed on several
+    cores, pass a batch.
+
+    A method's first single state runs in Python; it then installs its C call under its name on this robot
+    (robot.mass_matrix is a _fastcall.Call from then on: the same arguments, results and errors, ~0.7 us less).
     """
 
     def __init__(self, model):
@@ -220,6 +225,21 @@ class Robot:
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
         return f"<Robot '{self.model.name}': {self.nbodies} bodies, nq={self.nq}, nv={self.nv}, {base} base>"
+
+    # ---- the single-state calls in C (compiled.fast_call) -------------------------------------------------------
+    def _install(self, name, row, frames=None, references=True, **options):
+        """Robot.<name> of this robot called in C from now on (an instance attribute that shadows the class's
+        method), unless a subclass overrides the method (a robot coupled by mimics).  Its methods call this after
+        their first single state: a Call is made only for what a robot computes."""
+        if getattr(type(self), name, None) is _GENERATED[name]:
+            self.__dict__[name] = self._fast_call(name, row, frames, references, **options)
+
+    def _fast_call(self, name, row, frames=None, references=True, **options):
+        """The _fastcall.Call of registry row `row` for this robot, handing what it does not take to Robot.<name>."""
+        inputs = tuple(self.nq if x[0] == "q" else self.nv for x in row.inputs if x != "frame")
+        fixed = (self._bodies, self._work, *getattr(self, "_a" + row.name), *((self.gravity,) if row.gravity else ()))
+        return fast_call(row.name, CHECKED[row.name], _signatures(row.name)[0], fixed, inputs, self._shapes[row.name],
+                         _GENERATED[name], self, frames, references, **options)
 
     # ---- models that differ in parameters or gravity -------------------------------------------------------
     def with_parameters(self, pi):
@@ -304,6 +324,11 @@ class Robot:
             if status:
                 self._failed(status, _ROWS["_dynamics_with_regressor" if want_y else "_dynamics"],
                              (q, v, v_ref, a_ref) if want_y else (q, v), _fields(out), "out.")
+            if FAST_CALLS and "dynamics" not in self.__dict__:
+                fields = ("M", "C", "g", "com", "J_com", "Y")
+                self._install("dynamics", _ROWS["_dynamics"], result_type=Dynamics, fields=fields,
+                              extended=self._fast_call("dynamics", _ROWS["_dynamics_with_regressor"],
+                                                       result_type=Dynamics, fields=fields))
             return out
         row = _ROWS["_dynamics_with_regressor" if want_y else "_dynamics"]
         arrays = self._batched(row, (q, v, v_ref, a_ref)[:len(row.inputs)], None if out is None else _fields(out),
@@ -693,9 +718,18 @@ def {name}(self, {args}, out=None{kind_arg}):
         status = self._k{name}(self._bodies, self._work, {arrays}{constants}{args}, {out_args})
         if status:
             self._failed(status, row, ({args},), ({out_args},))
+        if _fast and {name!r} not in self.__dict__:
+            self._install({name!r}, row)
         return {result}
     {batch}
 """
+
+
+# A row's method is called in C (compiled.fast_call) once it has computed a single state in Python: every row
+# whose inputs are the state's vectors; the frame methods by their table of frames (_frame_method_q, _qv).
+_FAST = {row.name: FAST_CALLS and not row.matrices and all(x[0] == "q" or x in _VECTOR_INPUTS for x in row.inputs)
+         for row in QUANTITIES}
+_GENERATED = {}                                  # method name -> the function _method (or a frame method) made
 
 
 def _unknown_kind(row, kind):
@@ -744,9 +778,9 @@ def _method(row):
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"_ND": _ND, "_F64": _F64, "_empty": _empty, "_checked_out": _checked_out, "_fits": _fits,
                  "row": row, "_kinds": dict(row.kinds), "_unknown_kind": _unknown_kind,
-                 "_default": row.kinds[0][0] if row.kinds else None}
+                 "_default": row.kinds[0][0] if row.kinds else None, "_fast": _FAST.get(name, False)}
     exec(compile(source, filename, "exec"), namespace)
-    method = namespace[name]
+    method = _GENERATED[name] = namespace[name]
     method.__doc__, method.__qualname__, method.__module__ = row.doc, f"Robot.{name}", __name__
     return method
 
@@ -991,10 +1025,12 @@ def _frame_batched(self, row, states, F, out):
     return result
 
 
-def _frame_method_q(name, doc):
-    """Robot.<name>(q, frame, reference="local", out=None) on the row _<name>."""
+def _frame_method_q(name, doc, public=None):
+    """Robot.<name>(q, frame, reference="local", out=None) on the row _<name>; installed in C (_install) under the
+    name `public` when given (a method without reference= that calls this one), else under `name`."""
     row = _ROWS["_" + name]
     kernel, shape = "_k_" + name, "_shape__" + name
+    installed = public or name
 
     def method(self, q, frame, reference="local", out=None):
         try:
@@ -1007,6 +1043,8 @@ def _frame_method_q(name, doc):
             status = getattr(self, kernel)(self._bodies, self._work, q, F, out)
             if status:
                 self._failed(status, row, (q, F), (out,))
+            if FAST_CALLS and installed not in self.__dict__:
+                self._install(installed, row, self._frame_table, public is None)
             return out
         return self._frame_batched(row, (q,), F, out)
 
@@ -1031,6 +1069,8 @@ def _frame_method_qv(name, doc):
             status = getattr(self, kernel)(self._bodies, self._work, q, v, F, out)
             if status:
                 self._failed(status, row, (q, v, F), (out,))
+            if FAST_CALLS and name not in self.__dict__:
+                self._install(name, row, self._frame_table)
             return out
         return self._frame_batched(row, (q, v), F, out)
 
@@ -1092,7 +1132,7 @@ for _name, _value in {"_frame_table": None, "_frame": _frame, "_frame_batched": 
                       "_external_torques": _external_torques,
                       "_inverse_dynamics_with_wrenches": _inverse_dynamics_with_wrenches,
                       "_forward_dynamics_with_wrenches": _forward_dynamics_with_wrenches,
-                      "_frame_pose": _frame_method_q("frame_placement", "")}.items():
+                      "_frame_pose": _frame_method_q("frame_placement", "", public="frame_placement")}.items():
     setattr(Robot, _name, _value)
 Robot.frame_names = property(_frame_names)
 Robot.frame_placement = _frame_placement
@@ -1110,6 +1150,8 @@ Robot.frame_acceleration_bias = _frame_method_qv("frame_acceleration_bias", """J
     axes); in "local" the same rotated into the frame's axes; in "world" the spatial acceleration A_0 plus
     [w x v_0; 0], v_0 the linear part of the spatial twist, as Pinocchio.  q: (..., nq), v: (..., nv) -> (..., 6)
 """)
+for _name in ("frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration_bias", "dynamics"):
+    _GENERATED[_name] = getattr(Robot, _name)
 # ---- end of frames and external wrenches ------------------------------------------------------------------------
 
 
@@ -1341,8 +1383,6 @@ def _check_contact_outs(self, out, batch, m):
     if not (isinstance(out, tuple) and len(out) == 2):
         raise ValueError(f"out must be a tuple of 2 arrays (a, forces), got {type(out).__name__}")
     return (_checked_out(out[0], batch + self._v_shape, "out[0]"), _checked_out(out[1], batch + (m,), "out[1]"))
-
-
 
 
 @dataclass(slots=True)

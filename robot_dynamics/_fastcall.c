@@ -1,0 +1,468 @@
+/* robot_dynamics._fastcall: a Robot method's call for one state, from Python straight into its compiled kernel.
+ *
+ * A Robot method written in Python costs ~0.6 us before its kernel starts (argument checks, attribute look-ups,
+ * allocating the result) and numba's entry into the kernel ~0.15 us more (a reference-counted view per array): as
+ * long as Pinocchio's whole call on a small robot.  A Call does that work in C: it checks the state arguments
+ * (exact float64 ndarrays of the robot's sizes, any strides, aligned) and `out`, allocates the results, and calls
+ * the kernel's C entry point (compiled.fast_kernel: a numba cfunc around the kernel with its checks) with the data
+ * pointers, shapes and strides.  Anything else -- a batch, a list, another dtype, an unknown keyword, a kernel
+ * that reports an error -- goes to the method written in Python (`function`), which computes it or raises the
+ * error naming the culprit, as it did before this module existed: a Call never decides anything on its own.
+ *
+ * robot.py installs a Call as an instance attribute of the Robot under the method's name (compiled.install), after
+ * the method's first single-state call; the Call holds the robot only weakly (no reference cycle) and the arrays
+ * its kernel reads (bodies, workspace, per-robot arrays, gravity) strongly.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <stddef.h>
+#include <string.h>
+
+#define MAX_ARRAYS 24           /* fixed arrays + inputs + outputs of one kernel */
+#define MAX_DIMS 128            /* their shapes and strides */
+#define MAX_INPUTS 8
+#define MAX_OUTPUTS 6
+#define MAX_NDIM 4
+
+typedef long long i64;
+/* compiled.fast_kernel's C signature: pointers to the body records and workspace, then the other arrays' data
+   pointers in the kernel's argument order, and dims: nb, then per fixed array its shape, per input and output its
+   shape followed by its strides in bytes.  Returns the kernel's status (0: success). */
+typedef i64 (*kernel_t)(void *bodies, void *work, void **pointers, i64 *dims);
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    kernel_t kernel;
+    PyObject *fixed;            /* tuple (bodies, work, *arrays, [gravity]): kept alive for the kernel */
+    PyObject *function;         /* the method written in Python, called as function(robot, *args, **kwargs) */
+    PyObject *owner;            /* weak reference to the robot */
+    PyObject *frames;           /* {(frame, reference): frame array} for a frame method, else NULL */
+    int references;             /* a frame method takes reference= (else its frame is taken in "local") */
+    PyObject *result_type;      /* NULL, or a class: the results returned as result_type(*results), and an `out`
+                                   of that class exactly, whose attributes `fields` receive them (any further
+                                   field must be None) */
+    PyObject *fields;           /* tuple of str */
+    PyObject *extended;         /* NULL, or the Call that takes more inputs (dynamics with the regressor's) */
+    int n_inputs;
+    npy_intp input_size[MAX_INPUTS];
+    int n_outputs;
+    int output_ndim[MAX_OUTPUTS];
+    npy_intp output_shape[MAX_OUTPUTS][MAX_NDIM];
+    int scalar;                 /* one output of shape (): computed into a (1,) array, returned as a numpy scalar */
+    int n_fixed;                /* pointers in fixed_pointers (arrays and gravity) */
+    void *fixed_pointers[MAX_ARRAYS];
+    int n_fixed_dims;
+    i64 fixed_dims[MAX_DIMS];
+} Call;
+
+static PyArray_Descr *float64;
+static PyObject *str_out, *str_reference, *str_local;
+
+static int matches(PyObject *x, int ndim, const npy_intp *shape, int writeable)
+{
+    /* x is an exact float64 ndarray (native byte order: the dtype singleton) of this shape, aligned: what the
+       kernel can read (and write, if writeable) through its strides. */
+    if (!PyArray_CheckExact(x))
+        return 0;
+    PyArrayObject *a = (PyArrayObject *)x;
+    if (PyArray_DESCR(a) != float64 || PyArray_NDIM(a) != ndim || !PyArray_ISALIGNED(a))
+        return 0;
+    if (writeable && !PyArray_ISWRITEABLE(a))
+        return 0;
+    for (int i = 0; i < ndim; i++)
+        if (PyArray_DIM(a, i) != shape[i])
+            return 0;
+    return 1;
+}
+
+static void add_array(PyArrayObject *a, void **pointers, int *p, i64 *dims, int *d)
+{
+    int ndim = PyArray_NDIM(a);
+    pointers[(*p)++] = PyArray_DATA(a);
+    for (int i = 0; i < ndim; i++)
+        dims[(*d)++] = PyArray_DIM(a, i);
+    for (int i = 0; i < ndim; i++)
+        dims[(*d)++] = PyArray_STRIDE(a, i);
+}
+
+static PyObject *fall_back(Call *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *robot = PyWeakref_GetObject(self->owner);          /* borrowed */
+    if (robot == NULL)
+        return NULL;
+    if (robot == Py_None) {
+        PyErr_SetString(PyExc_ReferenceError, "the Robot of this method no longer exists");
+        return NULL;
+    }
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *small[16], **all = small;
+    if (nargs + nkw + 1 > 16) {
+        all = PyMem_Malloc((nargs + nkw + 1) * sizeof(PyObject *));
+        if (all == NULL)
+            return PyErr_NoMemory();
+    }
+    Py_INCREF(robot);
+    all[0] = robot;
+    memcpy(all + 1, args, (nargs + nkw) * sizeof(PyObject *));
+    PyObject *result = PyObject_Vectorcall(self->function, all, nargs + 1, kwnames);
+    Py_DECREF(robot);
+    if (all != small)
+        PyMem_Free(all);
+    return result;
+}
+
+static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    int n = self->n_inputs, framed = self->frames != NULL, references = framed && self->references;
+    PyObject *out = NULL, *reference = NULL, *frame = NULL, *x;
+
+    /* the signature: (*inputs, out=None) or, for a frame, (*inputs, frame, reference="local", out=None) or
+       (*inputs, frame, out=None) */
+    if (self->extended != NULL && nargs == ((Call *)self->extended)->n_inputs)
+        return ((Call *)self->extended)->vectorcall(self->extended, args, nargsf, kwnames);
+    if (nargs < n + framed || nargs > n + framed + references + 1)
+        return fall_back(self, args, nargsf, kwnames);
+    if (framed) {
+        frame = args[n];
+        if (references && nargs > n + 1)
+            reference = args[n + 1];
+        if (nargs > n + 1 + references)
+            out = args[n + 1 + references];
+    }
+    else if (nargs > n)
+        out = args[n];
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        if (out == NULL && (key == str_out || PyUnicode_Compare(key, str_out) == 0))
+            out = args[nargs + i];
+        else if (references && reference == NULL && (key == str_reference || PyUnicode_Compare(key, str_reference) == 0))
+            reference = args[nargs + i];
+        else
+            return fall_back(self, args, nargsf, kwnames);       /* unknown or repeated: Python's own error */
+    }
+
+    void *pointers[MAX_ARRAYS];
+    i64 dims[MAX_DIMS];
+    int p = self->n_fixed, d = self->n_fixed_dims;
+    memcpy(pointers, self->fixed_pointers, p * sizeof(void *));
+    memcpy(dims, self->fixed_dims, d * sizeof(i64));
+    for (int i = 0; i < n; i++) {
+        if (!matches(args[i], 1, &self->input_size[i], 0))
+            return fall_back(self, args, nargsf, kwnames);
+        add_array((PyArrayObject *)args[i], pointers, &p, dims, &d);
+    }
+    if (framed) {
+        PyObject *key = PyTuple_Pack(2, frame, reference ? reference : str_local);
+        if (key == NULL)
+            return NULL;
+        x = PyDict_GetItemWithError(self->frames, key);           /* borrowed */
+        Py_DECREF(key);
+        if (x == NULL) {
+            if (PyErr_Occurred())                                   /* an unhashable frame, say */
+                PyErr_Clear();
+            return fall_back(self, args, nargsf, kwnames);       /* an unknown frame: the close matches */
+        }
+        add_array((PyArrayObject *)x, pointers, &p, dims, &d);
+    }
+
+    PyObject *results[MAX_OUTPUTS];
+    int allocated = out == NULL || out == Py_None;
+    if (allocated) {
+        for (int j = 0; j < self->n_outputs; j++) {
+            results[j] = PyArray_SimpleNew(self->output_ndim[j], self->output_shape[j], NPY_DOUBLE);
+            if (results[j] == NULL) {
+                for (int k = 0; k < j; k++)
+                    Py_DECREF(results[k]);
+                return NULL;
+            }
+        }
+    }
+    else if (self->scalar)
+        return fall_back(self, args, nargsf, kwnames);
+    else if (self->result_type != NULL) {
+        if ((PyObject *)Py_TYPE(out) != self->result_type)
+            return fall_back(self, args, nargsf, kwnames);
+        Py_ssize_t n_fields = PyTuple_GET_SIZE(self->fields);
+        for (Py_ssize_t j = 0; j < n_fields; j++) {
+            x = PyObject_GetAttr(out, PyTuple_GET_ITEM(self->fields, j));
+            if (x == NULL) {
+                PyErr_Clear();
+                return fall_back(self, args, nargsf, kwnames);
+            }
+            Py_DECREF(x);                                          /* out holds it */
+            if (j < self->n_outputs)
+                results[j] = x;
+            else if (x != Py_None)
+                return fall_back(self, args, nargsf, kwnames);
+        }
+    }
+    else if (self->n_outputs == 1)
+        results[0] = out;
+    else {
+        if (!PyTuple_CheckExact(out) || PyTuple_GET_SIZE(out) != self->n_outputs)
+            return fall_back(self, args, nargsf, kwnames);
+        for (int j = 0; j < self->n_outputs; j++)
+            results[j] = PyTuple_GET_ITEM(out, j);
+    }
+    if (!allocated)
+        for (int j = 0; j < self->n_outputs; j++)
+            if (!matches(results[j], self->output_ndim[j], self->output_shape[j], 1))
+                return fall_back(self, args, nargsf, kwnames);
+    for (int j = 0; j < self->n_outputs; j++)
+        add_array((PyArrayObject *)results[j], pointers, &p, dims, &d);
+
+    PyArrayObject *bodies = (PyArrayObject *)PyTuple_GET_ITEM(self->fixed, 0);
+    PyArrayObject *work = (PyArrayObject *)PyTuple_GET_ITEM(self->fixed, 1);
+    i64 status = self->kernel(PyArray_DATA(bodies), PyArray_DATA(work), pointers, dims);
+    if (status != 0) {                                             /* the method says what went wrong */
+        if (allocated)
+            for (int j = 0; j < self->n_outputs; j++)
+                Py_DECREF(results[j]);
+        return fall_back(self, args, nargsf, kwnames);
+    }
+    if (self->result_type != NULL) {
+        if (!allocated) {
+            Py_INCREF(out);
+            return out;
+        }
+        PyObject *value = PyObject_Vectorcall(self->result_type, results, self->n_outputs, NULL);
+        for (int j = 0; j < self->n_outputs; j++)
+            Py_DECREF(results[j]);
+        return value;
+    }
+    if (self->scalar) {
+        PyArrayObject *a = (PyArrayObject *)results[0];
+        PyObject *value = PyArray_Scalar(PyArray_DATA(a), PyArray_DESCR(a), results[0]);
+        Py_DECREF(results[0]);
+        return value;
+    }
+    if (self->n_outputs == 1) {
+        if (!allocated)
+            Py_INCREF(results[0]);
+        return results[0];
+    }
+    PyObject *tuple = PyTuple_New(self->n_outputs);
+    if (tuple == NULL) {
+        if (allocated)
+            for (int j = 0; j < self->n_outputs; j++)
+                Py_DECREF(results[j]);
+        return NULL;
+    }
+    for (int j = 0; j < self->n_outputs; j++) {
+        if (!allocated)
+            Py_INCREF(results[j]);
+        PyTuple_SET_ITEM(tuple, j, results[j]);
+    }
+    return tuple;
+}
+
+static int shape_of(PyObject *shape, int *ndim, npy_intp *dims)
+{
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > MAX_NDIM) {
+        PyErr_SetString(PyExc_ValueError, "a shape must be a tuple of at most 4 ints");
+        return -1;
+    }
+    *ndim = (int)PyTuple_GET_SIZE(shape);
+    for (int i = 0; i < *ndim; i++) {
+        dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (dims[i] == -1 && PyErr_Occurred())
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    /* Call(address, fixed, input_sizes, output_shapes, function, owner, frames=None, references=True,
+            result_type=None, fields=(), extended=None) */
+    static char *names[] = {"address", "fixed", "input_sizes", "output_shapes", "function", "owner", "frames",
+                            "references", "result_type", "fields", "extended", NULL};
+    PyObject *address, *fixed, *sizes, *shapes, *function, *owner, *frames = Py_None, *result_type = Py_None;
+    PyObject *fields = NULL, *extended = Py_None;
+    int references = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!O!OO|OpOO!O", names, &address, &PyTuple_Type, &fixed,
+                                     &PyTuple_Type, &sizes, &PyTuple_Type, &shapes, &function, &owner, &frames,
+                                     &references, &result_type, &PyTuple_Type, &fields, &extended))
+        return NULL;
+    if (extended != Py_None && Py_TYPE(extended) != type) {
+        PyErr_SetString(PyExc_TypeError, "extended must be a Call or None");
+        return NULL;
+    }
+    if (result_type != Py_None && (fields == NULL || PyTuple_GET_SIZE(fields) < PyTuple_GET_SIZE(shapes))) {
+        PyErr_SetString(PyExc_ValueError, "a result_type needs a field name per output");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(fixed) < 2 || PyTuple_GET_SIZE(fixed) - 2 + PyTuple_GET_SIZE(sizes) + 1
+            + PyTuple_GET_SIZE(shapes) > MAX_ARRAYS || PyTuple_GET_SIZE(sizes) > MAX_INPUTS
+            || PyTuple_GET_SIZE(shapes) > MAX_OUTPUTS || PyTuple_GET_SIZE(shapes) < 1) {
+        PyErr_SetString(PyExc_ValueError, "too many (or too few) arrays for a Call");
+        return NULL;
+    }
+    if (frames != Py_None && !PyDict_Check(frames)) {
+        PyErr_SetString(PyExc_TypeError, "frames must be a dict or None");
+        return NULL;
+    }
+    Call *self = (Call *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->vectorcall = (vectorcallfunc)call;
+    self->references = references;
+    self->kernel = (kernel_t)PyLong_AsVoidPtr(address);
+    if (self->kernel == NULL && PyErr_Occurred())
+        goto fail;
+    self->n_inputs = (int)PyTuple_GET_SIZE(sizes);
+    for (int i = 0; i < self->n_inputs; i++) {
+        self->input_size[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(sizes, i));
+        if (self->input_size[i] == -1 && PyErr_Occurred())
+            goto fail;
+    }
+    self->n_outputs = (int)PyTuple_GET_SIZE(shapes);
+    for (int j = 0; j < self->n_outputs; j++)
+        if (shape_of(PyTuple_GET_ITEM(shapes, j), &self->output_ndim[j], self->output_shape[j]) < 0)
+            goto fail;
+    if (self->n_outputs == 1 && self->output_ndim[0] == 0) {      /* a scalar: the kernel writes a 1-vector */
+        self->scalar = 1;
+        self->output_ndim[0] = 1;
+        self->output_shape[0][0] = 1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fixed); i++) {
+        PyObject *x = PyTuple_GET_ITEM(fixed, i);
+        if (!PyArray_Check(x) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)x)) {
+            PyErr_SetString(PyExc_TypeError, "the fixed arrays of a Call must be C-contiguous ndarrays");
+            goto fail;
+        }
+    }
+    self->fixed_dims[self->n_fixed_dims++] = PyArray_DIM((PyArrayObject *)PyTuple_GET_ITEM(fixed, 0), 0);
+    for (Py_ssize_t i = 2; i < PyTuple_GET_SIZE(fixed); i++) {   /* C-contiguous: their shapes alone */
+        PyArrayObject *a = (PyArrayObject *)PyTuple_GET_ITEM(fixed, i);
+        self->fixed_pointers[self->n_fixed++] = PyArray_DATA(a);
+        for (int k = 0; k < PyArray_NDIM(a); k++)
+            self->fixed_dims[self->n_fixed_dims++] = PyArray_DIM(a, k);
+    }
+    Py_INCREF(fixed);
+    self->fixed = fixed;
+    Py_INCREF(function);
+    self->function = function;
+    self->owner = PyWeakref_NewRef(owner, NULL);
+    if (self->owner == NULL)
+        goto fail;
+    if (frames != Py_None) {
+        Py_INCREF(frames);
+        self->frames = frames;
+    }
+    if (result_type != Py_None) {
+        Py_INCREF(result_type);
+        self->result_type = result_type;
+        Py_INCREF(fields);
+        self->fields = fields;
+    }
+    if (extended != Py_None) {
+        Py_INCREF(extended);
+        self->extended = extended;
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static int call_traverse(Call *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->fixed);
+    Py_VISIT(self->function);
+    Py_VISIT(self->owner);
+    Py_VISIT(self->frames);
+    Py_VISIT(self->result_type);
+    Py_VISIT(self->fields);
+    Py_VISIT(self->extended);
+    return 0;
+}
+
+static int call_clear(Call *self)
+{
+    Py_CLEAR(self->fixed);
+    Py_CLEAR(self->function);
+    Py_CLEAR(self->owner);
+    Py_CLEAR(self->frames);
+    Py_CLEAR(self->result_type);
+    Py_CLEAR(self->fields);
+    Py_CLEAR(self->extended);
+    return 0;
+}
+
+static void call_dealloc(Call *self)
+{
+    PyObject_GC_UnTrack(self);
+    call_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *call_get_doc(Call *self, void *closure)
+{
+    return PyObject_GetAttrString(self->function, "__doc__");
+}
+
+static PyObject *call_get_wrapped(Call *self, void *closure)
+{
+    Py_INCREF(self->function);
+    return self->function;
+}
+
+static PyObject *call_get_name(Call *self, void *closure)
+{
+    return PyObject_GetAttrString(self->function, "__name__");
+}
+
+static PyGetSetDef call_getset[] = {
+    {"__doc__", (getter)call_get_doc, NULL, "the method's docstring", NULL},
+    {"__wrapped__", (getter)call_get_wrapped, NULL, "the method written in Python", NULL},
+    {"__name__", (getter)call_get_name, NULL, "the method's name", NULL},
+    {NULL},
+};
+
+static PyTypeObject CallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "robot_dynamics._fastcall.Call",
+    .tp_doc = "A Robot method for one state, called in C (robot_dynamics/_fastcall.c).",
+    .tp_basicsize = sizeof(Call),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = call_new,
+    .tp_dealloc = (destructor)call_dealloc,
+    .tp_traverse = (traverseproc)call_traverse,
+    .tp_clear = (inquiry)call_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Call, vectorcall),
+    .tp_getset = call_getset,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_fastcall",
+    "A Robot method's call for one state, from Python straight into its compiled kernel.", -1, NULL,
+};
+
+PyMODINIT_FUNC PyInit__fastcall(void)
+{
+    import_array();
+    float64 = PyArray_DescrFromType(NPY_DOUBLE);
+    str_out = PyUnicode_InternFromString("out");
+    str_reference = PyUnicode_InternFromString("reference");
+    str_local = PyUnicode_InternFromString("local");
+    if (float64 == NULL || str_out == NULL || str_reference == NULL || str_local == NULL)
+        return NULL;
+    if (PyType_Ready(&CallType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&CallType);
+    if (PyModule_AddObject(m, "Call", (PyObject *)&CallType) < 0) {
+        Py_DECREF(&CallType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

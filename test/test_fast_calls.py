@@ -1,0 +1,181 @@
+"""The single-state calls in C (robot_dynamics/_fastcall.c, compiled.fast_call): built, installed after a method's
+first single state, the same numbers as the method written in Python, and the same errors.
+
+Each check compares a Robot's installed Call (robot.<name>, an instance attribute) with the class's method called
+on the same robot (type(robot).<name>(robot, ...)), which runs the Python path: two routes into the one checked
+kernel, whose arguments (pointers, shapes, strides) are assembled independently.
+"""
+import gc
+import os
+import subprocess
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from random_urdf import random_urdf
+from robot_dynamics import compiled
+from robot_dynamics.algorithms.registry import QUANTITIES
+from robot_dynamics.bundled import bundled_urdf
+from robot_dynamics.robot import _FAST
+
+FRAME_METHODS = {"frame_placement": "q", "frame_jacobian": "q", "frame_velocity": "qv",
+                 "frame_acceleration_bias": "qv"}
+
+
+def test_the_extension_is_built_and_used():
+    """pip install -e . compiles _fastcall.c (setup.py, optional=True): without it every method still works, in
+    Python, ~0.6 us slower a call -- this test is what says so."""
+    from robot_dynamics import _fastcall
+    assert compiled.FAST_CALLS and compiled._fastcall is _fastcall
+
+
+def rows():
+    """The registry rows whose public or private method installs a Call."""
+    return [row for row in QUANTITIES if _FAST[row.name] and not row.name.startswith("_dynamics")]
+
+
+def arguments(robot, row, rng):
+    q = robot.random_configuration(rng)
+    return [q] + [rng.normal(size=robot.nv) for _ in row.inputs[1:]]
+
+
+def strided(x, rng):
+    both = np.stack([x, rng.normal(size=x.shape)], axis=-1)
+    return both[..., 0]
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["fixed", "floating"])
+def robot(request):
+    return rd.load_urdf(random_urdf(0, n_links=9), floating_base=request.param)
+
+
+def test_every_row_is_called_in_c_with_the_python_numbers(robot):
+    rng = np.random.default_rng(1)
+    cls = type(robot)
+    for row in rows():
+        args = arguments(robot, row, rng)
+        first = getattr(robot, row.name)(*args)                    # Python, then installs
+        call = robot.__dict__.get(row.name)
+        assert type(call).__name__ == "Call", row.name
+        again = call(*args)                                        # C
+        python = getattr(cls, row.name)(robot, *args)              # Python again
+        for a, b, c in zip(*(x if isinstance(x, tuple) else (x,) for x in (first, again, python))):
+            np.testing.assert_array_equal(b, a, err_msg=row.name)
+            np.testing.assert_array_equal(b, c, err_msg=row.name)
+            assert type(b) is type(c), row.name                    # a numpy scalar for a scalar quantity
+        if not isinstance(python, (tuple, np.ndarray)):            # a scalar: no out=
+            continue
+        several = isinstance(python, tuple)                        # views of any strides, in and out
+        expected = python if several else (python,)
+        views = [strided(x, rng) for x in args]
+        outs = tuple(strided(np.full(x.shape, np.nan), rng) for x in expected)
+        result = call(*views, out=outs if several else outs[0])
+        assert all(r is o for r, o in zip(result, outs)) if several else result is outs[0], row.name
+        for o, c in zip(outs, expected):
+            np.testing.assert_array_equal(o, c, err_msg=row.name + " into strided views")
+
+
+def test_frames_and_the_bundle_are_called_in_c(robot):
+    rng = np.random.default_rng(2)
+    q, v, v_r, a_r = robot.random_configuration(rng), *rng.normal(size=(3, robot.nv))
+    frame = robot.frame_names[-1]
+    for name, kinds in FRAME_METHODS.items():
+        args = (q, v)[:len(kinds)]
+        references = ("local", "world", "local_world_aligned") if name != "frame_placement" else (None,)
+        for reference in references:
+            extra = () if reference is None else (reference,)
+            python = getattr(type(robot), name)(robot, *args, frame, *extra)
+            getattr(robot, name)(*args, frame, *extra)
+            assert type(robot.__dict__[name]).__name__ == "Call", name
+            np.testing.assert_array_equal(getattr(robot, name)(*args, frame, *extra), python, err_msg=name)
+            if reference is not None:
+                out = np.empty_like(python)
+                assert getattr(robot, name)(*args, frame, reference=reference, out=out) is out
+                np.testing.assert_array_equal(out, python, err_msg=name)
+    robot.dynamics(q, v)
+    assert type(robot.__dict__["dynamics"]).__name__ == "Call"
+    for with_y in (False, True):
+        args = (q, v, v_r, a_r) if with_y else (q, v)
+        python = type(robot).dynamics(robot, *args)
+        d = robot.dynamics(*args)
+        assert type(d) is rd.Dynamics and (d.Y is None) != with_y
+        for field in ("M", "C", "g", "com", "J_com") + (("Y",) if with_y else ()):
+            np.testing.assert_array_equal(getattr(d, field), getattr(python, field), err_msg=field)
+        assert robot.dynamics(*args, out=d) is d
+
+
+def test_errors_are_the_python_methods_errors(robot):
+    """Every input the C path does not take goes to the method written in Python: the same result or error."""
+    rng = np.random.default_rng(3)
+    q, v = robot.random_state(rng)
+    robot.mass_matrix(q), robot.coriolis_matrix(q, v), robot.frame_jacobian(q, robot.frame_names[0])
+    cls = type(robot)
+
+    def message(fn, *args, **kwargs):
+        with pytest.raises(ValueError) as error:
+            fn(*args, **kwargs)
+        return str(error.value)
+
+    bad = q.copy()
+    bad[-1] = np.nan
+    cases = [("mass_matrix", (bad,), {}), ("mass_matrix", (q[:-1],), {}),
+             ("mass_matrix", (q,), {"out": np.empty((robot.nv, robot.nv + 1))}),
+             ("mass_matrix", (q,), {"out": np.empty((robot.nv, robot.nv), dtype=np.float32)}),
+             ("coriolis_matrix", (q, v), {"kind": "nonsense"}),
+             ("frame_jacobian", (q, robot.frame_names[0] + "x"), {}),
+             ("frame_jacobian", (q, robot.frame_names[0], "nowhere"), {})]
+    for name, args, kwargs in cases:
+        assert message(getattr(robot, name), *args, **kwargs) == message(getattr(cls, name), robot, *args, **kwargs)
+    a = rng.normal(size=robot.nv)                                # an out that is also an input
+    assert message(robot.inverse_dynamics, q, v, a, out=a) == message(cls.inverse_dynamics, robot, q, v, a, out=a)
+    # what the C path hands on computes as in Python: a batch, a list, another dtype, keywords
+    batch = np.stack([q, q])
+    np.testing.assert_array_equal(robot.mass_matrix(batch), cls.mass_matrix(robot, batch))
+    np.testing.assert_array_equal(robot.mass_matrix(list(q)), cls.mass_matrix(robot, q))
+    np.testing.assert_array_equal(robot.coriolis_matrix(q, v, kind="christoffel"),
+                                  cls.coriolis_matrix(robot, q, v, kind="christoffel"))
+    np.testing.assert_array_equal(robot.mass_matrix(q=q), cls.mass_matrix(robot, q))
+
+
+def test_a_robot_with_calls_is_freed_at_once():
+    """A Call holds its robot weakly: no reference cycle, so the robot goes when its last reference does."""
+    robot = rd.load_urdf(bundled_urdf("arm7"))
+    q, v = robot.random_state(0)
+    robot.mass_matrix(q), robot.dynamics(q, v), robot.frame_jacobian(q, robot.frame_names[-1])
+    mass_matrix = robot.mass_matrix
+    gc.disable()
+    try:
+        alive = weakref.ref(robot)
+        del robot
+        assert alive() is None
+    finally:
+        gc.enable()
+    with pytest.raises(ReferenceError):
+        mass_matrix(q[:-1])                       # handed to the Python method, whose robot is gone
+
+
+def test_overridden_methods_stay_overridden():
+    """A robot coupled by mimics overrides the articulated-body methods (Cholesky of M): never shadowed by a Call."""
+    for seed in range(100):                                       # the first tree with mimic joints
+        urdf = random_urdf(seed, n_links=10, joint_types=("revolute", "prismatic", "continuous", "fixed"), mimic=True)
+        robot = rd.load_urdf(urdf, mimic=True)
+        if type(robot) is not rd.Robot:
+            break
+    assert type(robot) is not rd.Robot, "the generator made mimic joints"
+    q, v = robot.random_state(0)
+    for _ in range(2):
+        robot.forward_dynamics(q, v, v), robot.inverse_mass_matrix(q), robot.mass_matrix(q)
+    assert "forward_dynamics" not in robot.__dict__ and "inverse_mass_matrix" not in robot.__dict__
+    assert type(robot.__dict__["mass_matrix"]).__name__ == "Call"
+
+
+def test_fast_calls_can_be_switched_off():
+    code = ("import numpy as np, robot_dynamics as rd; from robot_dynamics.bundled import bundled_urdf;"
+            "r = rd.load_urdf(bundled_urdf('arm7')); q = np.zeros(r.nq); r.mass_matrix(q); r.mass_matrix(q);"
+            "print('mass_matrix' in r.__dict__)")
+    env = dict(os.environ, ROBOT_DYNAMICS_FAST_CALLS="0")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert result.stdout.strip() == "False", result.stderr
