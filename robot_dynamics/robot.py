@@ -24,7 +24,7 @@ from .urdf import MAX_LINKS, URDFError, parse_urdf
 
 _ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 _ROWS = {row.name: row for row in QUANTITIES}
-_VECTOR_INPUTS = ("v", "a", "tau", "v_ref", "a_ref", "j_ref")        # the nv-wide inputs of the registry's rows
+_VECTOR_INPUTS = ("v", "a", "tau", "v_ref", "a_ref", "j_ref", "nu")        # the nv-wide inputs of the registry's rows
 
 
 @functools.cache
@@ -445,6 +445,9 @@ class Robot:
                                           out.coriolis)
             if status:
                 self._failed(status, _ROWS["_diagonalized"], (q, v, tau), (out.nu, epsilon, out.coriolis), "out.")
+            if FAST_CALLS and with_tau and "diagonalized" not in self.__dict__:     # (q, v) alone: in Python
+                self._install("diagonalized", _ROWS["_diagonalized"], result_type=Diagonalized,
+                              fields=("nu", "epsilon", "coriolis"))
             return out
         if not with_tau:
             tau = np.zeros(np.shape(v))
@@ -1150,7 +1153,8 @@ Robot.frame_acceleration_bias = _frame_method_qv("frame_acceleration_bias", """J
     axes); in "local" the same rotated into the frame's axes; in "world" the spatial acceleration A_0 plus
     [w x v_0; 0], v_0 the linear part of the spatial twist, as Pinocchio.  q: (..., nq), v: (..., nv) -> (..., 6)
 """)
-for _name in ("frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration_bias", "dynamics"):
+for _name in ("frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration_bias", "dynamics",
+              "diagonalized"):
     _GENERATED[_name] = getattr(Robot, _name)
 # ---- end of frames and external wrenches ------------------------------------------------------------------------
 
@@ -1273,9 +1277,14 @@ def _constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), dampi
     q: (..., nq), v, tau: (..., nv)  ->  a (..., nv), forces (..., m): each contact's 3 or 6 rows in the list's
     order, [force] or [force; torque] on the robot in the contact's reference.  out: a tuple (a, forces) to fill.
     """
-    try:
-        spec, m, items = self._contact_specs[contacts if type(contacts) is tuple else tuple(contacts), baumgarte,
-                                             damping]
+    last = self._last_contacts                  # the contact set of the previous call, compared element by element
+    try:                                        # (identical elements: no Contact.__hash__, ~0.1 us a contact)
+        key = contacts if type(contacts) is tuple else tuple(contacts)
+        if last is not None and last[0] == key and last[1] == baumgarte and last[2] == damping:
+            spec, m, items = last[3]
+        else:
+            spec, m, items = self._contact_specs[key, baumgarte, damping]
+            self._last_contacts = (key, baumgarte, damping, (spec, m, items))
     except (KeyError, TypeError):
         spec, m, items = self._contact_spec(contacts, baumgarte, damping)
     if isinstance(self, _Coupled):
@@ -1457,7 +1466,7 @@ _task_space_dynamics.__qualname__ = "Robot.task_space_dynamics"
 
 _constrained_dynamics.__name__ = "constrained_dynamics"
 _constrained_dynamics.__qualname__ = "Robot.constrained_dynamics"
-for _name, _value in {"_contact_specs": None, "_contact_spec": _contact_spec, "_raise_contacts": _raise_contacts,
+for _name, _value in {"_contact_specs": None, "_last_contacts": None, "_contact_spec": _contact_spec, "_raise_contacts": _raise_contacts,
                       "_check_contact_outs": _check_contact_outs,
                       "_constrained_dynamics_coupled": _constrained_dynamics_coupled,
                       "constrained_dynamics": _constrained_dynamics,

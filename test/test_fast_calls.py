@@ -78,7 +78,7 @@ def test_every_row_is_called_in_c_with_the_python_numbers(robot):
             np.testing.assert_array_equal(o, c, err_msg=row.name + " into strided views")
 
 
-def test_frames_and_the_bundle_are_called_in_c(robot):
+def test_frames_the_bundle_and_the_diagonalized_dynamics_are_called_in_c(robot):
     rng = np.random.default_rng(2)
     q, v, v_r, a_r = robot.random_configuration(rng), *rng.normal(size=(3, robot.nv))
     frame = robot.frame_names[-1]
@@ -105,6 +105,17 @@ def test_frames_and_the_bundle_are_called_in_c(robot):
         for field in ("M", "C", "g", "com", "J_com") + (("Y",) if with_y else ()):
             np.testing.assert_array_equal(getattr(d, field), getattr(python, field), err_msg=field)
         assert robot.dynamics(*args, out=d) is d
+    tau = rng.normal(size=robot.nv)
+    python = type(robot).diagonalized(robot, q, v, tau)
+    robot.diagonalized(q, v, tau)
+    assert type(robot.__dict__["diagonalized"]).__name__ == "Call"
+    d = robot.diagonalized(q, v, tau)
+    assert type(d) is rd.Diagonalized and robot.diagonalized(q, v, tau, out=d) is d
+    for field in ("nu", "epsilon", "coriolis"):
+        np.testing.assert_array_equal(getattr(d, field), getattr(python, field), err_msg=field)
+    without = robot.diagonalized(q, v)                             # (q, v): the method written in Python
+    assert without.epsilon is None
+    np.testing.assert_array_equal(without.nu, python.nu)
 
 
 def test_errors_are_the_python_methods_errors(robot):
