@@ -229,10 +229,14 @@ class Robot:
     # ---- the single-state calls in C (compiled.fast_call) -------------------------------------------------------
     def _install(self, name, row, frames=None, references=True, **options):
         """Robot.<name> of this robot called in C from now on (an instance attribute that shadows the class's
-        method), unless a subclass overrides the method (a robot coupled by mimics).  Its methods call this after
-        their first single state: a Call is made only for what a robot computes."""
-        if getattr(type(self), name, None) is _GENERATED[name]:
-            self.__dict__[name] = self._fast_call(name, row, frames, references, **options)
+        method), unless a subclass overrides the method (a robot coupled by mimics): True if installed.  Its
+        methods call this at their first single state, and then call the Call: a Call is made only for what a
+        robot computes, and every single state of float64 arrays is computed by the one compiled entry point
+        (the Python path's kernel is another compilation of the same code: equal to round-off, not bitwise)."""
+        if getattr(type(self), name, None) is not _GENERATED[name]:
+            return False
+        self.__dict__[name] = self._fast_call(name, row, frames, references, **options)
+        return True
 
     def _fast_call(self, name, row, frames=None, references=True, **options):
         """The _fastcall.Call of registry row `row` for this robot, handing what it does not take to Robot.<name>."""
@@ -306,6 +310,12 @@ class Robot:
                 and v.shape == vs and (not want_y or (type(v_ref) is _ND and v_ref.dtype is _F64 and v_ref.shape == vs
                                                       and type(a_ref) is _ND and a_ref.dtype is _F64
                                                       and a_ref.shape == vs))):
+            if FAST_CALLS and "dynamics" not in self.__dict__:             # the C call from now on
+                fields = ("M", "C", "g", "com", "J_com", "Y")
+                if self._install("dynamics", _ROWS["_dynamics"], result_type=Dynamics, fields=fields,
+                                 extended=self._fast_call("dynamics", _ROWS["_dynamics_with_regressor"],
+                                                          result_type=Dynamics, fields=fields)):
+                    return self.dynamics(q, v, v_ref, a_ref, out=out) if want_y else self.dynamics(q, v, out=out)
             if out is None:
                 nn = self._shape_mass_matrix
                 out = Dynamics(_empty(nn), _empty(nn), _empty(vs), _empty(3), _empty(self._shape_com_jacobian),
@@ -324,11 +334,6 @@ class Robot:
             if status:
                 self._failed(status, _ROWS["_dynamics_with_regressor" if want_y else "_dynamics"],
                              (q, v, v_ref, a_ref) if want_y else (q, v), _fields(out), "out.")
-            if FAST_CALLS and "dynamics" not in self.__dict__:
-                fields = ("M", "C", "g", "com", "J_com", "Y")
-                self._install("dynamics", _ROWS["_dynamics"], result_type=Dynamics, fields=fields,
-                              extended=self._fast_call("dynamics", _ROWS["_dynamics_with_regressor"],
-                                                       result_type=Dynamics, fields=fields))
             return out
         row = _ROWS["_dynamics_with_regressor" if want_y else "_dynamics"]
         arrays = self._batched(row, (q, v, v_ref, a_ref)[:len(row.inputs)], None if out is None else _fields(out),
@@ -435,6 +440,10 @@ class Robot:
         with_tau, vs = tau is not None, self._v_shape
         if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
                 and v.shape == vs and (not with_tau or (type(tau) is _ND and tau.dtype is _F64 and tau.shape == vs))):
+            if (FAST_CALLS and with_tau and "diagonalized" not in self.__dict__        # (q, v) alone: in Python
+                    and self._install("diagonalized", _ROWS["_diagonalized"], result_type=Diagonalized,
+                                      fields=("nu", "epsilon", "coriolis"))):
+                return self.diagonalized(q, v, tau, out=out)                       # the C call from now on
             if out is None:
                 out = Diagonalized(_empty(vs), _empty(vs) if with_tau else None, _empty(vs))
             elif not (_fits(out.nu, vs) and _fits(out.coriolis, vs) and (not with_tau or _fits(out.epsilon, vs))):
@@ -445,9 +454,6 @@ class Robot:
                                           out.coriolis)
             if status:
                 self._failed(status, _ROWS["_diagonalized"], (q, v, tau), (out.nu, epsilon, out.coriolis), "out.")
-            if FAST_CALLS and with_tau and "diagonalized" not in self.__dict__:     # (q, v) alone: in Python
-                self._install("diagonalized", _ROWS["_diagonalized"], result_type=Diagonalized,
-                              fields=("nu", "epsilon", "coriolis"))
             return out
         if not with_tau:
             tau = np.zeros(np.shape(v))
@@ -717,12 +723,12 @@ def _fields(d):
 _TEMPLATE = """
 def {name}(self, {args}, out=None{kind_arg}):
     {kind_check}if {fast}:
+        if _fast and {name!r} not in self.__dict__ and self._install({name!r}, row):
+            return self.{name}({args}, out)                # the C call from now on
         {allocate}
         status = self._k{name}(self._bodies, self._work, {arrays}{constants}{args}, {out_args})
         if status:
             self._failed(status, row, ({args},), ({out_args},))
-        if _fast and {name!r} not in self.__dict__:
-            self._install({name!r}, row)
         return {result}
     {batch}
 """
@@ -1041,13 +1047,14 @@ def _frame_method_q(name, doc, public=None):
         except (KeyError, TypeError):
             F = self._frame(frame, reference)
         if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
+            if (FAST_CALLS and installed not in self.__dict__
+                    and self._install(installed, row, self._frame_table, public is None)):
+                return getattr(self, installed)(q, frame, *((reference,) if public is None else ()), out)
             S = getattr(self, shape)
             out = _empty(S) if out is None else _checked_out(out, S)
             status = getattr(self, kernel)(self._bodies, self._work, q, F, out)
             if status:
                 self._failed(status, row, (q, F), (out,))
-            if FAST_CALLS and installed not in self.__dict__:
-                self._install(installed, row, self._frame_table, public is None)
             return out
         return self._frame_batched(row, (q,), F, out)
 
@@ -1067,13 +1074,13 @@ def _frame_method_qv(name, doc):
             F = self._frame(frame, reference)
         if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
                 and v.shape == self._v_shape):
+            if FAST_CALLS and name not in self.__dict__ and self._install(name, row, self._frame_table):
+                return getattr(self, name)(q, v, frame, reference, out)            # the C call from now on
             S = getattr(self, shape)
             out = _empty(S) if out is None else _checked_out(out, S)
             status = getattr(self, kernel)(self._bodies, self._work, q, v, F, out)
             if status:
                 self._failed(status, row, (q, v, F), (out,))
-            if FAST_CALLS and name not in self.__dict__:
-                self._install(name, row, self._frame_table)
             return out
         return self._frame_batched(row, (q, v), F, out)
 
@@ -1466,7 +1473,8 @@ _task_space_dynamics.__qualname__ = "Robot.task_space_dynamics"
 
 _constrained_dynamics.__name__ = "constrained_dynamics"
 _constrained_dynamics.__qualname__ = "Robot.constrained_dynamics"
-for _name, _value in {"_contact_specs": None, "_last_contacts": None, "_contact_spec": _contact_spec, "_raise_contacts": _raise_contacts,
+for _name, _value in {"_contact_specs": None, "_last_contacts": None,
+                      "_contact_spec": _contact_spec, "_raise_contacts": _raise_contacts,
                       "_check_contact_outs": _check_contact_outs,
                       "_constrained_dynamics_coupled": _constrained_dynamics_coupled,
                       "constrained_dynamics": _constrained_dynamics,
