@@ -417,7 +417,31 @@ static PyObject *call_get_name(Call *self, void *closure)
     return PyObject_GetAttrString(self->function, "__name__");
 }
 
+static PyObject *call_get_extended(Call *self, void *closure)
+{
+    PyObject *x = self->extended ? self->extended : Py_None;
+    Py_INCREF(x);
+    return x;
+}
+
+static int call_set_extended(Call *self, PyObject *value, void *closure)
+{
+    /* set once the method is first called with the further inputs: compiling their kernel costs seconds on a
+       cold cache, so a robot that never asks for them never compiles it */
+    if (value == NULL || (value != Py_None && Py_TYPE(value) != Py_TYPE(self))) {
+        PyErr_SetString(PyExc_TypeError, "extended must be a Call or None");
+        return -1;
+    }
+    PyObject *previous = self->extended;
+    Py_XINCREF(value == Py_None ? NULL : value);
+    self->extended = value == Py_None ? NULL : value;
+    Py_XDECREF(previous);
+    return 0;
+}
+
 static PyGetSetDef call_getset[] = {
+    {"extended", (getter)call_get_extended, (setter)call_set_extended,
+     "None, or the Call of the method with further inputs (dynamics with the regressor's)", NULL},
     {"__doc__", (getter)call_get_doc, NULL, "the method's docstring", NULL},
     {"__wrapped__", (getter)call_get_wrapped, NULL, "the method written in Python", NULL},
     {"__name__", (getter)call_get_name, NULL, "the method's name", NULL},

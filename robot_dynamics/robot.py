@@ -238,6 +238,24 @@ class Robot:
         self.__dict__[name] = self._fast_call(name, row, frames, references, **options)
         return True
 
+    def _install_dynamics(self, want_y):
+        """_install for dynamics: the Call of (q, v) first, and the one of (q, v, v_ref, a_ref) as its `extended` at
+        the first single state with the regressor (a cold cache compiles a kernel for seconds: only when used).
+        True if a Call was installed now."""
+        fields = ("M", "C", "g", "com", "J_com", "Y")
+        call = self.__dict__.get("dynamics")
+        if call is None:
+            if not self._install("dynamics", _ROWS["_dynamics"], result_type=Dynamics, fields=fields):
+                return False
+            call = self.__dict__["dynamics"]
+            if not want_y:
+                return True
+        if not want_y or call.extended is not None:
+            return False
+        call.extended = self._fast_call("dynamics", _ROWS["_dynamics_with_regressor"], result_type=Dynamics,
+                                        fields=fields)
+        return True
+
     def _fast_call(self, name, row, frames=None, references=True, **options):
         """The _fastcall.Call of registry row `row` for this robot, handing what it does not take to Robot.<name>."""
         inputs = tuple(self.nq if x[0] == "q" else self.nv for x in row.inputs if x != "frame")
@@ -310,12 +328,8 @@ class Robot:
                 and v.shape == vs and (not want_y or (type(v_ref) is _ND and v_ref.dtype is _F64 and v_ref.shape == vs
                                                       and type(a_ref) is _ND and a_ref.dtype is _F64
                                                       and a_ref.shape == vs))):
-            if FAST_CALLS and "dynamics" not in self.__dict__:             # the C call from now on
-                fields = ("M", "C", "g", "com", "J_com", "Y")
-                if self._install("dynamics", _ROWS["_dynamics"], result_type=Dynamics, fields=fields,
-                                 extended=self._fast_call("dynamics", _ROWS["_dynamics_with_regressor"],
-                                                          result_type=Dynamics, fields=fields)):
-                    return self.dynamics(q, v, v_ref, a_ref, out=out) if want_y else self.dynamics(q, v, out=out)
+            if FAST_CALLS and self._install_dynamics(want_y):                # the C call from now on
+                return self.dynamics(q, v, v_ref, a_ref, out=out) if want_y else self.dynamics(q, v, out=out)
             if out is None:
                 nn = self._shape_mass_matrix
                 out = Dynamics(_empty(nn), _empty(nn), _empty(vs), _empty(3), _empty(self._shape_com_jacobian),
