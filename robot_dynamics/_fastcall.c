@@ -439,7 +439,13 @@ static int call_set_extended(Call *self, PyObject *value, void *closure)
     return 0;
 }
 
+static PyObject *call_get_inputs(Call *self, void *closure)
+{
+    return PyLong_FromLong(self->n_inputs);
+}
+
 static PyGetSetDef call_getset[] = {
+    {"inputs", (getter)call_get_inputs, NULL, "how many state arrays a call takes", NULL},
     {"extended", (getter)call_get_extended, (setter)call_set_extended,
      "None, or the Call of the method with further inputs (dynamics with the regressor's)", NULL},
     {"__doc__", (getter)call_get_doc, NULL, "the method's docstring", NULL},

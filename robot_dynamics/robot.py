@@ -239,22 +239,22 @@ class Robot:
         return True
 
     def _install_dynamics(self, want_y):
-        """_install for dynamics: the Call of (q, v) first, and the one of (q, v, v_ref, a_ref) as its `extended` at
-        the first single state with the regressor (a cold cache compiles a kernel for seconds: only when used).
-        True if a Call was installed now."""
+        """_install for dynamics, a kernel at a time (a cold cache compiles each for seconds: only when used): the
+        Call of (q, v) or of (q, v, v_ref, a_ref), whichever comes first, and the other one when it is first asked
+        for, the Call of (q, v) holding the other as its `extended`.  True if a Call was installed now."""
         fields = ("M", "C", "g", "com", "J_com", "Y")
+        rows = _ROWS["_dynamics"], _ROWS["_dynamics_with_regressor"]
         call = self.__dict__.get("dynamics")
         if call is None:
-            if not self._install("dynamics", _ROWS["_dynamics"], result_type=Dynamics, fields=fields):
-                return False
-            call = self.__dict__["dynamics"]
-            if not want_y:
-                return True
-        if not want_y or call.extended is not None:
-            return False
-        call.extended = self._fast_call("dynamics", _ROWS["_dynamics_with_regressor"], result_type=Dynamics,
-                                        fields=fields)
-        return True
+            return self._install("dynamics", rows[want_y], result_type=Dynamics, fields=fields)
+        if want_y and call.inputs == 2 and call.extended is None:
+            call.extended = self._fast_call("dynamics", rows[1], result_type=Dynamics, fields=fields)
+            return True
+        if not want_y and call.inputs == 4:                     # the regressor's Call came first
+            self.__dict__["dynamics"] = self._fast_call("dynamics", rows[0], result_type=Dynamics, fields=fields,
+                                                        extended=call)
+            return True
+        return False
 
     def _fast_call(self, name, row, frames=None, references=True, **options):
         """The _fastcall.Call of registry row `row` for this robot, handing what it does not take to Robot.<name>."""

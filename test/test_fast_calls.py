@@ -128,6 +128,25 @@ def test_frames_the_bundle_and_the_diagonalized_dynamics_are_called_in_c(robot):
     close(without.nu, python.nu, "nu")
 
 
+@pytest.mark.parametrize("regressor_first", [False, True])
+def test_the_bundle_compiles_the_regressor_kernel_only_when_asked(regressor_first):
+    """dynamics(q, v) and dynamics(q, v, v_ref, a_ref) are two kernels: the first call of either installs its Call
+    alone, the other's comes with its first call (`extended` of the (q, v) Call), and then both are in C."""
+    robot = rd.load_urdf(random_urdf(1, n_links=5))
+    q, v, v_r, a_r = robot.random_configuration(0), *np.random.default_rng(3).normal(size=(3, robot.nv))
+    calls = [(q, v, v_r, a_r), (q, v)] if regressor_first else [(q, v), (q, v, v_r, a_r)]
+    robot.dynamics(*calls[0])
+    assert robot.__dict__["dynamics"].inputs == len(calls[0]) and robot.__dict__["dynamics"].extended is None
+    robot.dynamics(*calls[1])
+    call = robot.__dict__["dynamics"]
+    assert call.inputs == 2 and call.extended.inputs == 4
+    for args in calls:
+        python, d = type(robot).dynamics(robot, *args), call(*args)
+        for field in ("M", "C", "g", "com", "J_com", "Y")[:5 + (len(args) == 4)]:
+            close(getattr(d, field), getattr(python, field), field)
+    assert robot.__dict__["dynamics"] is call
+
+
 def test_errors_are_the_python_methods_errors(robot):
     """Every input the C path does not take goes to the method written in Python: the same result or error."""
     rng = np.random.default_rng(3)
