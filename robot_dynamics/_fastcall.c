@@ -39,7 +39,8 @@ typedef struct {
     PyObject *fixed;            /* tuple (bodies, work, *arrays, [gravity]): kept alive for the kernel */
     PyObject *function;         /* the method written in Python, called as function(robot, *args, **kwargs) */
     PyObject *owner;            /* weak reference to the robot */
-    PyObject *frames;           /* {(frame, reference): frame array} for a frame method, else NULL */
+    PyObject *frames;           /* {frame: (its array in "local", in "world", in "local_world_aligned")} for a
+                                   frame method, else NULL */
     int references;             /* a frame method takes reference= (else its frame is taken in "local") */
     PyObject *result_type;      /* NULL, or a class: the results returned as result_type(*results), and an `out`
                                    of that class exactly, whose attributes `fields` receive them (any further
@@ -59,7 +60,22 @@ typedef struct {
 } Call;
 
 static PyArray_Descr *float64;
-static PyObject *str_out, *str_reference, *str_local;
+static PyObject *str_out, *str_reference, *str_references[3];   /* "local", "world", "local_world_aligned" */
+
+static int reference_index(PyObject *reference)
+{
+    /* the index of a reference's name in str_references (an interned literal is the same object), else -1 */
+    if (reference == NULL)
+        return 0;                                                   /* the default: "local" */
+    for (int i = 0; i < 3; i++)
+        if (reference == str_references[i])
+            return i;
+    if (PyUnicode_Check(reference))
+        for (int i = 0; i < 3; i++)
+            if (PyUnicode_Compare(reference, str_references[i]) == 0)
+                return i;
+    return -1;
+}
 
 static int matches(PyObject *x, int ndim, const npy_intp *shape, int writeable)
 {
@@ -156,17 +172,20 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
         add_array((PyArrayObject *)args[i], pointers, &p, dims, &d);
     }
     if (framed) {
-        PyObject *key = PyTuple_Pack(2, frame, reference ? reference : str_local);
-        if (key == NULL)
-            return NULL;
-        x = PyDict_GetItemWithError(self->frames, key);           /* borrowed */
-        Py_DECREF(key);
-        if (x == NULL) {
+        int r = reference_index(reference);
+        if (r < 0)                                                  /* not a reference: the method says so */
+            return fall_back(self, args, nargsf, kwnames);
+        x = PyDict_GetItemWithError(self->frames, frame);         /* borrowed; a frame name is a str whose hash */
+        if (x == NULL) {                                            /* is cached: a dict look-up, no tuple made */
             if (PyErr_Occurred())                                   /* an unhashable frame, say */
                 PyErr_Clear();
             return fall_back(self, args, nargsf, kwnames);       /* an unknown frame: the close matches */
         }
-        add_array((PyArrayObject *)x, pointers, &p, dims, &d);
+        if (!PyTuple_CheckExact(x) || PyTuple_GET_SIZE(x) != 3 || !PyArray_CheckExact(PyTuple_GET_ITEM(x, r))) {
+            PyErr_SetString(PyExc_TypeError, "a Call's frames must map a frame to a tuple of its 3 arrays");
+            return NULL;
+        }
+        add_array((PyArrayObject *)PyTuple_GET_ITEM(x, r), pointers, &p, dims, &d);
     }
 
     PyObject *results[MAX_OUTPUTS];
@@ -480,8 +499,11 @@ PyMODINIT_FUNC PyInit__fastcall(void)
     float64 = PyArray_DescrFromType(NPY_DOUBLE);
     str_out = PyUnicode_InternFromString("out");
     str_reference = PyUnicode_InternFromString("reference");
-    str_local = PyUnicode_InternFromString("local");
-    if (float64 == NULL || str_out == NULL || str_reference == NULL || str_local == NULL)
+    str_references[0] = PyUnicode_InternFromString("local");
+    str_references[1] = PyUnicode_InternFromString("world");
+    str_references[2] = PyUnicode_InternFromString("local_world_aligned");
+    if (float64 == NULL || str_out == NULL || str_reference == NULL || str_references[0] == NULL
+            || str_references[1] == NULL || str_references[2] == NULL)
         return NULL;
     if (PyType_Ready(&CallType) < 0)
         return NULL;

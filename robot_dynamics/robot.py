@@ -1000,10 +1000,12 @@ def _frame(self, frame, reference):
     """The frames.FRAME_SIZE array of `frame` (a name of frame_names or its index) in `reference`, from a table
     made at the first call; a ValueError naming the close matches of an unknown name."""
     if self._frame_table is None:
-        self._frame_table = {}
+        self._frame_table, self._frame_rows = {}, {}
         for i, (name, f) in enumerate(self.model.frames.items()):
-            for ref in REFERENCES:
-                self._frame_table[name, ref] = self._frame_table[i, ref] = frame_array(f.body, ref, f.R, f.p)
+            arrays = tuple(frame_array(f.body, ref, f.R, f.p) for ref in REFERENCES)
+            self._frame_rows[name] = self._frame_rows[i] = arrays            # what the C calls look up
+            for ref, x in zip(REFERENCES, arrays):
+                self._frame_table[name, ref] = self._frame_table[i, ref] = x
     try:
         return self._frame_table[frame, reference]
     except (KeyError, TypeError):
@@ -1062,7 +1064,7 @@ def _frame_method_q(name, doc, public=None):
             F = self._frame(frame, reference)
         if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
             if (FAST_CALLS and installed not in self.__dict__
-                    and self._install(installed, row, self._frame_table, public is None)):
+                    and self._install(installed, row, self._frame_rows, public is None)):
                 return getattr(self, installed)(q, frame, *((reference,) if public is None else ()), out)
             S = getattr(self, shape)
             out = _empty(S) if out is None else _checked_out(out, S)
@@ -1088,7 +1090,7 @@ def _frame_method_qv(name, doc):
             F = self._frame(frame, reference)
         if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
                 and v.shape == self._v_shape):
-            if FAST_CALLS and name not in self.__dict__ and self._install(name, row, self._frame_table):
+            if FAST_CALLS and name not in self.__dict__ and self._install(name, row, self._frame_rows):
                 return getattr(self, name)(q, v, frame, reference, out)            # the C call from now on
             S = getattr(self, shape)
             out = _empty(S) if out is None else _checked_out(out, S)
@@ -1152,7 +1154,7 @@ def _frame_placement(self, q, frame, out=None):
 
 
 _frame_placement.__qualname__ = "Robot.frame_placement"
-for _name, _value in {"_frame_table": None, "_frame": _frame, "_frame_batched": _frame_batched,   # Robot's own
+for _name, _value in {"_frame_table": None, "_frame_rows": None, "_frame": _frame, "_frame_batched": _frame_batched,   # Robot's own
                       "_external_torques": _external_torques,
                       "_inverse_dynamics_with_wrenches": _inverse_dynamics_with_wrenches,
                       "_forward_dynamics_with_wrenches": _forward_dynamics_with_wrenches,

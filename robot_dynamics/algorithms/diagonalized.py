@@ -25,13 +25,14 @@ from numba import njit
 
 from .innovations import factored
 from .kinematics import ERR_SINGULAR
-from .operators import CONTRACT, add_adj_transpose_inertia, bias_force, spatial_inertia_times
+from .operators import CONTRACT, bias_force, inertia_rate, spatial_inertia_times, store_inertia
 
 WORK = [
     ("Rc", np.float64, (6, 6)), ("Rci", np.float64, (6, 6)),      # R (D = R R^T, lower) and R^-1
     ("dP", np.float64, (6, 6)), ("dU", np.float64, (6, 6)),       # Pdot (accumulated), Udot
     ("dD", np.float64, (6, 6)), ("dG", np.float64, (6, 6)),       # Ddot, Gdot
     ("dR", np.float64, (6, 6)),                                   # Rdot
+    ("dL", np.float64, (10,)),                                    # the parameters of Lambdadot
     ("Wv", np.float64, (6,)),                                     # W_k = sum of Sdot qdot up to k
     ("Nf", np.float64, (6,)),                                     # Newton-Euler wrench of k's subtree (C qdot)
     ("Ng", np.float64, (6,)),                                     # gravity wrench of k's subtree (g)
@@ -41,12 +42,20 @@ WORK = [
 
 
 @njit(cache=True, fastmath=CONTRACT)
-def cholesky_factors(bodies, work):
-    """R (lower, D = R R^T) and R^-1 of every joint block D_k (innovations.factor has formed D).  False if not
-    positive definite."""
+def cholesky_factors(bodies, work, one_dof):
+    """R (lower, D = R R^T) and R^-1 of every joint block D_k (innovations.factor has formed D) -- of the 1-DoF
+    joints only if one_dof (else factor_rates does them in its pass).  False if not positive definite."""
     for k in range(bodies.shape[0]):
         b, w = bodies[k], work[k]
         n, D, R, Ri = b.nvj, w.Dk, w.Rc, w.Rci
+        if n == 1:                                                 # R = sqrt(D)
+            if not one_dof:
+                continue
+            if not D[0, 0] > 0.0:
+                return False
+            R[0, 0] = np.sqrt(D[0, 0])
+            Ri[0, 0] = 1.0 / R[0, 0]
+            continue
         for i in range(n):
             for j in range(n):
                 R[i, j], Ri[i, j] = 0.0, 0.0
@@ -74,17 +83,14 @@ def cholesky_factors(bodies, work):
 
 @njit(cache=True, fastmath=CONTRACT)
 def factor_rates(bodies, work):
-    """Pdot, Udot, Ddot, Gdot and Rdot of every body along qdot (the module docstring), inward; needs the outward
-    pass with rates (V, Sdot), innovations.factor and cholesky_factors."""
+    """Pdot, Udot, Ddot, Gdot and Rdot of every body along qdot (the module docstring), inward, and R, R^-1 of
+    the 1-DoF joints; needs the outward pass with rates (V, Sdot), innovations.factor and cholesky_factors of the
+    other joints."""
     nb = bodies.shape[0]
-    for k in range(nb):                                            # Lambdadot = -(B + B^T), B = adj(V)^T Lambda
-        w = work[k]
-        B = w.dU                                                   # (dU as scratch until the inward pass)
-        B[:, :] = 0.0
-        add_adj_transpose_inertia(w.pw, w.V, B)
-        for r in range(6):
-            for c in range(6):
-                w.dP[r, c] = -(B[r, c] + B[c, r])
+    for k in range(nb):                        # Lambdadot = -(adj(V)^T Lambda + Lambda adj(V)), from the rate of
+        w = work[k]                            # its ten parameters (operators.inertia_rate), not a 6x6 product
+        inertia_rate(w.pw, w.V, w.dL)
+        store_inertia(w.dL, w.dP)
     for k in range(nb - 1, -1, -1):
         b, w = bodies[k], work[k]
         n, S, Sd, P, dP, U, G = b.nvj, w.S, w.Sd, w.Pk, w.dP, w.HU, w.Gk
@@ -100,13 +106,17 @@ def factor_rates(bodies, work):
             dinv = w.Dki[0, 0]
             for r in range(6):
                 w.dG[r, 0] = (w.dU[r, 0] - G[r, 0] * dd) * dinv
-            if b.parent >= 0:
-                dPp = work[b.parent].dP
-                for r in range(6):
+            if b.parent >= 0:                                      # Pdot_p += Pdot - Gdot U^T - G Udot^T:
+                dPp = work[b.parent].dP                            # symmetric (the rate of P - U D^-1 U^T),
+                for r in range(6):                                 # its lower triangle, then mirrored
                     gd, g = w.dG[r, 0], G[r, 0]
-                    for c in range(6):
-                        dPp[r, c] += dP[r, c] - gd * U[c, 0] - g * w.dU[c, 0]
-            w.dR[0, 0] = 0.5 * dd / w.Rc[0, 0]
+                    for c in range(r + 1):
+                        x = dPp[r, c] + dP[r, c] - gd * U[c, 0] - g * w.dU[c, 0]
+                        dPp[r, c] = x
+                        dPp[c, r] = x
+            r = np.sqrt(w.Dk[0, 0])                                # R = sqrt(D) (D > 0: innovations.factor),
+            w.Rc[0, 0], w.Rci[0, 0] = r, 1.0 / r                   # here rather than in cholesky_factors
+            w.dR[0, 0] = 0.5 * dd / r
             continue
         for c in range(n):                                         # Udot = Pdot S + P Sdot
             for r in range(6):
@@ -121,8 +131,8 @@ def factor_rates(bodies, work):
                     s += Sd[r, i] * U[r, c] + S[r, i] * w.dU[r, c]
                 w.dD[i, c] = s
         T = w.GJk                                                  # scratch
-        for r in range(6):                                         # Gdot = (Udot - G Ddot) D^-1
-            for i in range(n):
+        for r in range(6 if b.parent >= 0 else 0):                 # Gdot = (Udot - G Ddot) D^-1 (a root's is
+            for i in range(n):                                     # not used: no parent to carry it)
                 t = w.dU[r, i]
                 for j in range(n):
                     t -= G[r, j] * w.dD[j, i]
@@ -266,9 +276,10 @@ def from_diagonalized_terms(bodies, work, nu, v):
 # ---- entry points -------------------------------------------------------------------------------------------
 @njit(cache=True)
 def cholesky_factored(bodies, work, inputs, q, v, with_rates):
-    """innovations.factored, then the joints' R = D^1/2 (cholesky_factors): 0 or the first error's code."""
+    """innovations.factored, then the joints' R = D^1/2 (cholesky_factors; with rates, factor_rates does the
+    1-DoF joints'): 0 or the first error's code."""
     status = factored(bodies, work, inputs, q, v, with_rates)
-    if status == 0 and not cholesky_factors(bodies, work):
+    if status == 0 and not cholesky_factors(bodies, work, not with_rates):
         status = ERR_SINGULAR
     return status
 

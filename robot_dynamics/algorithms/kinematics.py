@@ -14,7 +14,7 @@ body holding the fields of all of them (workspace.py), so a kernel takes one wor
 import numpy as np
 from numba import njit
 
-from ..model import PLANAR, PRISMATIC, REVOLUTE
+from ..model import FREE, PLANAR, PRISMATIC, REVOLUTE
 from .operators import CONTRACT, ad_times, adj_times, cross, rotate, store6
 
 WORK = [
@@ -138,6 +138,12 @@ def outward_step(bodies, work, k, q, v, with_rates):
         a0, a1, a2 = rotate(w.R0, b.mult * b.axis[0], b.mult * b.axis[1], b.mult * b.axis[2])
         y0, y1, y2 = cross(w.p0[0], w.p0[1], w.p0[2], a0, a1, a2)          # [p0 x a; a] with a = mult R0 axis
         store6(w.S[:, 0], (y0, y1, y2, a0, a1, a2))
+    elif b.jtype == FREE:                                          # Xi = E_6 (and mult 1): S = Ad_{0,k} itself,
+        for c in range(3):                                         # [[R0, [p0]x R0], [0, R0]], column by column
+            a0, a1, a2 = w.R0[0, c], w.R0[1, c], w.R0[2, c]
+            y0, y1, y2 = cross(w.p0[0], w.p0[1], w.p0[2], a0, a1, a2)
+            store6(w.S[:, c], (a0, a1, a2, 0.0, 0.0, 0.0))
+            store6(w.S[:, 3 + c], (y0, y1, y2, a0, a1, a2))
     else:
         for c in range(b.nvj):
             s0, s1, s2, s3, s4, s5 = ad_times(w.R0, w.p0, b.Xi[:, c])

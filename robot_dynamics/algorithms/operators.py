@@ -249,6 +249,17 @@ def inertia_rate(pi, s, out):
 
 
 @inline
+def store_inertia(pi, M):
+    """M <- Lambda(pi) = [[m E, -h~], [h~, I]] (6, 6), the matrix that spatial_inertia_times applies."""
+    m, h0, h1, h2 = pi[0], pi[1], pi[2], pi[3]
+    M[0, 0], M[0, 1], M[0, 2], M[1, 0], M[1, 1], M[1, 2], M[2, 0], M[2, 1], M[2, 2] = m, 0., 0., 0., m, 0., 0., 0., m
+    M[0, 3], M[0, 4], M[0, 5], M[1, 3], M[1, 4], M[1, 5], M[2, 3], M[2, 4], M[2, 5] = 0., h2, -h1, -h2, 0., h0, h1, -h0, 0.
+    M[3, 0], M[3, 1], M[3, 2], M[4, 0], M[4, 1], M[4, 2], M[5, 0], M[5, 1], M[5, 2] = 0., -h2, h1, h2, 0., -h0, -h1, h0, 0.
+    M[3, 3], M[3, 4], M[3, 5], M[4, 3], M[4, 4], M[4, 5] = pi[4], pi[7], pi[8], pi[7], pi[5], pi[9]
+    M[5, 3], M[5, 4], M[5, 5] = pi[8], pi[9], pi[6]
+
+
+@inline
 def transform_parameters(pi, R, p, out):
     """out <- pi of a body posed at (R, p), in the outer frame (spatial.transform_parameters):
     h' = R h + m p,  I' = R I R^T + m (|p|^2 E - p p^T) + 2 (p.h) E - p h^T - h p^T  with h = R h_body."""
