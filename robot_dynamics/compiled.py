@@ -380,8 +380,9 @@ def fast_call(name, dispatcher, types, fixed, input_sizes, output_shapes, functi
     """A _fastcall.Call of the checked kernel `dispatcher` of registry row `name` (types: its resolved signature):
     called as function(owner, *inputs, out=None) is -- or, with frames, function(owner, *inputs, frame,
     [reference,] out=None), the frame looked up in frames {frame: (its array in "local", "world",
-    "local_world_aligned")} -- for one state of float64 vectors of input_sizes; everything else is handed to `function`.  fixed: the body records, workspace,
-    per-robot arrays and gravity the kernel reads, held by the Call; output_shapes: a shape per output.  options:
-    result_type, fields, extended, as _fastcall.c describes them."""
+    "local_world_aligned")} -- for one state of float64 vectors of input_sizes; everything else is handed to
+    `function`.  fixed: the body records, workspace, per-robot arrays and gravity the kernel reads, held by the
+    Call; output_shapes: a shape per output.  options: result_type, fields, extended, as _fastcall.c describes
+    them."""
     return _fastcall.Call(fast_kernel(name, dispatcher, types), tuple(fixed), tuple(input_sizes), tuple(output_shapes),
                           function, owner, frames, references, **options)

@@ -1154,7 +1154,8 @@ def _frame_placement(self, q, frame, out=None):
 
 
 _frame_placement.__qualname__ = "Robot.frame_placement"
-for _name, _value in {"_frame_table": None, "_frame_rows": None, "_frame": _frame, "_frame_batched": _frame_batched,   # Robot's own
+for _name, _value in {"_frame_table": None, "_frame_rows": None,                             # Robot's own
+                      "_frame": _frame, "_frame_batched": _frame_batched,
                       "_external_torques": _external_torques,
                       "_inverse_dynamics_with_wrenches": _inverse_dynamics_with_wrenches,
                       "_forward_dynamics_with_wrenches": _forward_dynamics_with_wrenches,

@@ -36,7 +36,7 @@ from numba import njit
 from ..model import FREE, PRISMATIC, REVOLUTE
 from .kinematics import ERR_INPUT, ERR_QUAT, ERR_SINGULAR, check_inputs, checked_pass, placement
 from .newton_euler import invert_spd
-from .operators import CONTRACT, ad_inv_times, ad_times, cross, rotate, transform_parameters
+from .operators import CONTRACT, ad_inv_times, ad_times, cross, rotate, store_inertia, transform_parameters
 
 WORK = [
     ("pw", np.float64, (10,)),                                    # the body's own parameters in the world frame
@@ -63,15 +63,7 @@ def factor(bodies, work):
     for k in range(bodies.shape[0]):                               # M(k): Lambda_k in the world frame
         w = work[k]
         transform_parameters(bodies[k].pi, w.R0, w.p0, w.pw)
-        x = w.pw
-        m, h0, h1, h2 = x[0], x[1], x[2], x[3]
-        P = w.Pk                     # [[m E, -[h]x], [[h]x, I]] (paper 002, appendix), [linear; angular]
-        P[0, 0], P[0, 1], P[0, 2], P[0, 3], P[0, 4], P[0, 5] = m, 0.0, 0.0, 0.0, h2, -h1
-        P[1, 0], P[1, 1], P[1, 2], P[1, 3], P[1, 4], P[1, 5] = 0.0, m, 0.0, -h2, 0.0, h0
-        P[2, 0], P[2, 1], P[2, 2], P[2, 3], P[2, 4], P[2, 5] = 0.0, 0.0, m, h1, -h0, 0.0
-        P[3, 0], P[3, 1], P[3, 2], P[3, 3], P[3, 4], P[3, 5] = 0.0, -h2, h1, x[4], x[7], x[8]
-        P[4, 0], P[4, 1], P[4, 2], P[4, 3], P[4, 4], P[4, 5] = h2, 0.0, -h0, x[7], x[5], x[9]
-        P[5, 0], P[5, 1], P[5, 2], P[5, 3], P[5, 4], P[5, 5] = -h1, h0, 0.0, x[8], x[9], x[6]
+        store_inertia(w.pw, w.Pk)    # [[m E, -[h]x], [[h]x, I]] (paper 002, appendix), [linear; angular]
     for k in range(bodies.shape[0] - 1, -1, -1):                   # the children's P+ are in P(k) by now
         b, w = bodies[k], work[k]
         n, P, S, U = b.nvj, w.Pk, w.S, w.HU
