@@ -47,6 +47,9 @@ typedef struct {
                                    field must be None) */
     PyObject *fields;           /* tuple of str */
     PyObject *extended;         /* NULL, or the Call that takes more inputs (dynamics with the regressor's) */
+    int contacts;               /* a contact set follows the inputs (constrained_dynamics): the one `remember`ed */
+    PyObject *last_key;         /* NULL, or the tuple of the remembered set's elements */
+    PyObject *last_spec;        /* its spec array (algorithms/contacts.py), the kernel's argument after the inputs */
     int n_inputs;
     npy_intp input_size[MAX_INPUTS];
     int n_outputs;
@@ -104,6 +107,18 @@ static void add_array(PyArrayObject *a, void **pointers, int *p, i64 *dims, int 
         dims[(*d)++] = PyArray_STRIDE(a, i);
 }
 
+static int same_elements(PyObject *key, PyObject *x)
+{
+    /* x is a tuple or list of the very objects of the tuple key (Contacts are frozen, names are str) */
+    if (key == NULL || !(PyTuple_CheckExact(x) || PyList_CheckExact(x)) || Py_SIZE(x) != PyTuple_GET_SIZE(key))
+        return 0;
+    PyObject **items = PyTuple_CheckExact(x) ? ((PyTupleObject *)x)->ob_item : ((PyListObject *)x)->ob_item;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++)
+        if (items[i] != PyTuple_GET_ITEM(key, i))
+            return 0;
+    return 1;
+}
+
 static PyObject *fall_back(Call *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     PyObject *robot = PyWeakref_GetObject(self->owner);          /* borrowed */
@@ -133,7 +148,8 @@ static PyObject *fall_back(Call *self, PyObject *const *args, size_t nargsf, PyO
 static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    int n = self->n_inputs, framed = self->frames != NULL, references = framed && self->references;
+    int n = self->n_inputs, framed = self->frames != NULL || self->contacts;
+    int references = self->frames != NULL && self->references;
     PyObject *out = NULL, *reference = NULL, *frame = NULL, *x;
 
     /* the signature: (*inputs, out=None) or, for a frame, (*inputs, frame, reference="local", out=None) or
@@ -171,7 +187,12 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
             return fall_back(self, args, nargsf, kwnames);
         add_array((PyArrayObject *)args[i], pointers, &p, dims, &d);
     }
-    if (framed) {
+    if (self->contacts) {                   /* (*inputs, contacts, out=None): baumgarte, damping go to Python */
+        if (nargs > n + 1 || !same_elements(self->last_key, frame))
+            return fall_back(self, args, nargsf, kwnames);
+        add_array((PyArrayObject *)self->last_spec, pointers, &p, dims, &d);
+    }
+    else if (framed) {
         int r = reference_index(reference);
         if (r < 0)                                                  /* not a reference: the method says so */
             return fall_back(self, args, nargsf, kwnames);
@@ -264,6 +285,10 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
             Py_INCREF(results[0]);
         return results[0];
     }
+    if (!allocated) {                                              /* the tuple `out` itself, as the methods */
+        Py_INCREF(out);
+        return out;
+    }
     PyObject *tuple = PyTuple_New(self->n_outputs);
     if (tuple == NULL) {
         if (allocated)
@@ -299,13 +324,13 @@ static PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     /* Call(address, fixed, input_sizes, output_shapes, function, owner, frames=None, references=True,
             result_type=None, fields=(), extended=None) */
     static char *names[] = {"address", "fixed", "input_sizes", "output_shapes", "function", "owner", "frames",
-                            "references", "result_type", "fields", "extended", NULL};
+                            "references", "result_type", "fields", "extended", "contacts", NULL};
     PyObject *address, *fixed, *sizes, *shapes, *function, *owner, *frames = Py_None, *result_type = Py_None;
     PyObject *fields = NULL, *extended = Py_None;
-    int references = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!O!OO|OpOO!O", names, &address, &PyTuple_Type, &fixed,
+    int references = 1, contacts = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!O!OO|OpOO!Op", names, &address, &PyTuple_Type, &fixed,
                                      &PyTuple_Type, &sizes, &PyTuple_Type, &shapes, &function, &owner, &frames,
-                                     &references, &result_type, &PyTuple_Type, &fields, &extended))
+                                     &references, &result_type, &PyTuple_Type, &fields, &extended, &contacts))
         return NULL;
     if (extended != Py_None && Py_TYPE(extended) != type) {
         PyErr_SetString(PyExc_TypeError, "extended must be a Call or None");
@@ -330,6 +355,7 @@ static PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     self->vectorcall = (vectorcallfunc)call;
     self->references = references;
+    self->contacts = contacts;
     self->kernel = (kernel_t)PyLong_AsVoidPtr(address);
     if (self->kernel == NULL && PyErr_Occurred())
         goto fail;
@@ -398,6 +424,8 @@ static int call_traverse(Call *self, visitproc visit, void *arg)
     Py_VISIT(self->result_type);
     Py_VISIT(self->fields);
     Py_VISIT(self->extended);
+    Py_VISIT(self->last_key);
+    Py_VISIT(self->last_spec);
     return 0;
 }
 
@@ -410,6 +438,8 @@ static int call_clear(Call *self)
     Py_CLEAR(self->result_type);
     Py_CLEAR(self->fields);
     Py_CLEAR(self->extended);
+    Py_CLEAR(self->last_key);
+    Py_CLEAR(self->last_spec);
     return 0;
 }
 
@@ -463,7 +493,42 @@ static PyObject *call_get_inputs(Call *self, void *closure)
     return PyLong_FromLong(self->n_inputs);
 }
 
+static PyObject *call_remember(Call *self, PyObject *args)
+{
+    /* remember(key, spec, m): the contact set whose elements are those of the tuple key, its spec array and its
+       m force rows, computed from now on when the method is called with a tuple or list of those elements */
+    PyObject *key, *spec;
+    Py_ssize_t m;
+    if (!self->contacts || !PyArg_ParseTuple(args, "O!On", &PyTuple_Type, &key, &spec, &m))
+        return self->contacts ? NULL : PyErr_Format(PyExc_TypeError, "remember is for a Call with contacts");
+    if (!PyArray_CheckExact(spec) || PyArray_DESCR((PyArrayObject *)spec) != float64
+            || PyArray_NDIM((PyArrayObject *)spec) != 1 || !PyArray_ISALIGNED((PyArrayObject *)spec) || m < 0) {
+        PyErr_SetString(PyExc_ValueError, "remember(key, spec, m): spec a float64 vector, m >= 0");
+        return NULL;
+    }
+    Py_INCREF(key);
+    Py_XSETREF(self->last_key, key);
+    Py_INCREF(spec);
+    Py_XSETREF(self->last_spec, spec);
+    self->output_shape[self->n_outputs - 1][0] = m;
+    Py_RETURN_NONE;
+}
+
+static PyObject *call_get_contacts(Call *self, void *closure)
+{
+    PyObject *x = self->last_key ? self->last_key : Py_None;
+    Py_INCREF(x);
+    return x;
+}
+
+static PyMethodDef call_methods[] = {
+    {"remember", (PyCFunction)call_remember, METH_VARARGS, "remember(key, spec, m): the contact set to compute"},
+    {NULL},
+};
+
 static PyGetSetDef call_getset[] = {
+    {"contacts", (getter)call_get_contacts, NULL, "the tuple of the remembered contact set's elements, or None",
+     NULL},
     {"inputs", (getter)call_get_inputs, NULL, "how many state arrays a call takes", NULL},
     {"extended", (getter)call_get_extended, (setter)call_set_extended,
      "None, or the Call of the method with further inputs (dynamics with the regressor's)", NULL},
@@ -486,6 +551,7 @@ static PyTypeObject CallType = {
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Call, vectorcall),
     .tp_getset = call_getset,
+    .tp_methods = call_methods,
 };
 
 static struct PyModuleDef module = {

@@ -256,12 +256,30 @@ class Robot:
             return True
         return False
 
-    def _fast_call(self, name, row, frames=None, references=True, **options):
-        """The _fastcall.Call of registry row `row` for this robot, handing what it does not take to Robot.<name>."""
-        inputs = tuple(self.nq if x[0] == "q" else self.nv for x in row.inputs if x != "frame")
+    def _fast_call(self, name, row, frames=None, references=True, shapes=None, **options):
+        """The _fastcall.Call of registry row `row` for this robot, handing what it does not take to Robot.<name>;
+        shapes: its outputs' shapes, if not those of the row."""
+        inputs = tuple(self.nq if x[0] == "q" else self.nv for x in row.inputs if x not in ("frame", "contacts"))
         fixed = (self._bodies, self._work, *getattr(self, "_a" + row.name), *((self.gravity,) if row.gravity else ()))
-        return fast_call(row.name, CHECKED[row.name], _signatures(row.name)[0], fixed, inputs, self._shapes[row.name],
-                         _GENERATED[name], self, frames, references, **options)
+        return fast_call(row.name, CHECKED[row.name], _signatures(row.name)[0], fixed, inputs,
+                         shapes or self._shapes[row.name], _GENERATED[name], self, frames, references, **options)
+
+    def _install_contacts(self, key, spec, m):
+        """_install for constrained_dynamics with the contact set whose elements are those of the tuple `key` (its
+        spec array and m rows): the Call computes that set from now on (one set at a time, the last one given in
+        Python).  True if the Call is to be called now; False if it already had this set (a call it handed back:
+        an error to raise or arguments it does not take) or the method is overridden."""
+        call = self.__dict__.get("constrained_dynamics")
+        if call is None:
+            if getattr(type(self), "constrained_dynamics", None) is not _GENERATED["constrained_dynamics"]:
+                return False
+            call = self.__dict__["constrained_dynamics"] = self._fast_call(
+                "constrained_dynamics", _ROWS["_constrained_dynamics"], shapes=(self._v_shape, (0,)), contacts=True)
+        elif call.contacts is not None and len(call.contacts) == len(key) and all(
+                x is y for x, y in zip(call.contacts, key)):
+            return False
+        call.remember(key, spec, m)
+        return True
 
     # ---- models that differ in parameters or gravity -------------------------------------------------------
     def with_parameters(self, pi):
@@ -1260,8 +1278,9 @@ def _contact_spec(self, contacts, baumgarte, damping):
     spec[1] = m
     spec = np.array(spec, dtype=float)
     W, L = self._a_constrained_dynamics
-    if W.shape[2] < m:                              # room for m rows, the batches' copies made anew
+    if W.shape[2] < m:                              # room for m rows, the batches' copies made anew, and the C
         self._a_constrained_dynamics = (np.zeros((self.nbodies, 6, m)), np.zeros((m, m + _contacts.EXTRA)))
+        self.__dict__.pop("constrained_dynamics", None)            # call (which holds the old arrays) anew
         if self._thread_work is not None:
             self._thread_arrays.pop("_constrained_dynamics", None)
     if self._contact_specs is None:
@@ -1316,6 +1335,9 @@ def _constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), dampi
     vs = self._v_shape
     if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
             and v.shape == vs and type(tau) is _ND and tau.dtype is _F64 and tau.shape == vs):
+        if (FAST_CALLS and type(contacts) in (tuple, list) and baumgarte == (0.0, 0.0) and type(damping) in (int, float)
+                and damping == 0.0 and self._install_contacts(key, spec, m)):                # the C call from now on
+            return self.constrained_dynamics(q, v, tau, contacts, out=out)
         if out is None:
             out = (_empty(vs), _empty(m))
         elif not (type(out) is tuple and len(out) == 2 and _fits(out[0], vs) and _fits(out[1], (m,))):
@@ -1497,4 +1519,5 @@ for _name, _value in {"_contact_specs": None, "_last_contacts": None,
                       "constrained_dynamics": _constrained_dynamics,
                       "task_space_dynamics": _task_space_dynamics}.items():
     setattr(Robot, _name, _value)
+_GENERATED["constrained_dynamics"] = _constrained_dynamics
 # ---- end of contacts and task-space dynamics ---------------------------------------------------------------------

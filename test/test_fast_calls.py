@@ -147,6 +147,35 @@ def test_the_bundle_compiles_the_regressor_kernel_only_when_asked(regressor_firs
     assert robot.__dict__["dynamics"] is call
 
 
+def test_constrained_dynamics_is_called_in_c_for_the_last_contact_set():
+    """The Call computes the contact set last given in Python (remember), for a tuple or list of the very same
+    elements; another set, baumgarte or damping goes through Python (which remembers the new set), and a redundant
+    set still raises the method's error."""
+    robot = rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
+    rng = np.random.default_rng(4)
+    q, v, tau = robot.random_configuration(rng), *rng.normal(size=(2, robot.nv))
+    feet = ["FL_foot", "HR_foot"]
+    sets = [[rd.Contact(feet[0])], (rd.Contact(feet[0]), "FR_foot", rd.Contact(feet[1], "surface"))]
+    for contacts in sets + sets[:1]:
+        python = type(robot).constrained_dynamics(robot, q, v, tau, contacts)
+        robot.constrained_dynamics(q, v, tau, contacts)
+        call = robot.__dict__["constrained_dynamics"]
+        assert type(call).__name__ == "Call" and call.contacts == tuple(contacts)
+        a, f = robot.constrained_dynamics(q, v, tau, list(contacts))        # a list of the same elements: in C
+        close(a, python[0], "a"), close(f, python[1], "forces")
+        out = (np.empty(robot.nv), np.empty(f.shape))
+        assert robot.constrained_dynamics(q, v, tau, contacts, out=out) is out
+        np.testing.assert_array_equal(out[1], f)
+    gains = robot.constrained_dynamics(q, v, tau, sets[0], baumgarte=(3.0, 1.0))   # Python: its own spec
+    close(gains[1], type(robot).constrained_dynamics(robot, q, v, tau, sets[0], baumgarte=(3.0, 1.0))[1], "gains")
+    assert robot.__dict__["constrained_dynamics"].contacts == tuple(sets[0])
+    twice = [rd.Contact(feet[1], "surface")] * 2                          # redundant: the Python method's error
+    with pytest.raises(ValueError, match="redundant or singular"):
+        robot.constrained_dynamics(q, v, tau, twice)
+    with pytest.raises(ValueError, match="redundant or singular"):
+        robot.constrained_dynamics(q, v, tau, twice)
+
+
 def test_errors_are_the_python_methods_errors(robot):
     """Every input the C path does not take goes to the method written in Python: the same result or error."""
     rng = np.random.default_rng(3)

@@ -80,17 +80,20 @@ def _direction(bodies, work, gravity, mass, K, k, kc, dM, dC, dCv, dg, dJ):
     _moving_rates(bodies, work, K, Sk, rigid)
     last = bodies[K].last
     ad_g = adj_times(Sk, (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0))
+    Icd_g_above = _icdot(work[K], Sk, ad_g, work[K].Ig)         # Icdot gamma_0 of every j above K (J = K)
     j = K
     while True:                                                 # K's subtree (K..last), then K's ancestors
         moving = K <= j <= last
         bj, wj = bodies[j], work[j]
         wJ = work[j if moving else K]                           # whose composite moves: Icdot_j = Icdot_J
-        Icd_g = _icdot(wJ, Sk, ad_g, wJ.Ig)                     # Icdot gamma_0
+        Icd_g = _icdot(wJ, Sk, ad_g, wJ.Ig) if moving else Icd_g_above      # Icdot gamma_0
         for s in range(bj.nvj):
             cs = bj.iv + s
             S, F, G, H = wj.S[:, s], wj.Fs[:, s], wj.Gs[:, s], wj.Hs[:, s]
             Ics = (F[0], F[1], F[2], F[3], F[4], F[5]) if moving else composite_product(wJ, S)     # Ic_J S
-            He = composite_product(wJ, adj_times(Sk, S))        # Ic_J adj(S_k) S: Bc^e^T S of C(q, e_k)
+            Se = wj.Se[:, s]                                    # adj(S_k) S, kept for a moving j
+            ad_S = (Se[0], Se[1], Se[2], Se[3], Se[4], Se[5]) if moving else adj_times(Sk, S)
+            He = composite_product(wJ, ad_S)                    # Ic_J adj(S_k) S: Bc^e^T S of C(q, e_k)
             Ge = force_cross(Sk, Ics[0], Ics[1], Ics[2], Ics[3], Ics[4], Ics[5])   # -Bc^e S (+ Ic Sdot^e below)
             Icd_S = subtract(Ge, He)                            # Icdot S
             x = dot6(S, Icd_g)                                  # g_s = S^T Ic gamma_0
@@ -98,7 +101,7 @@ def _direction(bodies, work, gravity, mass, K, k, kc, dM, dC, dCv, dg, dJ):
                 Sw = wj.Sw[:, s]
                 Fd = add(Icd_S, composite_product(wj, Sw))     # Fdot = Icdot S + Ic Sdot
                 x += dot6(Sw, wj.Ig)
-                Ge = add(Ge, composite_product(wj, wj.Se[:, s]))
+                Ge = add(Ge, He)                                # + Ic Sdot^e, Sdot^e = Se: He itself
             else:
                 Fd = Icd_S
             dg[cs, k] += x
