@@ -45,8 +45,8 @@ def frame_array(body, reference, R, p):
 def support_pass(bodies, work, inputs, frame, q, v, with_rates):
     """The frame's body and its ancestors listed root last (work[0].chain .. work[n-1].chain), the inputs checked
     and kinematics' outward step run along that support alone, then the frame's pose T_{0,f} = T_{0,k} T_{k,f} into
-    work[0].Rf, work[0].pf.  Returns (status, n): status 0 or the first error's code, n the number of bodies (0
-    for a frame fixed to the world)."""
+    work[0].Rf, work[0].pf (unless the frame's reference is "world", whose X = E does not use it).  Returns
+    (status, n): status 0 or the first error's code, n the number of bodies (0 for a frame fixed to the world)."""
     k, n = int(frame[0]), 0
     while k >= 0:
         work[n].chain = k
@@ -58,6 +58,8 @@ def support_pass(bodies, work, inputs, frame, q, v, with_rates):
     for i in range(n - 1, -1, -1):                                 # the outward pass along the support alone,
         if outward_step(bodies, work, work[i].chain, q, v, with_rates) != 0:    # root first (Pinocchio's
             return ERR_QUAT, n                                     # computeFrameJacobian: O(depth), not O(nb))
+    if int(frame[1]) == WORLD:                                     # X = E: the pose is not used
+        return 0, n
     f = work[0]
     if n == 0:
         for r in range(3):
