@@ -174,8 +174,8 @@ def summarize(sc, rec):
 
 def report(sc, summary, out):
     s = summary
-    out.write(f"tracking error, RMS over the joints: first second {s.rms_first:.4f} rad, last second "
-              f"{s.rms_last:.4f} rad ({s.rms_first / s.rms_last:.1f}x smaller)\n")
+    out.write(f"tracking error, RMS over the joints: first second {s.rms_first:.6f} rad, last second "
+              f"{s.rms_last:.6f} rad ({s.rms_first / s.rms_last:.1f}x smaller)\n")
     out.write("estimate pi_hat against the true parameters (arm + payload):          start        end\n")
     out.write(f"  torque error along the trajectory, RMS |Y (pi_hat - pi)|  {s.torque_error[0]:10.3f} "
               f"{s.torque_error[1]:10.3f} N m\n")
