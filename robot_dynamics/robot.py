@@ -1321,9 +1321,11 @@ def _constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), dampi
     order, [force] or [force; torque] on the robot in the contact's reference.  out: a tuple (a, forces) to fill.
     """
     last = self._last_contacts                  # the contact set of the previous call, compared element by element
+    plain = type(baumgarte) is tuple and type(damping) in (int, float)    # gains that compare as one bool
     try:                                        # (identical elements: no Contact.__hash__, ~0.1 us a contact)
         key = contacts if type(contacts) is tuple else tuple(contacts)
-        if last is not None and last[0] == key and last[1] == baumgarte and last[2] == damping:
+        if (plain and last is not None and last[0] == key and last[1] == baumgarte
+                and last[2] == damping):
             spec, m, items = last[3]
         else:
             spec, m, items = self._contact_specs[key, baumgarte, damping]
@@ -1335,8 +1337,8 @@ def _constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), dampi
     vs = self._v_shape
     if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
             and v.shape == vs and type(tau) is _ND and tau.dtype is _F64 and tau.shape == vs):
-        if (FAST_CALLS and type(contacts) in (tuple, list) and baumgarte == (0.0, 0.0) and type(damping) in (int, float)
-                and damping == 0.0 and self._install_contacts(key, spec, m)):                # the C call from now on
+        if (FAST_CALLS and plain and type(contacts) in (tuple, list) and baumgarte == (0.0, 0.0) and damping == 0.0
+                and self._install_contacts(key, spec, m)):                                  # the C call from now on
             return self.constrained_dynamics(q, v, tau, contacts, out=out)
         if out is None:
             out = (_empty(vs), _empty(m))

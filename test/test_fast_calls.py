@@ -169,6 +169,8 @@ def test_constrained_dynamics_is_called_in_c_for_the_last_contact_set():
     gains = robot.constrained_dynamics(q, v, tau, sets[0], baumgarte=(3.0, 1.0))   # Python: its own spec
     close(gains[1], type(robot).constrained_dynamics(robot, q, v, tau, sets[0], baumgarte=(3.0, 1.0))[1], "gains")
     assert robot.__dict__["constrained_dynamics"].contacts == tuple(sets[0])
+    as_array = robot.constrained_dynamics(q, v, tau, sets[0], baumgarte=np.array([3.0, 1.0]))   # not a tuple
+    np.testing.assert_array_equal(as_array[1], gains[1])
     twice = [rd.Contact(feet[1], "surface")] * 2                          # redundant: the Python method's error
     with pytest.raises(ValueError, match="redundant or singular"):
         robot.constrained_dynamics(q, v, tau, twice)
