@@ -1017,15 +1017,13 @@ def _frame_names(self):
 def _frame(self, frame, reference):
     """The frames.FRAME_SIZE array of `frame` (a name of frame_names or its index) in `reference`, from a table
     made at the first call; a ValueError naming the close matches of an unknown name."""
-    if self._frame_table is None:
-        self._frame_table, self._frame_rows = {}, {}
+    if self._frame_rows is None:                # {name or index: its arrays in REFERENCES' order (their codes)},
+        self._frame_rows = {}                   # which the C calls look up as well
         for i, (name, f) in enumerate(self.model.frames.items()):
-            arrays = tuple(frame_array(f.body, ref, f.R, f.p) for ref in REFERENCES)
-            self._frame_rows[name] = self._frame_rows[i] = arrays            # what the C calls look up
-            for ref, x in zip(REFERENCES, arrays):
-                self._frame_table[name, ref] = self._frame_table[i, ref] = x
+            self._frame_rows[name] = self._frame_rows[i] = tuple(frame_array(f.body, ref, f.R, f.p)
+                                                                 for ref in REFERENCES)
     try:
-        return self._frame_table[frame, reference]
+        return self._frame_rows[frame][REFERENCES[reference]]
     except (KeyError, TypeError):
         pass
     if not isinstance(reference, str) or reference not in REFERENCES:
@@ -1038,7 +1036,7 @@ def _frame(self, frame, reference):
                          else f"robot.frame_names lists the {len(names)} frames"))
     if isinstance(frame, (int, np.integer)) and not isinstance(frame, bool):
         if -len(names) <= frame < 0:
-            return self._frame_table[int(frame) + len(names), reference]
+            return self._frame_rows[int(frame) + len(names)][REFERENCES[reference]]
         raise ValueError(f"frame index {frame} is out of range for {len(names)} frames")
     raise ValueError(f"frame must be a frame name (robot.frame_names) or its index, got {type(frame).__name__}")
 
@@ -1076,10 +1074,7 @@ def _frame_method_q(name, doc, public=None):
     installed = public or name
 
     def method(self, q, frame, reference="local", out=None):
-        try:
-            F = self._frame_table[frame, reference]
-        except (KeyError, TypeError):
-            F = self._frame(frame, reference)
+        F = self._frame(frame, reference)
         if type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape:
             if (FAST_CALLS and installed not in self.__dict__
                     and self._install(installed, row, self._frame_rows, public is None)):
@@ -1102,10 +1097,7 @@ def _frame_method_qv(name, doc):
     kernel, shape = "_k_" + name, "_shape__" + name
 
     def method(self, q, v, frame, reference="local", out=None):
-        try:
-            F = self._frame_table[frame, reference]
-        except (KeyError, TypeError):
-            F = self._frame(frame, reference)
+        F = self._frame(frame, reference)
         if (type(q) is _ND and q.dtype is _F64 and q.shape == self._q_shape and type(v) is _ND and v.dtype is _F64
                 and v.shape == self._v_shape):
             if FAST_CALLS and name not in self.__dict__ and self._install(name, row, self._frame_rows):
@@ -1172,7 +1164,7 @@ def _frame_placement(self, q, frame, out=None):
 
 
 _frame_placement.__qualname__ = "Robot.frame_placement"
-for _name, _value in {"_frame_table": None, "_frame_rows": None,                             # Robot's own
+for _name, _value in {"_frame_rows": None,                                                  # Robot's own
                       "_frame": _frame, "_frame_batched": _frame_batched,
                       "_external_torques": _external_torques,
                       "_inverse_dynamics_with_wrenches": _inverse_dynamics_with_wrenches,

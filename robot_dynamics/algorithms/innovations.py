@@ -56,6 +56,19 @@ WORK = [
 ]
 
 
+@njit(cache=True, fastmath=CONTRACT, inline="always")
+def project(S, P, U, D, n):
+    """U <- P H* = P S and D <- H P H* = S^T U for a joint of n coordinates (world axes S (6, n), P (6, 6))."""
+    for c in range(n):
+        for r in range(6):
+            U[r, c] = (P[r, 0] * S[0, c] + P[r, 1] * S[1, c] + P[r, 2] * S[2, c] + P[r, 3] * S[3, c]
+                       + P[r, 4] * S[4, c] + P[r, 5] * S[5, c])
+    for i in range(n):
+        for c in range(n):
+            D[i, c] = (S[0, i] * U[0, c] + S[1, i] * U[1, c] + S[2, i] * U[2, c] + S[3, i] * U[3, c]
+                       + S[4, i] * U[4, c] + S[5, i] * U[5, c])
+
+
 @njit(cache=True, fastmath=CONTRACT)
 def factor(bodies, work):
     """Algorithm 4.1 (eq. (4.7)) inward, after the outward pass: P, D, D^-1 and G of every body.  0 or
@@ -86,14 +99,7 @@ def factor(bodies, work):
                     for c in range(6):
                         Pp[r, c] += P[r, c] - g * U[c, 0]
             continue
-        for c in range(n):                                         # P H* = P S
-            for r in range(6):
-                U[r, c] = (P[r, 0] * S[0, c] + P[r, 1] * S[1, c] + P[r, 2] * S[2, c] + P[r, 3] * S[3, c]
-                           + P[r, 4] * S[4, c] + P[r, 5] * S[5, c])
-        for i in range(n):                                         # D = H P H*
-            for c in range(n):
-                w.Dk[i, c] = (S[0, i] * U[0, c] + S[1, i] * U[1, c] + S[2, i] * U[2, c] + S[3, i] * U[3, c]
-                              + S[4, i] * U[4, c] + S[5, i] * U[5, c])
+        project(S, P, U, w.Dk, n)                                  # U = P H*, D = H P H*
         if n == 1:
             d = w.Dk[0, 0]
             if not d > 1e-12 * max(abs(d), 1e-300):
@@ -449,14 +455,7 @@ def inverse_inward(bodies, work, BV, M_inv):
             continue
         S, U, P, D, G = w.S, w.HU, w.Pk, w.Dki, w.Gk               # several coordinates: on 6x6 matrices
         unpack(w.Pm, P)
-        for c in range(n):                                         # P H* = P S
-            for r in range(6):
-                U[r, c] = (P[r, 0] * S[0, c] + P[r, 1] * S[1, c] + P[r, 2] * S[2, c] + P[r, 3] * S[3, c]
-                           + P[r, 4] * S[4, c] + P[r, 5] * S[5, c])
-        for i in range(n):                                         # D = H P H*
-            for c in range(n):
-                w.Dk[i, c] = (S[0, i] * U[0, c] + S[1, i] * U[1, c] + S[2, i] * U[2, c] + S[3, i] * U[3, c]
-                              + S[4, i] * U[4, c] + S[5, i] * U[5, c])
+        project(S, P, U, w.Dk, n)                                  # U = P H*, D = H P H*
         if not invert_spd(w.Dk, n, D, w.GJk):
             return ERR_SINGULAR
         for c in range(n):                                         # G = P H* D^-1
