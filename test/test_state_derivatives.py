@@ -44,6 +44,11 @@ def test_state_derivatives(seed, floating_base):
     assert relative_error(robot.coriolis_matrix(q, v), d.dC_dv @ v) < EXACT
     batch = robot.state_derivatives(np.stack([q, q]), np.stack([v, v]))
     np.testing.assert_allclose(batch.dC_dq[1], d.dC_dq, rtol=0, atol=1e-13 * np.abs(d.dC_dq).max())
+    fields = rd.StateDerivatives.__slots__        # every entry is written (the kernel has no zeroing pass): an out
+    out = rd.StateDerivatives(*(np.full(getattr(d, f).shape, np.nan) for f in fields))     # of NaNs keeps none
+    robot.state_derivatives(q, v, out=out)
+    for f in fields:
+        np.testing.assert_allclose(getattr(out, f), getattr(d, f), rtol=0, atol=1e-13 * np.abs(getattr(d, f)).max())
 
 
 @pytest.mark.parametrize("name, floating_base", CASES, ids=IDS)
