@@ -135,10 +135,10 @@ def regressor_blocks(bodies, work, Y):
                 row = Y[ba.iv + t]
                 c0 = 10 * k
                 for i in range(4):
-                    row[c0 + i] = (S[0] * W[0, i] + S[1] * W[1, i] + S[2] * W[2, i]
-                                   + S[3] * W[3, i] + S[4] * W[4, i] + S[5] * W[5, i])
+                    row[c0 + i] += (S[0] * W[0, i] + S[1] * W[1, i] + S[2] * W[2, i]
+                                    + S[3] * W[3, i] + S[4] * W[4, i] + S[5] * W[5, i])
                 for i in range(4, 10):
-                    row[c0 + i] = S[3] * W[3, i] + S[4] * W[4, i] + S[5] * W[5, i]
+                    row[c0 + i] += S[3] * W[3, i] + S[4] * W[4, i] + S[5] * W[5, i]
             a = ba.parent
 
 
