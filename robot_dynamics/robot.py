@@ -902,7 +902,9 @@ class _Coupled:
         out[...] = _finite(a, "forward_dynamics", "tau").reshape(out.shape)
         return out
 
-    inverse_dynamics_derivatives = forward_dynamics_derivatives = _no_derivatives
+    # state_derivatives' directions turn one body's subtree each; a mimic coordinate turns several (it gave
+    # wrong numbers, 0.1-0.7 relative against central differences, before it was refused)
+    inverse_dynamics_derivatives = forward_dynamics_derivatives = state_derivatives = _no_derivatives
     innovations = diagonalized = from_diagonalized = _no_innovations
 
 

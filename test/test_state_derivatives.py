@@ -12,7 +12,7 @@ import pinocchio as pin
 import pytest
 
 import robot_dynamics as rd
-from oracle import relative_error
+from oracle import erd_path, relative_error
 from test_identities import make
 from test_pinocchio import CASES, IDS, TOL, pair
 
@@ -68,3 +68,11 @@ def test_out_is_a_state_derivatives():
     np.testing.assert_array_equal(out.dC_dq, expected.dC_dq)
     with pytest.raises(ValueError, match="out must be a StateDerivatives"):
         robot.state_derivatives(q, v, out=np.zeros(3))
+
+
+def test_joints_coupled_by_mimics_are_refused():
+    """A mimic coordinate moves several joints; state_derivatives says so rather than returning wrong numbers."""
+    robot = rd.load_urdf(erd_path("panda.urdf"), mimic=True)
+    q, v = robot.random_state(0)
+    with pytest.raises(ValueError, match="mimic"):
+        robot.state_derivatives(q, v)
