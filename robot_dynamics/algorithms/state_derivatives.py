@@ -50,7 +50,8 @@ def _cross_wrench(s, f):
 
 @njit(cache=True, fastmath=CONTRACT, inline="always")
 def _inertia_times(pi, x):
-    """Lambda(pi) x of a 6-vector x given as an array or tuple."""
+    """Lambda(pi) x of a 6-vector x given as an array or tuple, for the parameters pi of an inertia rate (a
+    composite's own product is matrices.composite_product)."""
     return spatial_inertia_times(pi, x[0], x[1], x[2], x[3], x[4], x[5])
 
 
@@ -68,10 +69,10 @@ def _subtree(bodies, work, K, k, Sk, U, turning, ad_g, mass, dM, dC, dCv, dg, dJ
             if mass > 0.0:
                 for r in range(3):
                     dJ[r, cs, k] = Fd[r] / mass
-            He = _inertia_times(wj.pic, adj_times(Sk, S))               # Ic_j (S_k x S_s)
+            He = composite_product(wj, adj_times(Sk, S))                # Ic_j (S_k x S_s)
             Ge = add(He, Fd)                                            # G^e_s
             if turning:
-                IU = _inertia_times(wj.pic, adj_times(U, S))            # Ic_j (U x S_s)
+                IU = composite_product(wj, adj_times(U, S))             # Ic_j (U x S_s)
                 GU = add(IU, _cross_wrench(U, F))                       # G^U_s
                 Gd = subtract(_cross_wrench(Sk, G), GU)                 # G_s'
                 Hd = subtract(_cross_wrench(Sk, H), IU)                 # H_s'
