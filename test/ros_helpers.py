@@ -18,7 +18,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.experimental import EventsExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -86,13 +86,16 @@ class Spinner:
     context : rclpy.Context
     events : bool
         True: rclpy's C++ EventsExecutor, spun in 50 ms slices (its ``spin()`` would keep the other threads
-        from creating entities or publishing meanwhile); False: a MultiThreadedExecutor of 4 threads.
+        from creating entities or publishing meanwhile); False: a SingleThreadedExecutor. Not rclpy's
+        MultiThreadedExecutor: its loop keeps waking while a worker runs a callback, and so holds the GIL
+        that the test's own threads need -- a test's 50 Hz joint-state thread stood still for up to 2.4 s
+        under it, and the ROS tests took 209 s instead of 126 s.
     """
 
     def __init__(self, context, events=False):
         self.context = context
         self.events = events
-        self.executor = EventsExecutor(context=context) if events else MultiThreadedExecutor(4, context=context)
+        self.executor = EventsExecutor(context=context) if events else SingleThreadedExecutor(context=context)
         self.nodes = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True)
@@ -408,6 +411,68 @@ class NodeProcess:
         """SIGINT as Ctrl-C would; SIGKILL the process group if it has not exited within 10 s."""
         code = stop_process(self.process)
         self._log.close()
+        return code
+
+
+_PUBLISHER_SCRIPT = """
+import sys, time
+import rclpy
+from rclpy.signals import SignalHandlerOptions
+from std_msgs.msg import String
+from robot_dynamics.ros.qos import DESCRIPTION_QOS
+topic, path = sys.argv[1:3]
+xml = open(path).read()
+rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
+node = rclpy.create_node("description_publisher")
+publisher = node.create_publisher(String, topic, DESCRIPTION_QOS)
+print("publishing", time.monotonic(), flush=True)
+publisher.publish(String(data=xml))
+print("published", time.monotonic(), flush=True)
+while True:
+    time.sleep(1.0)
+"""
+
+
+class DescriptionPublisher:
+    """A process of its own that publishes the text of ``path`` once on ``topic`` (transient local, as
+    robot_state_publisher does) and stays alive to hold it.
+
+    The publication is in another process than the test's on purpose: rclpy's ``publish`` keeps the GIL while
+    DDS takes a large message (0.6 s for 1.3 MB here, now and then), which would stall every other thread of
+    the publishing process -- a test's joint-state stream among them.
+
+    Attributes
+    ----------
+    publishing : float
+        ``time.monotonic()`` (the machine's clock, shared by processes) just before the ``publish`` call.
+    """
+
+    def __init__(self, topic, path, timeout=60.0):
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        package_root = str(Path(robot_dynamics.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen([sys.executable, "-c", _PUBLISHER_SCRIPT, topic, str(path)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                        start_new_session=True)
+        self.publishing = self._wait_for("publishing", timeout)
+
+    def _wait_for(self, word, timeout):
+        deadline = time.monotonic() + timeout
+        lines = []
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:                                  # the process ended
+                break
+            lines.append(line)
+            if line.startswith(word + " "):
+                return float(line.split()[1])
+        self.stop()
+        raise RuntimeError(f"the description publisher did not say {word!r}: {''.join(lines)[-2000:]}")
+
+    def stop(self):
+        """End the process (SIGINT, then SIGKILL)."""
+        code = stop_process(self.process)
+        self.process.stdout.close()
         return code
 
 

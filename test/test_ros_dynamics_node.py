@@ -1,6 +1,6 @@
 """dynamics_node on real rclpy over loopback DDS, in a ROS domain of its own.
 
-The node runs in this process (spun by a MultiThreadedExecutor) or, as a user starts it, as
+The node runs in this process (spun by a SingleThreadedExecutor) or, as a user starts it, as
 ``python -m robot_dynamics.ros.dynamics_node --ros-args -p ...``. Every published array must equal the
 library's result for the same state to 1e-12, with the canonical Float64MultiArray layout.
 """
