@@ -2,6 +2,7 @@
 
 Import this module before ``rclpy.init()``: :func:`claim_ros_domain` must run before the first context exists.
 """
+import atexit
 import fcntl
 import itertools
 import os
@@ -57,6 +58,7 @@ def claim_ros_domain():
                 lock.close()
                 continue
             _held_locks.append(lock)
+            atexit.register(lock.close)          # held until the process ends; closed then, not collected
             os.environ["ROS_DOMAIN_ID"] = str(domain)
             break
         else:
@@ -425,8 +427,11 @@ xml = open(path).read()
 rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
 node = rclpy.create_node("description_publisher")
 publisher = node.create_publisher(String, topic, DESCRIPTION_QOS)
+message = String(data=xml)
+print("ready", time.monotonic(), flush=True)
+sys.stdin.readline()
 print("publishing", time.monotonic(), flush=True)
-publisher.publish(String(data=xml))
+publisher.publish(message)
 print("published", time.monotonic(), flush=True)
 while True:
     time.sleep(1.0)
@@ -434,17 +439,14 @@ while True:
 
 
 class DescriptionPublisher:
-    """A process of its own that publishes the text of ``path`` once on ``topic`` (transient local, as
-    robot_state_publisher does) and stays alive to hold it.
+    """A process of its own that publishes the text of ``path`` once on ``topic`` when told to (:meth:`publish`;
+    transient local, as robot_state_publisher does), and stays alive to hold it.
 
     The publication is in another process than the test's on purpose: rclpy's ``publish`` keeps the GIL while
     DDS takes a large message (0.6 s for 1.3 MB here, now and then), which would stall every other thread of
-    the publishing process -- a test's joint-state stream among them.
-
-    Attributes
-    ----------
-    publishing : float
-        ``time.monotonic()`` (the machine's clock, shared by processes) just before the ``publish`` call.
+    the publishing process -- a test's joint-state stream among them. The process starts (Python, rclpy, its
+    DDS participant: about a second of CPU) before :meth:`publish`, so a measurement may begin at the
+    publication without the start-up in it.
     """
 
     def __init__(self, topic, path, timeout=60.0):
@@ -452,12 +454,20 @@ class DescriptionPublisher:
         package_root = str(Path(robot_dynamics.__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         self.process = subprocess.Popen([sys.executable, "-c", _PUBLISHER_SCRIPT, topic, str(path)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                        start_new_session=True)
-        self.publishing = self._wait_for("publishing", timeout)
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        text=True, env=env, start_new_session=True)
+        self.timeout = timeout
+        self._wait_for("ready")
 
-    def _wait_for(self, word, timeout):
-        deadline = time.monotonic() + timeout
+    def publish(self):
+        """Publish now; returns ``time.monotonic()`` (the machine's clock, shared by processes) just before the
+        ``publish`` call."""
+        self.process.stdin.write("go\n")
+        self.process.stdin.flush()
+        return self._wait_for("publishing")
+
+    def _wait_for(self, word):
+        deadline = time.monotonic() + self.timeout
         lines = []
         while time.monotonic() < deadline:
             line = self.process.stdout.readline()
@@ -472,7 +482,8 @@ class DescriptionPublisher:
     def stop(self):
         """End the process (SIGINT, then SIGKILL)."""
         code = stop_process(self.process)
-        self.process.stdout.close()
+        for stream in (self.process.stdin, self.process.stdout):
+            stream.close()
         return code
 
 

@@ -126,14 +126,14 @@ def test_a_large_description_loads_while_the_old_model_answers_at_the_stream_rat
     del heavy
     gc.collect()
     gc.freeze()
+    path = tmp_path / "large.urdf"
+    path.write_text(large)
+    publisher = DescriptionPublisher(f"{namespace}/robot_description", path)
+    processes.append(publisher)
     stream = Stream(probe, robot.joint_names, q, v)
     try:
         time.sleep(1.0)                                           # the stream runs
-        path = tmp_path / "large.urdf"
-        path.write_text(large)
-        publisher = DescriptionPublisher(f"{namespace}/robot_description", path)
-        processes.append(publisher)
-        sent = publisher.publishing
+        sent = publisher.publish()
         assert eventually(lambda: np.isclose(answers.snapshot()[1], com_new, rtol=1e-12).all(axis=1).any(),
                           timeout=120), node.log()
         time.sleep(0.5)
