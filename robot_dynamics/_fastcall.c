@@ -3,9 +3,9 @@
  * A Robot method written in Python costs ~0.6 us before its kernel starts (argument checks, attribute look-ups,
  * allocating the result) and numba's entry into the kernel ~0.15 us more (a reference-counted view per array): as
  * long as Pinocchio's whole call on a small robot.  A Call does that work in C: it checks the state arguments
- * (exact float64 ndarrays of the robot's sizes, any strides, aligned) and `out`, allocates the results, and calls
+ * (exact float64 ndarrays of the robot's sizes, C-contiguous, aligned) and `out`, allocates the results, and calls
  * the kernel's C entry point (compiled.fast_kernel: a numba cfunc around the kernel with its checks) with the data
- * pointers, shapes and strides.  Anything else -- a batch, a list, another dtype, an unknown keyword, a kernel
+ * pointers and shapes.  Anything else -- a batch, a list, a strided view, another dtype, an unknown keyword, a kernel
  * that reports an error -- goes to the method written in Python (`function`), which computes it or raises the
  * error naming the culprit, as it did before this module existed: a Call never decides anything on its own.
  *
@@ -28,8 +28,8 @@
 
 typedef long long i64;
 /* compiled.fast_kernel's C signature: pointers to the body records and workspace, then the other arrays' data
-   pointers in the kernel's argument order, and dims: nb, then per fixed array its shape, per input and output its
-   shape followed by its strides in bytes.  Returns the kernel's status (0: success). */
+   pointers in the kernel's argument order, and dims: nb, then every array's shape (all are C-contiguous).
+   Returns the kernel's status (0: success). */
 typedef i64 (*kernel_t)(void *bodies, void *work, void **pointers, i64 *dims);
 
 typedef struct {
@@ -82,12 +82,13 @@ static int reference_index(PyObject *reference)
 
 static int matches(PyObject *x, int ndim, const npy_intp *shape, int writeable)
 {
-    /* x is an exact float64 ndarray (native byte order: the dtype singleton) of this shape, aligned: what the
-       kernel can read (and write, if writeable) through its strides. */
+    /* x is an exact float64 ndarray (native byte order: the dtype singleton) of this shape, C-contiguous and
+       aligned: what the kernel, compiled for that layout, can read (and write, if writeable). */
     if (!PyArray_CheckExact(x))
         return 0;
     PyArrayObject *a = (PyArrayObject *)x;
-    if (PyArray_DESCR(a) != float64 || PyArray_NDIM(a) != ndim || !PyArray_ISALIGNED(a))
+    if (PyArray_DESCR(a) != float64 || PyArray_NDIM(a) != ndim || !PyArray_ISALIGNED(a)
+        || !PyArray_IS_C_CONTIGUOUS(a))
         return 0;
     if (writeable && !PyArray_ISWRITEABLE(a))
         return 0;
@@ -103,8 +104,6 @@ static void add_array(PyArrayObject *a, void **pointers, int *p, i64 *dims, int 
     pointers[(*p)++] = PyArray_DATA(a);
     for (int i = 0; i < ndim; i++)
         dims[(*d)++] = PyArray_DIM(a, i);
-    for (int i = 0; i < ndim; i++)
-        dims[(*d)++] = PyArray_STRIDE(a, i);
 }
 
 static int same_elements(PyObject *key, PyObject *x)
@@ -188,7 +187,8 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
         add_array((PyArrayObject *)args[i], pointers, &p, dims, &d);
     }
     if (self->contacts) {                   /* (*inputs, contacts, out=None): baumgarte, damping go to Python */
-        if (nargs > n + 1 || !same_elements(self->last_key, frame))
+        if (nargs > n + 1 || !same_elements(self->last_key, frame)
+            || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)self->last_spec))
             return fall_back(self, args, nargsf, kwnames);
         add_array((PyArrayObject *)self->last_spec, pointers, &p, dims, &d);
     }
@@ -206,6 +206,8 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
             PyErr_SetString(PyExc_TypeError, "a Call's frames must map a frame to a tuple of its 3 arrays");
             return NULL;
         }
+        if (!PyArray_IS_C_CONTIGUOUS((PyArrayObject *)PyTuple_GET_ITEM(x, r)))
+            return fall_back(self, args, nargsf, kwnames);
         add_array((PyArrayObject *)PyTuple_GET_ITEM(x, r), pointers, &p, dims, &d);
     }
 
