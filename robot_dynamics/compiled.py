@@ -326,6 +326,9 @@ try:
 except ImportError:                             # not built (a source tree without `pip install -e .`): the methods
     _fastcall = None                            # written in Python do everything, as fast as before
 FAST_CALLS = _fastcall is not None and os.environ.get("ROBOT_DYNAMICS_FAST_CALLS", "1") != "0"
+# Contiguous(slow, n): calls a kernel directly when its last n arguments are C-contiguous arrays, else slow; the
+# methods written in Python reach their kernels through one (robot._Contiguous), or through slow alone without C
+Contiguous = _fastcall.Contiguous if FAST_CALLS else None
 _fast_kernels = {}
 
 
