@@ -18,8 +18,9 @@ C calls.  Even so, a method written in Python spends ~0.6 us before its kernel s
 more: on a small robot, as long as Pinocchio's whole call.  After a method's first single state, Robot installs a
 _fastcall.Call (robot_dynamics/_fastcall.c, built by `pip install`) under the method's name: it checks a single
 state's arrays, allocates the results and calls the kernel's C entry point (`fast_kernel`: a numba cfunc that
-rebuilds the arrays from pointers, shapes and strides and calls the checked kernel, the very overload the method
-calls); everything else goes to the method.  ROBOT_DYNAMICS_FAST_CALLS=0 in the environment turns them off.
+rebuilds the C-contiguous arrays from pointers and shapes and calls the checked kernel, the very overload the
+method calls); everything else, strided views included, goes to the method.  ROBOT_DYNAMICS_FAST_CALLS=0 in the
+environment turns them off.
 
 Checks.  `checked_kernels` puts every kernel (inlined: a call would cost ~10 ns an array argument) in a compiled
 function of the same arguments that refuses an output overlapping an input or another output (their byte extents,
