@@ -50,22 +50,41 @@ def _signatures(name):
     return kernel, loop
 
 
+def _dense(inputs, outputs):
+    """C-contiguous stand-ins for a kernel's inputs and outputs, as (inputs, outputs) lists: each array itself if it
+    is C-contiguous, else a copy (an input) or a new array (an output, which the kernel writes whole).  None when
+    some array was replaced and an output's extent overlaps an input's or another output's: the kernel's own check
+    (np.may_share_memory's bounds) would not see that overlap among the stand-ins."""
+    dense_inputs = [x if x.flags.c_contiguous else np.ascontiguousarray(x) for x in inputs]
+    dense_outputs = [x if x.flags.c_contiguous else _empty(x.shape) for x in outputs]
+    given = list(inputs) + list(outputs)
+    if any(x is not y for x, y in zip(dense_inputs + dense_outputs, given)) and any(
+            np.may_share_memory(x, y) for i, x in enumerate(outputs) for y in given[:len(inputs) + i]):
+        return None
+    return dense_inputs, dense_outputs
+
+
+def _copy_back(outputs, dense_outputs):
+    """Copy the results from the stand-ins of _dense into the outputs they replaced."""
+    for x, y in zip(outputs, dense_outputs):
+        if x is not y:
+            x[...] = y
+
+
 class _Contiguous:
     """The checked kernel of registry row `row` (registry.CHECKED), compiled for C-contiguous arrays (_signatures)
     -- or loaded from the cache -- at its first call, callable with views of any strides: the inputs and outputs
-    that are not C-contiguous are copied into C-contiguous arrays, and the outputs copied back once the kernel has
-    succeeded.  The kernel then cannot see an overlap of the caller's arrays, so it is looked for here:
-    ERR_OVERLAP, nothing computed, when an output's extent overlaps an input's or another output's
-    (np.may_share_memory's bounds: what the kernel's own check compares)."""
+    that are not C-contiguous are replaced (_dense), and the results copied back once the kernel has succeeded;
+    ERR_OVERLAP, nothing computed, when the caller's outputs overlap (what the kernel's own check returns)."""
 
-    __slots__ = ("kernel", "name", "n_inputs", "n_outputs", "first", "front")
+    __slots__ = ("kernel", "name", "n_inputs", "first", "front")
 
     def __init__(self, row):
-        self.kernel, self.name, self.n_inputs, self.n_outputs = None, row.name, len(row.inputs), len(row.shapes)
-        self.first = -(self.n_inputs + self.n_outputs)     # where the inputs start among the kernel's arguments
+        self.kernel, self.name, self.n_inputs = None, row.name, len(row.inputs)
+        self.first = -(len(row.inputs) + len(row.shapes))   # where the inputs start among the kernel's arguments
         # what the methods call: with the C extension a compiled.Contiguous, which checks the layout in C (0.3 us
         # less a call) and calls this object only for the first call and for strided arrays
-        self.front = self if Contiguous is None else Contiguous(self, self.n_inputs + self.n_outputs)
+        self.front = self if Contiguous is None else Contiguous(self, -self.first)
 
     def _resolve(self):
         self.kernel = compiled(CHECKED[self.name], _signatures(self.name)[0])
@@ -73,28 +92,21 @@ class _Contiguous:
             self.front.kernel = self.kernel
 
     def __call__(self, *args):
+        if self.kernel is None:
+            self._resolve()
         for x in args[self.first:]:                       # a loop: all() of a generator costs 0.1 us more
             if not x.flags.c_contiguous:
-                return self._copying(args)
-        if self.kernel is None:
-            self._resolve()
-        return self.kernel(*args)
-
-    def _copying(self, args):
-        """__call__ for arguments some of which are not C-contiguous."""
-        if self.kernel is None:
-            self._resolve()
+                break
+        else:
+            return self.kernel(*args)
         k = len(args) + self.first
-        given = args[k:]
-        outs = given[self.n_inputs:]
-        if any(np.may_share_memory(x, y) for i, x in enumerate(outs) for y in given[:self.n_inputs] + outs[i + 1:]):
+        inputs, outputs = args[k:k + self.n_inputs], args[k + self.n_inputs:]
+        dense = _dense(inputs, outputs)
+        if dense is None:
             return ERR_OVERLAP
-        dense = [x if x.flags.c_contiguous else np.ascontiguousarray(x) for x in given]
-        status = self.kernel(*args[:k], *dense)
+        status = self.kernel(*args[:k], *dense[0], *dense[1])
         if status == 0:
-            for x, y in zip(outs, dense[self.n_inputs:]):
-                if x is not y:
-                    x[...] = y
+            _copy_back(outputs, dense[1])
         return status
 
 
@@ -723,26 +735,21 @@ class Robot:
     def _run_batch(self, row, flat, targets):
         """The status codes of the compiled parallel loop of `row` over the states `flat` into `targets`.
 
-        The loop takes C-contiguous arrays (_signatures): an input that is not is read from a C-contiguous copy,
-        a target that is not receives the results from a C-contiguous array once every state has succeeded.
-        The loop then cannot see an overlap of the caller's arrays, so it is looked for here: status[0] is
-        ERR_OVERLAP, and nothing computed, when a target's extent overlaps an input's or another target's."""
+        The loop takes C-contiguous arrays (_signatures): arrays of other strides are replaced (_dense), and the
+        results copied back once every state has succeeded; status[0] is ERR_OVERLAP, and nothing computed, when
+        the caller's targets overlap (what the loop's own check reports)."""
         status = np.zeros(flat[0].shape[0], dtype=np.int64)
         outs = [x if x.ndim > 1 else x[:, None] for x in targets]
-        inputs = [x if x.flags.c_contiguous else np.ascontiguousarray(x) for x in flat]
-        dense = [x if x.flags.c_contiguous else _empty(x.shape) for x in outs]
-        copied = any(x is not y for x, y in zip(inputs + dense, list(flat) + outs))
-        if copied and any(np.may_share_memory(x, y) for i, x in enumerate(outs) for y in list(flat) + outs[i + 1:]):
+        dense = _dense(flat, outs)
+        if dense is None:
             status[0] = ERR_OVERLAP
             return status
         with self._batch_lock:                      # the loop leaves the GIL; its workspaces are the Robot's
             works, arrays = self._per_thread(row)
             getattr(self, "_p" + row.name)(self._bodies, works, arrays, (self.gravity,) if row.gravity else (),
-                                           tuple(inputs), tuple(dense), status)
+                                           tuple(dense[0]), tuple(dense[1]), status)
         if not status.any():
-            for x, y in zip(outs, dense):
-                if x is not y:
-                    x[...] = y
+            _copy_back(outs, dense[1])
         return status
 
     def _per_thread(self, row):

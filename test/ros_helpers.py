@@ -362,6 +362,15 @@ def expected_outputs(robot, q, v, k, frame_id, ref=None, velocities=True):
     return out
 
 
+def child_environment(**extra):
+    """The environment of a Python process a test starts: this one's, unbuffered, with this robot_dynamics first
+    on the path (the package the test imported, installed or not), plus ``extra``."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **extra)
+    package_root = str(Path(robot_dynamics.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    return env
+
+
 class NodeProcess:
     """``python -m robot_dynamics.ros.dynamics_node --ros-args ...`` as a user starts it, its output in a file.
 
@@ -376,10 +385,7 @@ class NodeProcess:
     """
 
     def __init__(self, ros_args, log_path, address_space_mb=None):
-        env = dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_LOGGING_BUFFERED_STREAM="0",
-                   RCUTILS_COLORIZED_OUTPUT="0")
-        package_root = str(Path(robot_dynamics.__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env = child_environment(RCUTILS_LOGGING_BUFFERED_STREAM="0", RCUTILS_COLORIZED_OUTPUT="0")
         self.log_path = log_path
         self._log = open(log_path, "w")
         command = [sys.executable, "-m", "robot_dynamics.ros.dynamics_node", "--ros-args", *ros_args]
@@ -450,9 +456,7 @@ class DescriptionPublisher:
     """
 
     def __init__(self, topic, path, timeout=60.0):
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        package_root = str(Path(robot_dynamics.__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env = child_environment()
         self.process = subprocess.Popen([sys.executable, "-c", _PUBLISHER_SCRIPT, topic, str(path)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         text=True, env=env, start_new_session=True)
