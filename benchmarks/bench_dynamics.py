@@ -8,7 +8,9 @@ using all cores; Pinocchio: a Python loop over its five calls), and the batch of
 inverse_dynamics and forward_dynamics against a Python loop of its Pinocchio counterpart: our median time,
 Pinocchio's, and the median of the per-round ratios ours/Pinocchio (below 1 means we are faster).  The "out="
 rows write into the results of an earlier call, as a control loop or an identification run would (Pinocchio
-writes into its Data too); for the batch this removes the page faults of ~100 MB of fresh output memory per call.
+writes into its Data too); the allocating batch rows get the memory of the results the previous call returned and
+the loop dropped (robot_dynamics/memory.py), so past the warm-up neither pays the page faults of ~100 MB of fresh
+memory per call.
 (*) The row "solve_mass_matrix vs numpy" times np.linalg.solve(robot.mass_matrix(q), x) in Pinocchio's column, and
 "diagonalized vs our FD" our forward_dynamics (its target: at most twice that).
 """

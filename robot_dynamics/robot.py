@@ -18,6 +18,7 @@ from .algorithms.registry import CHECKED, PARALLEL, QUANTITIES
 from .algorithms.workspace import ARRAYS, EXAMPLES, workspace
 from .compiled import FAST_CALLS, Contiguous, compiled, fast_call, resolve, signature, thread_count
 from .configuration import ConfigurationSpace
+from .memory import ResultPool
 from .model import BODY, build_model
 from .urdf import MAX_LINKS, URDFError, parse_urdf
 
@@ -261,6 +262,7 @@ class Robot:
         self._work = workspace(model.nbodies)
         self._thread_work = None                    # a workspace per thread of a batch (_per_thread), made once
         self._batch_lock = threading.Lock()         # one batch at a time in those workspaces (class docstring)
+        self._results = ResultPool()                # memory for batches' results, reused once dropped (memory.py)
         self._weightless = None                     # the same robot without gravity (parameter_derivatives)
         if any(j.mimic is not None for j in model.joints):
             self.__class__ = _coupled(type(self))   # ABA does not apply to joints coupled by mimics
@@ -710,7 +712,7 @@ class Robot:
         *flat, batch = self._batch(False, **dict(zip(row.inputs, states)))
         B, nd, shapes = flat[0].shape[0], len(batch), self._shapes[row.name]
         if outs is None:
-            results = [_empty(batch + s) for s in shapes]
+            results = [self._results.empty(batch + s) for s in shapes]
         else:
             results = outs
             self._check_outs(row, batch, results, prefix)
@@ -1126,7 +1128,7 @@ def _frame_batched(self, row, states, F, out):
     for every state) passed as a batch of stride 0."""
     *flat, batch = self._batch(False, **dict(zip(row.inputs[:-1], states)))
     B, shape = flat[0].shape[0], self._shapes[row.name][0]
-    result = _empty(batch + shape) if out is None else _checked_out(out, batch + shape)
+    result = self._results.empty(batch + shape) if out is None else _checked_out(out, batch + shape)
     target = _merged_batch(result, len(batch), B)
     if target is None:                              # views whose batch dimensions do not merge: computed apart,
         if out is not None:                         # copied in (an out sharing memory with an input is refused)
