@@ -107,17 +107,18 @@ def compiled(dispatcher, types):
 
 
 def resolve(owner, attribute, dispatcher, types):
-    """Set owner.<attribute> to the compiled function of `dispatcher` for the argument types `types`: at once when
-    it is already compiled in this process, else on its first call -- so that a run loads (or, the first time,
+    """Set owner.<attribute> to the compiled function of `dispatcher` for the argument types `types()` (a function
+    returning them, see `signature`, called only when needed): at once when it is already compiled in this
+    process, else on its first call -- so that a run types (~7 ms a quantity), loads (or, the first time,
     compiles) only the kernels it uses.  The first-call stand-in holds owner weakly: a Robot is freed as soon as
     it is no longer used."""
     if dispatcher.signatures:
-        setattr(owner, attribute, compiled(dispatcher, types))
+        setattr(owner, attribute, compiled(dispatcher, types()))
         return
     ref = weakref.ref(owner)
 
     def first_call(*args):
-        kernel = compiled(dispatcher, types)
+        kernel = compiled(dispatcher, types())
         target = ref()
         if target is not None:
             setattr(target, attribute, kernel)

@@ -51,6 +51,11 @@ def _signatures(name):
     return kernel, loop
 
 
+def _loop_signature(name):
+    """The argument types of the batch loop of registry row `name` (_signatures)."""
+    return _signatures(name)[1]
+
+
 def _dense(inputs, outputs):
     """C-contiguous stand-ins for a kernel's inputs and outputs, as (inputs, outputs) lists: each array itself if it
     is C-contiguous, else a copy (an input) or a new array (an output, which the kernel writes whole).  None when
@@ -276,7 +281,7 @@ class Robot:
         for row in QUANTITIES:
             shapes = self._shapes[row.name]
             setattr(self, "_shape_" + row.name, shapes[0] if len(shapes) == 1 else shapes)
-            resolve(self, "_p" + row.name, PARALLEL[row.name], _signatures(row.name)[1])
+            resolve(self, "_p" + row.name, PARALLEL[row.name], functools.partial(_loop_signature, row.name))
 
     def __getattr__(self, name):
         """The per-robot arrays of a row (_a<row name>), made when first asked for: a robot allocates the (nv, 3 nv)
