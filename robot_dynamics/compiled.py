@@ -230,12 +230,8 @@ def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
     outs = a[n_params - len(outputs):]
     ins = a[n_params - len(outputs) - len(inputs):n_params - len(outputs)]
     lines = [f"def {name}({', '.join(a)}):"]
-    for x, ndim in zip(ins + outs, inputs + outputs):    # [x_lo, x_hi): the bytes x may touch (extent's bounds)
-        lines += [f"    {x}_lo = {x}.ctypes.data", f"    {x}_hi = {x}_lo + {x}.itemsize"]
-        for d in range(ndim):
-            lines += [f"    reach = ({x}.shape[{d}] - 1) * {x}.strides[{d}]", "    if reach < 0:",
-                      f"        {x}_lo += reach", "    else:", f"        {x}_hi += reach"]
-        lines += [f"    if {x}.size == 0:", f"        {x}_hi = {x}_lo"]
+    for x in ins + outs:        # [x_lo, x_hi): the bytes of x, C-contiguous as every kernel's arrays are
+        lines += [f"    {x}_lo = {x}.ctypes.data", f"    {x}_hi = {x}_lo + {x}.nbytes"]
     pairs = [(o, x) for i, o in enumerate(outs) for x in ins + outs[i + 1:]]
     if pairs:
         lines.append("    if (" + "\n            or ".join(f"({o}_lo < {x}_hi and {x}_lo < {o}_hi)" for o, x in pairs)
