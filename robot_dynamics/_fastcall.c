@@ -658,9 +658,64 @@ static PyTypeObject ContiguousType = {
     .tp_getset = contiguous_getset,
 };
 
+/* ---- overlapping(inputs, outputs): a batch's out= against its inputs, before any state is computed ---------- */
+
+/* [*lo, *hi): the bytes the elements of array a may occupy (np.may_share_memory's bounds); lo = hi when a has no
+   element. */
+static void extent(PyArrayObject *a, char **lo, char **hi)
+{
+    char *l = PyArray_BYTES(a), *h = l + PyArray_ITEMSIZE(a);
+    if (PyArray_SIZE(a) == 0) {
+        *lo = *hi = l;
+        return;
+    }
+    for (int d = 0; d < PyArray_NDIM(a); d++) {
+        npy_intp reach = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
+        if (reach < 0)
+            l += reach;
+        else
+            h += reach;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+static PyObject *overlapping(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "overlapping(inputs, outputs) takes two tuples of arrays");
+        return NULL;
+    }
+    Py_ssize_t n_in = PyTuple_GET_SIZE(args[0]), n = n_in + PyTuple_GET_SIZE(args[1]);
+    char *lo[MAX_ARRAYS], *hi[MAX_ARRAYS];
+    if (n > MAX_ARRAYS) {
+        PyErr_SetString(PyExc_ValueError, "overlapping: too many arrays");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = i < n_in ? PyTuple_GET_ITEM(args[0], i) : PyTuple_GET_ITEM(args[1], i - n_in);
+        if (!PyArray_Check(x)) {
+            PyErr_SetString(PyExc_TypeError, "overlapping(inputs, outputs) takes two tuples of arrays");
+            return NULL;
+        }
+        extent((PyArrayObject *)x, &lo[i], &hi[i]);
+    }
+    for (Py_ssize_t i = n_in; i < n; i++)           /* each output against the inputs and the outputs before it */
+        for (Py_ssize_t j = 0; j < i; j++)
+            if (lo[i] < hi[j] && lo[j] < hi[i])
+                Py_RETURN_TRUE;
+    Py_RETURN_FALSE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"overlapping", (PyCFunction)(void (*)(void))overlapping, METH_FASTCALL,
+     "overlapping(inputs, outputs): True when an output's byte extent overlaps an input's or another output's"},
+    {NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_fastcall",
-    "A Robot method's call for one state, from Python straight into its compiled kernel.", -1, NULL,
+    "A Robot method's call for one state, from Python straight into its compiled kernel.", -1, module_methods,
 };
 
 PyMODINIT_FUNC PyInit__fastcall(void)

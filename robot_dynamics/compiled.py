@@ -25,8 +25,8 @@ environment turns them off.
 Checks.  `checked_kernels` puts every kernel (inlined: a call would cost ~10 ns an array argument) in a compiled
 function of the same arguments that refuses an output overlapping an input or another output (their byte extents,
 np.may_share_memory's test: a few pointer comparisons) and reports a non-finite result (float64 overflow), as
-status codes.  Robot calls it for one state and in the batch loop, which also compares the whole batches' extents
-before computing any state (`overlapping`).
+status codes.  Robot calls it for one state and in the batch loop, and compares the whole batches' extents before
+computing any state (`overlapping`, in C).
 
 Batches.  `parallel(kernel, name)` is a compiled loop over the states of a batch, in parallel on all cores, that
 calls `kernel` once per state with the workspace of the thread that runs it (numba.get_thread_id): every quantity
@@ -44,8 +44,7 @@ import weakref
 from pathlib import Path
 
 import numba
-import numpy as np
-from numba import get_num_threads, get_thread_id, literal_unroll, njit, prange, typeof
+from numba import get_num_threads, get_thread_id, njit, prange, typeof
 from numba.extending import overload
 
 _cache_dir = None
@@ -152,63 +151,23 @@ def thread_count():
     return get_num_threads()
 
 
-@njit(cache=True)
-def extent(x):
-    """(lo, hi): the addresses [lo, hi) that x's elements may occupy (np.may_share_memory's bounds); lo = hi when x
-    has no element."""
-    lo = x.ctypes.data
-    hi = lo + x.itemsize
-    for d in range(x.ndim):
-        reach = (x.shape[d] - 1) * x.strides[d]
-        if reach < 0:
-            lo += reach
-        else:
-            hi += reach
-    if x.size == 0:
-        hi = lo
-    return lo, hi
-
-
-@njit(cache=True)
-def overlapping(inputs, outputs):
-    """True when the extent of an array of the tuple `outputs` overlaps that of one of `inputs` or of another
-    output: whole batches, before any state is computed (an out of one state may overlap the input of another)."""
-    n = len(inputs) + len(outputs)
-    lo, hi = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
-    k = 0
-    for x in literal_unroll(inputs):
-        lo[k], hi[k] = extent(x)
-        k += 1
-    for x in literal_unroll(outputs):
-        lo[k], hi[k] = extent(x)
-        k += 1
-    found = False
-    for i in range(len(inputs), n):
-        for j in range(i):
-            found |= lo[i] < hi[j] and lo[j] < hi[i]
-    return found
-
-
 def _parallel(bodies, works, arrays, constants, inputs, outputs, status):
     """KERNEL(bodies, works[t], *(x[t] for x in arrays), *constants, *inputs[i], *outputs[i]) for every state i,
-    in parallel, t the thread that runs it; status[i] receives each state's code -- or status[0] OVERLAP, and
-    nothing computed, when an output's extent overlaps an input's or another's.  works and each of arrays hold
-    one copy per thread (thread_count() of them at least)."""
-    if status.shape[0] > 0 and overlapping(inputs, outputs):
-        status[0] = OVERLAP  # noqa: F821 (a global of each loop, see parallel)
-        return
+    in parallel, t the thread that runs it; status[i] receives each state's code.  works and each of arrays hold
+    one copy per thread (thread_count() of them at least).  The caller has compared the batches' extents
+    (`overlapping`): inside the loop that check cost ~0.5 s of compilation per quantity."""
     for i in prange(status.shape[0]):
         t = get_thread_id()
         status[i] = KERNEL(bodies, works[t], *row(arrays, t), *constants, *row(inputs, i), *row(outputs, i))  # noqa
 
 
-def parallel(kernel, name, overlap):
-    """A compiled parallel loop of _parallel's over the states of a batch, calling `kernel`, reporting overlapping
-    outputs as the status code `overlap`.  It is _parallel's code with KERNEL and OVERLAP bound among its globals
-    and its own name (so numba caches each loop apart): one loop for every kernel without a hand-written copy, and
-    without a closure (numba cannot cache a closure over a compiled function)."""
+def parallel(kernel, name):
+    """A compiled parallel loop of _parallel's over the states of a batch, calling `kernel`.  It is _parallel's
+    code with KERNEL bound among its globals and its own name (so numba caches each loop apart): one loop for
+    every kernel without a hand-written copy, and without a closure (numba cannot cache a closure over a compiled
+    function)."""
     code = _parallel.__code__.replace(co_name=name, co_qualname=name)
-    function = types.FunctionType(code, {**_parallel.__globals__, "KERNEL": kernel, "OVERLAP": overlap}, name)
+    function = types.FunctionType(code, {**_parallel.__globals__, "KERNEL": kernel}, name)
     return njit(cache=True, parallel=True)(function)
 
 
@@ -234,7 +193,7 @@ def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
         lines += [f"    {x}_lo = {x}.ctypes.data", f"    {x}_hi = {x}_lo + {x}.nbytes"]
     pairs = [(o, x) for i, o in enumerate(outs) for x in ins + outs[i + 1:]]
     if pairs:
-        lines.append("    if (" + "\n            or ".join(f"({o}_lo < {x}_hi and {x}_lo < {o}_hi)" for o, x in pairs)
+        lines.append("    if (" + "\n            | ".join(f"(({o}_lo < {x}_hi) & ({x}_lo < {o}_hi))" for o, x in pairs)
                      + "):")
         lines.append(f"        return {overlap}")
     lines += [f"    status = KERNEL({', '.join(a)})", "    if status != 0:", "        return status"]
@@ -327,6 +286,30 @@ FAST_CALLS = _fastcall is not None and os.environ.get("ROBOT_DYNAMICS_FAST_CALLS
 # Contiguous(slow, n): calls a kernel directly when its last n arguments are C-contiguous arrays, else slow; the
 # methods written in Python reach their kernels through one (robot._Contiguous), or through slow alone without C
 Contiguous = _fastcall.Contiguous if FAST_CALLS else None
+
+
+def extents_overlap(inputs, outputs):
+    """True when the byte extent of an array of the tuple `outputs` overlaps that of one of `inputs` or of another
+    output (np.may_share_memory's bounds): whole batches, before any state is computed (an out of one state may
+    overlap the input of another).  _fastcall.overlapping does the same in C (~0.2 us); this is its stand-in
+    without the extension."""
+    bounds = []
+    for x in inputs + outputs:
+        lo = hi = x.__array_interface__["data"][0]
+        if x.size:
+            hi += x.itemsize
+            for n, stride in zip(x.shape, x.strides):
+                reach = (n - 1) * stride
+                if reach < 0:
+                    lo += reach
+                else:
+                    hi += reach
+        bounds.append((lo, hi))
+    return any(bounds[i][0] < bounds[j][1] and bounds[j][0] < bounds[i][1]
+               for i in range(len(inputs), len(bounds)) for j in range(i))
+
+
+overlapping = _fastcall.overlapping if _fastcall is not None else extents_overlap
 _fast_kernels = {}
 
 

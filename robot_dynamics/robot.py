@@ -16,7 +16,8 @@ import numpy as np
 from .algorithms.kinematics import ERR_INPUT, ERR_OVERFLOW, ERR_OVERLAP, ERR_QUAT, ERR_SINGULAR
 from .algorithms.registry import CHECKED, PARALLEL, QUANTITIES
 from .algorithms.workspace import ARRAYS, EXAMPLES, workspace
-from .compiled import FAST_CALLS, Contiguous, compiled, fast_call, resolve, signature, thread_count
+from .compiled import (FAST_CALLS, Contiguous, compiled, fast_call, overlapping, resolve, signature,
+                       thread_count)
 from .configuration import ConfigurationSpace
 from .memory import ResultPool
 from .model import BODY, build_model
@@ -744,11 +745,11 @@ class Robot:
 
         The loop takes C-contiguous arrays (_signatures): arrays of other strides are replaced (_dense), and the
         results copied back once every state has succeeded; status[0] is ERR_OVERLAP, and nothing computed, when
-        the caller's targets overlap (what the loop's own check reports)."""
+        the byte extents of the caller's targets overlap the inputs' or each other's (compiled.overlapping)."""
         status = np.zeros(flat[0].shape[0], dtype=np.int64)
         outs = [x if x.ndim > 1 else x[:, None] for x in targets]
         dense = _dense(flat, outs)
-        if dense is None:
+        if dense is None or (status.shape[0] > 0 and overlapping(tuple(dense[0]), tuple(dense[1]))):
             status[0] = ERR_OVERLAP
             return status
         with self._batch_lock:                      # the loop leaves the GIL; its workspaces are the Robot's

@@ -469,6 +469,29 @@ def test_interleaved_views_that_share_no_element_are_accepted(quadruped, batch):
     np.testing.assert_array_equal(both[..., 0], q)
 
 
+def test_the_batch_extent_check_is_numpys_bounds():
+    """compiled.overlapping (C, _fastcall) and its stand-in without the extension against np.may_share_memory's
+    bounds test on views of one buffer -- forward, reversed, strided, interleaved, empty -- and separate arrays."""
+    from robot_dynamics.compiled import _fastcall, extents_overlap
+    base = np.arange(60.0).reshape(6, 10)
+    views = [base, base[:2], base[3:], base[::-1], base[:, ::2], base[:, 1::2], base[2, :], base[:, 3], base[4:, ::-3],
+             base[:0], base[5:, 9:], np.zeros(3), np.zeros((2, 0))]
+    checks = [extents_overlap] + ([_fastcall.overlapping] if _fastcall is not None else [])
+    cases = 0
+    for i, x in enumerate(views):
+        for j, y in enumerate(views):
+            for z in views[j + 1:]:
+                expected = (np.may_share_memory(y, x) or np.may_share_memory(z, x)
+                            or np.may_share_memory(z, y))
+                for check in checks:
+                    assert check((x,), (y, z)) == expected, (check, i, j)
+                cases += 1
+            for check in checks:
+                assert check((x,), (y,)) == np.may_share_memory(y, x), (check, i, j)
+                assert check((x, y), ()) is False                   # inputs may overlap each other
+    assert cases > 500 and _fastcall is not None                    # the extension is built (test_fast_calls)
+
+
 def test_hand_written_methods_refuse_overlaps_too(quadruped):
     """diagonalized and solve_mass_matrix take their own fast paths."""
     q, v = quadruped.random_state(8)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..model import FREE, PLANAR, PRISMATIC, REVOLUTE
-from .operators import CONTRACT, ad_times, adj_times, cross, rotate, store6
+from .operators import CONTRACT, ad_times, adj_times, cross, rotate, store_column
 
 WORK = [
     ("R_J", np.float64, (3, 3)), ("p_J", np.float64, (3,)),       # T_J(q), the joint's motion (planar, free)
@@ -137,18 +137,18 @@ def outward_step(bodies, work, k, q, v, with_rates):
     if b.jtype == REVOLUTE:                                        # S = Ad_{0,k} (mult Xi_k), eq. (27):
         a0, a1, a2 = rotate(w.R0, b.mult * b.axis[0], b.mult * b.axis[1], b.mult * b.axis[2])
         y0, y1, y2 = cross(w.p0[0], w.p0[1], w.p0[2], a0, a1, a2)          # [p0 x a; a] with a = mult R0 axis
-        store6(w.S[:, 0], (y0, y1, y2, a0, a1, a2))
+        store_column(w.S, 0, (y0, y1, y2, a0, a1, a2))
     elif b.jtype == FREE:                                          # Xi = E_6 (and mult 1): S = Ad_{0,k} itself,
         for c in range(3):                                         # [[R0, [p0]x R0], [0, R0]], column by column
             a0, a1, a2 = w.R0[0, c], w.R0[1, c], w.R0[2, c]
             y0, y1, y2 = cross(w.p0[0], w.p0[1], w.p0[2], a0, a1, a2)
-            store6(w.S[:, c], (a0, a1, a2, 0.0, 0.0, 0.0))
-            store6(w.S[:, 3 + c], (y0, y1, y2, a0, a1, a2))
+            store_column(w.S, c, (a0, a1, a2, 0.0, 0.0, 0.0))
+            store_column(w.S, 3 + c, (y0, y1, y2, a0, a1, a2))
     else:
         for c in range(b.nvj):
             s0, s1, s2, s3, s4, s5 = ad_times(w.R0, w.p0, b.Xi[:, c])
             m = b.mult
-            store6(w.S[:, c], (m * s0, m * s1, m * s2, m * s3, m * s4, m * s5))
+            store_column(w.S, c, (m * s0, m * s1, m * s2, m * s3, m * s4, m * s5))
     if with_rates:
         for r in range(6):                                         # V_k = V_p + S qdot, eq. (26)
             w.V[r] = 0.0 if b.parent < 0 else work[b.parent].V[r]
@@ -157,7 +157,7 @@ def outward_step(bodies, work, k, q, v, with_rates):
                 w.V[r] += w.S[r, c] * v[b.iv + c]
         for c in range(b.nvj):                                     # d/dt S = adj(V_k) S, eq. (28)
             d0, d1, d2, d3, d4, d5 = adj_times(w.V, w.S[:, c])
-            store6(w.Sd[:, c], (d0, d1, d2, d3, d4, d5))
+            store_column(w.Sd, c, (d0, d1, d2, d3, d4, d5))
     return 0
 
 

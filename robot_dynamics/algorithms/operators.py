@@ -15,20 +15,22 @@ written out on scalars so that nothing allocates.  Twists and wrenches are [line
     -(adj(s).T @ L + L @ adj(s)), L = spatial_inertia(pi)   spatial_inertia(inertia_rate(pi, s, out))
     I_p += ad_inv(R, p).T @ I @ ad_inv(R, p)           add_transformed_inertia(R, p, I, I_p)
 
-test/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  The small helpers
-are inlined into their callers (inline="always": a numba call that is not inlined reference-counts each array
-argument); the large ones, used once per body, are called (each inlined copy costs compile time at first use,
-which the cold start-up of benchmarks/startup.py measures).  In the small ones multiply-adds may be fused
+test/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  The helpers that
+touch arrays are inlined into their callers (inline="always": a numba call that is not inlined reference-counts
+each array argument); cross, on scalars alone, is called (`scalar`): LLVM inlines it all the same, and numba does
+not copy and retype its code at each of its ~60 call sites (-1 s of the cold start-up that benchmarks/startup.py
+measures).  Each inlined copy costs compile time at first use: 6x6 products are loops over the columns (LLVM
+unrolls them) rather than 36 written-out terms.  In the small ones multiply-adds may be fused
 (CONTRACT: one rounding instead of two; no other fast-math liberty, so NaN and inf behave as IEEE 754 says).
 """
 from numba import njit
 
 CONTRACT = {"contract"}
 inline = njit(cache=True, fastmath=CONTRACT, inline="always")    # small, array-touching: into the caller
-call = njit(cache=True)            # large, once per body: called (no FMA: the same rounding in every pass)
+scalar = njit(cache=True, fastmath=CONTRACT)    # on scalars alone: called, and LLVM inlines it (no array to count)
 
 
-@inline
+@scalar
 def cross(a0, a1, a2, b0, b1, b2):
     """a x b of two 3-vectors given by their components."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
@@ -58,6 +60,12 @@ def dot6(a, b):
 def store6(out, x):
     """out <- the 6-tuple x."""
     out[0], out[1], out[2], out[3], out[4], out[5] = x[0], x[1], x[2], x[3], x[4], x[5]
+
+
+@inline
+def store_column(M, c, x):
+    """M[:, c] <- the 6-tuple x (no column view)."""
+    M[0, c], M[1, c], M[2, c], M[3, c], M[4, c], M[5, c] = x[0], x[1], x[2], x[3], x[4], x[5]
 
 
 @inline
@@ -102,23 +110,31 @@ def dot_columns(X, c, Y, d):
 @inline
 def matrix_times(B, x):
     """B x for a 6x6 B, as a tuple."""
-    return (B[0, 0] * x[0] + B[0, 1] * x[1] + B[0, 2] * x[2] + B[0, 3] * x[3] + B[0, 4] * x[4] + B[0, 5] * x[5],
-            B[1, 0] * x[0] + B[1, 1] * x[1] + B[1, 2] * x[2] + B[1, 3] * x[3] + B[1, 4] * x[4] + B[1, 5] * x[5],
-            B[2, 0] * x[0] + B[2, 1] * x[1] + B[2, 2] * x[2] + B[2, 3] * x[3] + B[2, 4] * x[4] + B[2, 5] * x[5],
-            B[3, 0] * x[0] + B[3, 1] * x[1] + B[3, 2] * x[2] + B[3, 3] * x[3] + B[3, 4] * x[4] + B[3, 5] * x[5],
-            B[4, 0] * x[0] + B[4, 1] * x[1] + B[4, 2] * x[2] + B[4, 3] * x[3] + B[4, 4] * x[4] + B[4, 5] * x[5],
-            B[5, 0] * x[0] + B[5, 1] * x[1] + B[5, 2] * x[2] + B[5, 3] * x[3] + B[5, 4] * x[4] + B[5, 5] * x[5])
+    r0 = r1 = r2 = r3 = r4 = r5 = 0.0
+    for c in range(6):
+        xc = x[c]
+        r0 += B[0, c] * xc
+        r1 += B[1, c] * xc
+        r2 += B[2, c] * xc
+        r3 += B[3, c] * xc
+        r4 += B[4, c] * xc
+        r5 += B[5, c] * xc
+    return r0, r1, r2, r3, r4, r5
 
 
 @inline
 def matrix_transpose_times(B, x):
     """B^T x for a 6x6 B, as a tuple."""
-    return (B[0, 0] * x[0] + B[1, 0] * x[1] + B[2, 0] * x[2] + B[3, 0] * x[3] + B[4, 0] * x[4] + B[5, 0] * x[5],
-            B[0, 1] * x[0] + B[1, 1] * x[1] + B[2, 1] * x[2] + B[3, 1] * x[3] + B[4, 1] * x[4] + B[5, 1] * x[5],
-            B[0, 2] * x[0] + B[1, 2] * x[1] + B[2, 2] * x[2] + B[3, 2] * x[3] + B[4, 2] * x[4] + B[5, 2] * x[5],
-            B[0, 3] * x[0] + B[1, 3] * x[1] + B[2, 3] * x[2] + B[3, 3] * x[3] + B[4, 3] * x[4] + B[5, 3] * x[5],
-            B[0, 4] * x[0] + B[1, 4] * x[1] + B[2, 4] * x[2] + B[3, 4] * x[3] + B[4, 4] * x[4] + B[5, 4] * x[5],
-            B[0, 5] * x[0] + B[1, 5] * x[1] + B[2, 5] * x[2] + B[3, 5] * x[3] + B[4, 5] * x[4] + B[5, 5] * x[5])
+    r0 = r1 = r2 = r3 = r4 = r5 = 0.0
+    for c in range(6):
+        xc = x[c]
+        r0 += B[c, 0] * xc
+        r1 += B[c, 1] * xc
+        r2 += B[c, 2] * xc
+        r3 += B[c, 3] * xc
+        r4 += B[c, 4] * xc
+        r5 += B[c, 5] * xc
+    return r0, r1, r2, r3, r4, r5
 
 
 @inline

@@ -212,5 +212,5 @@ CHECKED = checked_kernels({row.name: (row.kernel, tuple(1 + (x in row.matrices) 
                            for row in QUANTITIES}, ERR_OVERFLOW, ERR_OVERLAP)
 
 # The compiled loop over a batch of states of each quantity (compiled.parallel), each state checked.
-PARALLEL = {row.name: parallel(CHECKED[row.name], "parallel_" + row.name.lstrip("_"), ERR_OVERLAP)
+PARALLEL = {row.name: parallel(CHECKED[row.name], "parallel_" + row.name.lstrip("_"))
             for row in QUANTITIES}
