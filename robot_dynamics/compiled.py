@@ -192,7 +192,7 @@ def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
     for x in ins + outs:        # [x_lo, x_hi): the bytes of x, C-contiguous as every kernel's arrays are
         lines += [f"    {x}_lo = {x}.ctypes.data", f"    {x}_hi = {x}_lo + {x}.nbytes"]
     pairs = [(o, x) for i, o in enumerate(outs) for x in ins + outs[i + 1:]]
-    if pairs:
+    if pairs:                            # & and |, not and/or: no branch per pair for numba to compile
         lines.append("    if (" + "\n            | ".join(f"(({o}_lo < {x}_hi) & ({x}_lo < {o}_hi))" for o, x in pairs)
                      + "):")
         lines.append(f"        return {overlap}")
@@ -291,8 +291,8 @@ Contiguous = _fastcall.Contiguous if FAST_CALLS else None
 def extents_overlap(inputs, outputs):
     """True when the byte extent of an array of the tuple `outputs` overlaps that of one of `inputs` or of another
     output (np.may_share_memory's bounds): whole batches, before any state is computed (an out of one state may
-    overlap the input of another).  _fastcall.overlapping does the same in C (~0.2 us); this is its stand-in
-    without the extension."""
+    overlap the input of another).  _fastcall.overlapping does the same in C (0.06 us for 10 arrays, 14 us
+    here): this is its stand-in without the extension."""
     bounds = []
     for x in inputs + outputs:
         lo = hi = x.__array_interface__["data"][0]
