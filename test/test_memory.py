@@ -95,3 +95,32 @@ def test_out_arrays_are_never_taken_into_the_pool(robot):
     robot.regressor(*states, out=out)
     del out
     assert robot._results.kept_bytes == kept
+
+
+def test_threads_sharing_a_robot_never_share_a_result(robot):
+    """Four threads drop and request batch results of one size on one Robot: every result they hold at once has
+    memory of its own, and its numbers are its own batch's."""
+    import threading
+    states = [batch(robot, 10 + k) for k in range(4)]
+    expected = [single_states(robot, s) for s in states]
+    failures = []
+
+    def work(k):
+        held = []
+        for round_ in range(12):
+            Y = robot.regressor(*states[k])
+            held.append(Y)
+            if not np.array_equal(Y, expected[k]):
+                failures.append((k, round_, "numbers"))
+            if len(held) > 2:
+                held.pop(0)                                 # dropped: its memory may serve another thread
+        for Y in held:
+            if not np.array_equal(Y, expected[k]):
+                failures.append((k, "held", "overwritten"))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
