@@ -19,16 +19,11 @@ import pinocchio as pin
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
 import robot_dynamics as rd  # noqa: E402
 from oracle import relative_error  # noqa: E402
+from test_dynamics_derivatives import euler_step_differences  # noqa: E402
 from test_identities import make, massive_parameters  # noqa: E402
 from test_pinocchio import CASES, pair  # noqa: E402
+from test_state_derivatives import H, central  # noqa: E402
 from test_time_derivatives import FREE_BODY  # noqa: E402
-
-H = 1e-5
-
-
-def central(f, step, x0, n):
-    """Columns (f(step(x0, +H e_i)) - f(step(x0, -H e_i))) / 2H, i < n."""
-    return np.stack([(f(step(x0, H * e)) - f(step(x0, -H * e))) / (2 * H) for e in np.eye(n)], axis=-1)
 
 
 def against_pinocchio(robot, twin, rng):
@@ -96,23 +91,10 @@ def on_a_tree(robot, rng):
     yield "da/dv vs finite differences", relative_error(fv, central(lambda x: robot.forward_dynamics(q, x, tau),
                                                                     np.add, v, nv))
     yield "M_inv M = E", relative_error(M_inv @ d.M, np.eye(nv))
-    dt = 0.01
-    A, B = robot.linearize(q, v, tau, dt)
-
-    def step(x, u):
-        qx = robot.integrate(q, x[:nv])
-        v_next = v + x[nv:] + dt * robot.forward_dynamics(qx, v + x[nv:], u)
-        return robot.integrate(qx, v_next, dt), v_next
-
-    q1, v1 = step(np.zeros(2 * nv), tau)
-
-    def deviation(state):
-        return np.concatenate([robot.difference(q1, state[0]), state[1] - v1])
-
-    yield "linearize A (dt) vs finite differences", relative_error(
-        A, central(lambda x: deviation(step(x, tau)), np.add, np.zeros(2 * nv), 2 * nv))
-    yield "linearize B (dt) vs finite differences", relative_error(
-        B, central(lambda u: deviation(step(np.zeros(2 * nv), u)), np.add, tau, nv))
+    A, B = robot.linearize(q, v, tau, 0.01)
+    A_fd, B_fd = euler_step_differences(robot, q, v, tau, 0.01)
+    yield "linearize A (dt) vs finite differences", relative_error(A, A_fd)
+    yield "linearize B (dt) vs finite differences", relative_error(B, B_fd)
 
 
 def main():

@@ -730,20 +730,10 @@ PyMODINIT_FUNC PyInit__fastcall(void)
     if (float64 == NULL || str_out == NULL || str_reference == NULL || str_references[0] == NULL
             || str_references[1] == NULL || str_references[2] == NULL)
         return NULL;
-    if (PyType_Ready(&CallType) < 0 || PyType_Ready(&ContiguousType) < 0)
-        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    Py_INCREF(&CallType);
-    if (PyModule_AddObject(m, "Call", (PyObject *)&CallType) < 0) {
-        Py_DECREF(&CallType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&ContiguousType);
-    if (PyModule_AddObject(m, "Contiguous", (PyObject *)&ContiguousType) < 0) {
-        Py_DECREF(&ContiguousType);
+    if (PyModule_AddType(m, &CallType) < 0 || PyModule_AddType(m, &ContiguousType) < 0) {   /* readies them */
         Py_DECREF(m);
         return NULL;
     }

@@ -12,6 +12,7 @@ returned array is never shared with another -- the semantics of np.empty.  What 
 at least MIN_BYTES, at most PER_SIZE buffers of a size and MAX_BYTES in all per pool; the pool is the Robot's, and
 its memory goes with the Robot.  Arrays passed as out= never touch it.
 """
+import math
 import threading
 
 import numpy as np
@@ -42,13 +43,11 @@ class ResultPool:
         self.max_bytes = max_bytes
         self._free = {}                     # element count -> buffers (1-D float64) no array uses
         self._kept = 0                      # their bytes
-        self._lock = threading.RLock()      # reentrant: a garbage collection inside take() may give one back
+        self._lock = threading.RLock()      # reentrant: a garbage collection inside empty() may give one back
 
     def empty(self, shape):
         """An uninitialized C-contiguous float64 array of `shape` (np.empty's contract)."""
-        n = 1
-        for s in shape:
-            n *= s
+        n = math.prod(shape)
         if 8 * n < MIN_BYTES:
             return np.empty(shape)
         with self._lock:

@@ -58,13 +58,13 @@ def _loop_signature(name):
 
 
 def _dense(inputs, outputs):
-    """C-contiguous stand-ins for a kernel's inputs and outputs, as (inputs, outputs) lists: each array itself if it
+    """C-contiguous stand-ins for a kernel's inputs and outputs, as (inputs, outputs) tuples: each array itself if it
     is C-contiguous, else a copy (an input) or a new array (an output, which the kernel writes whole).  None when
     some array was replaced and an output's extent overlaps an input's or another output's: the kernel's own check
     (np.may_share_memory's bounds) would not see that overlap among the stand-ins."""
-    dense_inputs = [x if x.flags.c_contiguous else np.ascontiguousarray(x) for x in inputs]
-    dense_outputs = [x if x.flags.c_contiguous else _empty(x.shape) for x in outputs]
-    given = list(inputs) + list(outputs)
+    dense_inputs = tuple(x if x.flags.c_contiguous else np.ascontiguousarray(x) for x in inputs)
+    dense_outputs = tuple(x if x.flags.c_contiguous else _empty(x.shape) for x in outputs)
+    given = tuple(inputs) + tuple(outputs)
     if any(x is not y for x, y in zip(dense_inputs + dense_outputs, given)) and any(
             np.may_share_memory(x, y) for i, x in enumerate(outputs) for y in given[:len(inputs) + i]):
         return None
@@ -749,13 +749,13 @@ class Robot:
         status = np.zeros(flat[0].shape[0], dtype=np.int64)
         outs = [x if x.ndim > 1 else x[:, None] for x in targets]
         dense = _dense(flat, outs)
-        if dense is None or (status.shape[0] > 0 and overlapping(tuple(dense[0]), tuple(dense[1]))):
+        if dense is None or (status.shape[0] > 0 and overlapping(*dense)):
             status[0] = ERR_OVERLAP
             return status
         with self._batch_lock:                      # the loop leaves the GIL; its workspaces are the Robot's
             works, arrays = self._per_thread(row)
             getattr(self, "_p" + row.name)(self._bodies, works, arrays, (self.gravity,) if row.gravity else (),
-                                           tuple(dense[0]), tuple(dense[1]), status)
+                                           *dense, status)
         if not status.any():
             _copy_back(outs, dense[1])
         return status

@@ -79,15 +79,11 @@ def test_against_finite_differences(seed, floating_base):
     assert relative_error(fq, -M_inv @ dq) < EXACT and relative_error(fv, -M_inv @ dv) < EXACT
 
 
-@pytest.mark.parametrize("seed, floating_base", [(2, True), (5, False)], ids=["seed2-floating", "seed5-fixed"])
-def test_discrete_linearization_is_one_euler_step(seed, floating_base):
-    """A, B of x+ = step(x, u) (semi-implicit Euler) against central differences of step, with the next state's
-    dq+ = difference(q+, .) in the tangent space at the nominal q+ (both trees have planar and free joints).
-    The continuous pair's last rows are da/dq, da/dv and M^-1 -- the discrete ones' as dt -> 0."""
-    robot, rng = tree(seed, floating_base)
-    assert {"planar", "floating"} & {j.type for j in robot.model.joints}
-    q, v = robot.random_state(rng)
-    tau, dt, nv = rng.normal(size=robot.nv), 0.01, robot.nv
+def euler_step_differences(robot, q, v, tau, dt):
+    """Central differences of one semi-implicit Euler step x+ = step(x, u) at (q, v, tau), with respect to the
+    state deviation x = (dq, dv) and to u: what linearize(q, v, tau, dt) must return.  The next state's deviation
+    is difference(q+, .) in the tangent space at the nominal q+."""
+    nv = robot.nv
 
     def step(x, u):
         qx = robot.integrate(q, x[:nv])
@@ -99,9 +95,23 @@ def test_discrete_linearization_is_one_euler_step(seed, floating_base):
     def deviation(state):
         return np.concatenate([robot.difference(q1, state[0]), state[1] - v1])
 
+    return (central(lambda x: deviation(step(x, tau)), np.zeros(2 * nv), np.add, 2 * nv),
+            central(lambda u: deviation(step(np.zeros(2 * nv), u)), tau, np.add, nv))
+
+
+@pytest.mark.parametrize("seed, floating_base", [(2, True), (5, False)], ids=["seed2-floating", "seed5-fixed"])
+def test_discrete_linearization_is_one_euler_step(seed, floating_base):
+    """A, B of x+ = step(x, u) (semi-implicit Euler) against central differences of step, with the next state's
+    dq+ = difference(q+, .) in the tangent space at the nominal q+ (both trees have planar and free joints).
+    The continuous pair's last rows are da/dq, da/dv and M^-1 -- the discrete ones' as dt -> 0."""
+    robot, rng = tree(seed, floating_base)
+    assert {"planar", "floating"} & {j.type for j in robot.model.joints}
+    q, v = robot.random_state(rng)
+    tau, dt, nv = rng.normal(size=robot.nv), 0.01, robot.nv
     A, B = robot.linearize(q, v, tau, dt)
-    assert relative_error(A, central(lambda x: deviation(step(x, tau)), np.zeros(2 * nv), np.add, 2 * nv)) < FD_TOL
-    assert relative_error(B, central(lambda u: deviation(step(np.zeros(2 * nv), u)), tau, np.add, nv)) < FD_TOL
+    A_fd, B_fd = euler_step_differences(robot, q, v, tau, dt)
+    assert relative_error(A, A_fd) < FD_TOL
+    assert relative_error(B, B_fd) < FD_TOL
     Ac, Bc = robot.linearize(q, v, tau)
     fq, fv, M_inv = robot.forward_dynamics_derivatives(q, v, tau)
     np.testing.assert_array_equal(Ac, np.block([[np.zeros((nv, nv)), np.eye(nv)], [fq, fv]]))
