@@ -7,7 +7,7 @@ from .matrices import (com_jacobian_terms, com_terms, coriolis_matrix_terms, gra
 from .regressor import regressor_after_pass
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _all_matrices(bodies, work, gravity, inputs, q, v, M, C, g, com, J_com):
     status = prepared(bodies, work, inputs, q, v, True, True)
     if status == 0:

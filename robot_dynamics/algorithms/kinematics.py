@@ -172,7 +172,7 @@ def outward_pass(bodies, work, q, v, with_rates):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def checked_pass(bodies, work, inputs, q, v, with_rates):
     """check_inputs, then outward_pass: how most entry points begin.  0 or the first error's code."""
     status = check_inputs(inputs)

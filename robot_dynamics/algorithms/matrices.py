@@ -187,7 +187,7 @@ def com_jacobian_terms(bodies, work, J_com):
 
 
 # ---- entry points: inputs checked, passes run, one quantity written --------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def prepared(bodies, work, inputs, q, v, with_rates, with_inertia):
     """Inputs checked, the outward pass (with rates for C) and the composites (with inertias for M and C, with
     Bc for C) done.  0 or the first error's code."""

@@ -142,7 +142,7 @@ def regressor_blocks(bodies, work, Y):
             a = ba.parent
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def regressor_after_pass(bodies, work, gravity, v_ref, a_ref, Y):
     """Y (eq. (16)) from the poses, axes and rates an outward pass with rates left in work."""
     Y[:, :] = 0.0
