@@ -3,9 +3,9 @@
  * A Robot method written in Python costs ~0.6 us before its kernel starts (argument checks, attribute look-ups,
  * allocating the result) and numba's entry into the kernel ~0.15 us more (a reference-counted view per array): as
  * long as Pinocchio's whole call on a small robot.  A Call does that work in C: it checks the state arguments
- * (exact float64 ndarrays of the robot's sizes, C-contiguous, aligned) and `out`, allocates the results, and calls
- * the kernel's C entry point (compiled.fast_kernel: a numba cfunc around the kernel with its checks) with the data
- * pointers and shapes.  Anything else -- a batch, a list, a strided view, another dtype, an unknown keyword, a kernel
+ * (exact float64 ndarrays of the robot's sizes, C-contiguous, aligned) and `out` (nor may an out overlap an input
+ * or another out), allocates the results, and calls the kernel's C entry point (compiled.fast_kernel: a numba
+ * cfunc around the kernel with its result checks) with the data pointers and shapes.  Anything else -- a batch, a list, a strided view, another dtype, an unknown keyword, a kernel
  * that reports an error -- goes to the method written in Python (`function`), which computes it or raises the
  * error naming the culprit, as it did before this module existed: a Call never decides anything on its own.
  *
@@ -98,6 +98,22 @@ static int matches(PyObject *x, int ndim, const npy_intp *shape, int writeable)
     return 1;
 }
 
+static void extent(PyArrayObject *a, char **lo, char **hi);
+
+/* An output among given[first:n] whose bytes overlap those of an array before it in given (the inputs, then the
+   outputs before it): the kernel's entry point does not compare them (compiled.fast_source). */
+static int any_overlap(PyArrayObject **given, int first, int n)
+{
+    char *lo[MAX_ARRAYS], *hi[MAX_ARRAYS];
+    for (int i = 0; i < n; i++)
+        extent(given[i], &lo[i], &hi[i]);
+    for (int i = first; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (lo[i] < hi[j] && lo[j] < hi[i])
+                return 1;
+    return 0;
+}
+
 static void add_array(PyArrayObject *a, void **pointers, int *p, i64 *dims, int *d)
 {
     int ndim = PyArray_NDIM(a);
@@ -178,19 +194,22 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
 
     void *pointers[MAX_ARRAYS];
     i64 dims[MAX_DIMS];
-    int p = self->n_fixed, d = self->n_fixed_dims;
+    PyArrayObject *given[MAX_ARRAYS];      /* the inputs (the frame's array or contact spec last), then the outputs */
+    int p = self->n_fixed, d = self->n_fixed_dims, n_given = 0;
     memcpy(pointers, self->fixed_pointers, p * sizeof(void *));
     memcpy(dims, self->fixed_dims, d * sizeof(i64));
     for (int i = 0; i < n; i++) {
         if (!matches(args[i], 1, &self->input_size[i], 0))
             return fall_back(self, args, nargsf, kwnames);
         add_array((PyArrayObject *)args[i], pointers, &p, dims, &d);
+        given[n_given++] = (PyArrayObject *)args[i];
     }
     if (self->contacts) {                   /* (*inputs, contacts, out=None): baumgarte, damping go to Python */
         if (nargs > n + 1 || !same_elements(self->last_key, frame)
             || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)self->last_spec))
             return fall_back(self, args, nargsf, kwnames);
         add_array((PyArrayObject *)self->last_spec, pointers, &p, dims, &d);
+        given[n_given++] = (PyArrayObject *)self->last_spec;
     }
     else if (framed) {
         int r = reference_index(reference);
@@ -209,6 +228,7 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
         if (!PyArray_IS_C_CONTIGUOUS((PyArrayObject *)PyTuple_GET_ITEM(x, r)))
             return fall_back(self, args, nargsf, kwnames);
         add_array((PyArrayObject *)PyTuple_GET_ITEM(x, r), pointers, &p, dims, &d);
+        given[n_given++] = (PyArrayObject *)PyTuple_GET_ITEM(x, r);
     }
 
     PyObject *results[MAX_OUTPUTS];
@@ -250,10 +270,15 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
         for (int j = 0; j < self->n_outputs; j++)
             results[j] = PyTuple_GET_ITEM(out, j);
     }
-    if (!allocated)
-        for (int j = 0; j < self->n_outputs; j++)
+    if (!allocated) {
+        for (int j = 0; j < self->n_outputs; j++) {
             if (!matches(results[j], self->output_ndim[j], self->output_shape[j], 1))
                 return fall_back(self, args, nargsf, kwnames);
+            given[n_given + j] = (PyArrayObject *)results[j];
+        }
+        if (any_overlap(given, n_given, n_given + self->n_outputs))     /* refused, or computed apart: the method */
+            return fall_back(self, args, nargsf, kwnames);
+    }
     for (int j = 0; j < self->n_outputs; j++)
         add_array((PyArrayObject *)results[j], pointers, &p, dims, &d);
 
@@ -707,9 +732,65 @@ static PyObject *overlapping(PyObject *module, PyObject *const *args, Py_ssize_t
     Py_RETURN_FALSE;
 }
 
+/* ---- layout(nbodies, per_thread, constants, per_state): compiled.batch_layout in C ---------------------------- */
+
+static PyObject *layout(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const char usage[] = "layout(nbodies, per_thread, constants, per_state) takes an int and three tuples "
+                                "of arrays (per_thread and per_state of at least one dimension)";
+    if (nargs != 4 || !PyLong_Check(args[0]) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2])
+            || !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return NULL;
+    }
+    i64 nbodies = PyLong_AsLongLong(args[0]);
+    if (nbodies == -1 && PyErr_Occurred())
+        return NULL;
+    PyArrayObject *arrays[MAX_ARRAYS];
+    int group[MAX_ARRAYS];                      /* 0: one copy per thread, 1: constant, 2: one row per state */
+    Py_ssize_t n = 0, n_dims = 1;
+    for (int g = 0; g < 3; g++) {
+        PyObject *tuple = args[1 + g];
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+            PyObject *x = PyTuple_GET_ITEM(tuple, i);
+            if (n == MAX_ARRAYS) {
+                PyErr_SetString(PyExc_ValueError, "layout: too many arrays");
+                return NULL;
+            }
+            if (!PyArray_Check(x) || (g != 1 && PyArray_NDIM((PyArrayObject *)x) == 0)) {
+                PyErr_SetString(PyExc_TypeError, usage);
+                return NULL;
+            }
+            arrays[n] = (PyArrayObject *)x;
+            group[n] = g;
+            n_dims += PyArray_NDIM(arrays[n]) - (g != 1);
+            n++;
+        }
+    }
+    npy_intp size = 1 + 3 * n + n_dims;
+    PyArrayObject *result = (PyArrayObject *)PyArray_SimpleNew(1, &size, NPY_INT64);
+    if (result == NULL)
+        return NULL;
+    i64 *o = PyArray_DATA(result), *dims = o + 1 + 3 * n;
+    o[0] = n;
+    *dims++ = nbodies;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyArrayObject *a = arrays[k];
+        i64 step = group[k] == 1 ? 0 : PyArray_STRIDE(a, 0);
+        o[1 + k] = (i64)(Py_intptr_t)PyArray_DATA(a);
+        o[1 + n + k] = group[k] == 2 ? step : 0;
+        o[1 + 2 * n + k] = group[k] == 0 ? step : 0;
+        for (int d = group[k] != 1; d < PyArray_NDIM(a); d++)
+            *dims++ = PyArray_DIM(a, d);
+    }
+    return (PyObject *)result;
+}
+
 static PyMethodDef module_methods[] = {
     {"overlapping", (PyCFunction)(void (*)(void))overlapping, METH_FASTCALL,
      "overlapping(inputs, outputs): True when an output's byte extent overlaps an input's or another output's"},
+    {"layout", (PyCFunction)(void (*)(void))layout, METH_FASTCALL,
+     "layout(nbodies, per_thread, constants, per_state): compiled.batch_layout's int64 array, in C"},
     {NULL},
 };
 

@@ -17,23 +17,27 @@ a view of other strides is copied in and out around it (robot._Contiguous, Robot
 C calls.  Even so, a method written in Python spends ~0.6 us before its kernel starts and numba's entry ~0.15 us
 more: on a small robot, as long as Pinocchio's whole call.  After a method's first single state, Robot installs a
 _fastcall.Call (robot_dynamics/_fastcall.c, built by `pip install`) under the method's name: it checks a single
-state's arrays, allocates the results and calls the kernel's C entry point (`fast_kernel`: a numba cfunc that
-rebuilds the C-contiguous arrays from pointers and shapes and calls the checked kernel, the very overload the
-method calls); everything else, strided views included, goes to the method.  ROBOT_DYNAMICS_FAST_CALLS=0 in the
-environment turns them off.
+state's arrays and that no `out` overlaps an input or another out, allocates the results and calls the kernel's C
+entry point (`fast_kernel`: a numba cfunc that rebuilds the C-contiguous arrays from pointers and shapes, calls
+the kernel and checks its results); everything else, strided views included, goes to the method.
+ROBOT_DYNAMICS_FAST_CALLS=0 in the environment turns them off.
 
-Checks.  `checked_kernels` puts every kernel (inlined: a call would cost ~10 ns an array argument) in a compiled
-function of the same arguments that refuses an output overlapping an input or another output (their byte extents,
-np.may_share_memory's test: a few pointer comparisons) and reports a non-finite result (float64 overflow), as
-status codes.  Robot calls it for one state and in the batch loop, and compares the whole batches' extents before
-computing any state (`overlapping`, in C).
+Checks.  Every kernel's results are checked for a non-finite number (float64 overflow) by `result_checks`, as a
+status code, and no output may overlap an input or another output (their byte extents, np.may_share_memory's
+test): the C entry point leaves the overlaps to its callers (the Call, in C; Robot for a whole batch, before any
+state is computed: `overlapping`, in C); `checked_kernels` puts every kernel in a compiled function of the same
+arguments that compares them too, for the methods written in Python.  Both call the one compiled kernel, so a
+strided view handed to the method gets the C entry point's very numbers.
 
-Batches.  `parallel(kernel, name)` is a compiled loop over the states of a batch, in parallel on all cores, that
-calls `kernel` once per state with the workspace of the thread that runs it (numba.get_thread_id): every quantity
-of the registry gets one, with no code of its own.  The per-thread workspaces are the caller's, made once
-(`thread_count` says how many): copying a workspace per chunk of states cost ~2 us a chunk, a tenth of a batch.
+Batches.  `batch_loop` is one compiled loop over the states of a batch, in parallel on all cores, that calls a
+quantity's C entry point once per state with the workspace of the thread that runs it (numba.get_thread_id):
+every quantity of the registry runs its batches in it, and no quantity's code is compiled into it (a loop per
+quantity compiled that quantity again: ~2 s each at first use).  The per-thread workspaces are the caller's, made
+once (`thread_count` says how many): copying a workspace per chunk of states cost ~2 us a chunk, a tenth of a
+batch.
 """
 import contextlib
+import ctypes
 import hashlib
 import linecache
 import os
@@ -44,8 +48,8 @@ import weakref
 from pathlib import Path
 
 import numba
+import numpy as np
 from numba import get_num_threads, get_thread_id, njit, prange, typeof
-from numba.extending import overload
 
 _cache_dir = None
 _announced = False
@@ -127,48 +131,52 @@ def resolve(owner, attribute, dispatcher, types):
 
 
 # ---- the parallel batch loop ------------------------------------------------------------------------------------
-def row(arrays, i):
-    """(x[i] for x in arrays), as a tuple, inside compiled code."""
-
-
-@overload(row)
-def _row(arrays, i):
-    """row for tuples of 0 to 6 arrays (numba unrolls a tuple comprehension only of a known length)."""
-    def take(n):
-        return {0: lambda arrays, i: (),
-                1: lambda arrays, i: (arrays[0][i],),
-                2: lambda arrays, i: (arrays[0][i], arrays[1][i]),
-                3: lambda arrays, i: (arrays[0][i], arrays[1][i], arrays[2][i]),
-                4: lambda arrays, i: (arrays[0][i], arrays[1][i], arrays[2][i], arrays[3][i]),
-                5: lambda arrays, i: (arrays[0][i], arrays[1][i], arrays[2][i], arrays[3][i], arrays[4][i]),
-                6: lambda arrays, i: (arrays[0][i], arrays[1][i], arrays[2][i], arrays[3][i], arrays[4][i],
-                                      arrays[5][i])}[n]
-    return take(len(arrays))
-
-
 def thread_count():
     """How many threads a batch runs on now (numba.get_num_threads): the per-thread workspaces it needs."""
     return get_num_threads()
 
 
-def _parallel(bodies, works, arrays, constants, inputs, outputs, status):
-    """KERNEL(bodies, works[t], *(x[t] for x in arrays), *constants, *inputs[i], *outputs[i]) for every state i,
-    in parallel, t the thread that runs it; status[i] receives each state's code.  works and each of arrays hold
-    one copy per thread (thread_count() of them at least).  The caller has compared the batches' extents
-    (`overlapping`): inside the loop that check cost ~0.5 s of compilation per quantity."""
+@njit(cache=True, parallel=True)
+def batch_loop(kernel, bodies, works, layout, addresses, status):
+    """kernel(bodies, works[t], pointers, dims) for every state i of a batch, in parallel, t the thread that runs it;
+    status[i] receives each state's code.  kernel: a checked kernel's C entry point (fast_kernel, as a ctypes
+    function: `entry`), so that this one loop, compiled once, runs every quantity's batch, and no quantity's code is
+    compiled into it (so numba's own cache, dated by this file, serves it, as it does finite and moderate).
+    layout (`batch_layout`): n, then the n arrays' addresses, their strides per state and per
+    thread, then dims; pointers, addresses[t], receives the addresses of state i's arrays."""
+    n = layout[0]
+    base, by_state, by_thread, dims = layout[1:1 + n], layout[1 + n:1 + 2 * n], layout[1 + 2 * n:1 + 3 * n], \
+        layout[1 + 3 * n:]
     for i in prange(status.shape[0]):
         t = get_thread_id()
-        status[i] = KERNEL(bodies, works[t], *row(arrays, t), *constants, *row(inputs, i), *row(outputs, i))  # noqa
+        pointers = addresses[t]
+        for k in range(n):
+            pointers[k] = base[k] + i * by_state[k] + t * by_thread[k]
+        status[i] = kernel(bodies.ctypes, works[t].ctypes, pointers.ctypes, dims.ctypes)
 
 
-def parallel(kernel, name):
-    """A compiled parallel loop of _parallel's over the states of a batch, calling `kernel`.  It is _parallel's
-    code with KERNEL bound among its globals and its own name (so numba caches each loop apart): one loop for
-    every kernel without a hand-written copy, and without a closure (numba cannot cache a closure over a compiled
-    function)."""
-    code = _parallel.__code__.replace(co_name=name, co_qualname=name)
-    function = types.FunctionType(code, {**_parallel.__globals__, "KERNEL": kernel}, name)
-    return njit(cache=True, parallel=True)(function)
+def loop_signature(bodies, works):
+    """batch_loop's argument types, the same for every quantity (bodies, works: examples of the body records and
+    the per-thread workspaces)."""
+    index = np.zeros(2, dtype=np.int64)
+    return signature(_ENTRY(0), bodies, works, index, index[None], index)
+
+
+def batch_layout(nbodies, per_thread, constants, per_state):
+    """batch_loop's layout of a batch's arrays, in the kernel's argument order: per_thread, arrays of one copy per
+    thread (x[t]); constants, the same for every state; per_state, one row per state (x[i]).  An int64 array: n
+    (their count), their addresses, their strides per state, their strides per thread, then dims as fast_kernel
+    reads them (nbodies, then every array's shape for one state)."""
+    arrays = tuple(per_thread) + tuple(constants) + tuple(per_state)
+    n = len(arrays)
+    base = [x.__array_interface__["data"][0] for x in arrays]
+    steps = [x.strides[0] if x.ndim else 0 for x in arrays]
+    thread = len(per_thread)
+    state = thread + len(constants)
+    by_state = [s if k >= state else 0 for k, s in enumerate(steps)]
+    by_thread = [s if k < thread else 0 for k, s in enumerate(steps)]
+    dims = [nbodies] + [d for k, x in enumerate(arrays) for d in (x.shape if thread <= k < state else x.shape[1:])]
+    return np.array([n] + base + by_state + by_thread + dims, dtype=np.int64)
 
 
 # ---- the checks around every kernel -----------------------------------------------------------------------------
@@ -183,8 +191,8 @@ SAFE_MAGNITUDE = 1e6
 def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
     """The source of checked_kernels' wrapper `name` of a kernel of n_params parameters, whose last outputs
     (their ndims) follow its inputs (their ndims); always[i]: output i is checked at every call, else only when
-    an input entry exceeds SAFE_MAGNITUDE.  Straight-line code written out for the arrays' ndims, rather than
-    helpers with loops inlined (numba's SSA pass warns about those)."""
+    an input entry exceeds SAFE_MAGNITUDE (result_checks).  Straight-line code: one line of pointer comparisons
+    per pair of arrays."""
     a = [f"x{i}" for i in range(n_params)]
     outs = a[n_params - len(outputs):]
     ins = a[n_params - len(outputs) - len(inputs):n_params - len(outputs)]
@@ -197,37 +205,63 @@ def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
                      + "):")
         lines.append(f"        return {overlap}")
     lines += [f"    status = KERNEL({', '.join(a)})", "    if status != 0:", "        return status"]
-    checked_always = [(o, n) for o, n, c in zip(outs, outputs, always) if c]
-    guarded = [(o, n) for o, n, c in zip(outs, outputs, always) if not c]
-    if checked_always:
-        lines += _finite_lines(checked_always, "    ")
-        lines += ["    if not s0 + s1 + s2 + s3 == 0.0:", f"        return {overflow}"]
-    if guarded:                          # only vectors are told moderate (a matrix input: always checked)
-        vectors = all(n == 1 for n in inputs)
-        lines.append(f"    moderate = {vectors}")
-        for x in ins if vectors else ():
-            lines += [f"    for i in range({x}.shape[0]):", f"        moderate &= abs({x}[i]) <= {SAFE_MAGNITUDE!r}"]
-        lines += ["    if not moderate:"] + _finite_lines(guarded, "        ")
-        lines += ["        if not s0 + s1 + s2 + s3 == 0.0:", f"            return {overflow}"]
-    lines.append("    return 0")
+    flat = [x if n == 1 else f"{x}.reshape({x}.size)" for x, n in zip(ins + outs, inputs + outputs)]
+    lines += result_checks(flat[:len(ins)], flat[len(ins):], inputs, always, overflow)
     return "\n".join(lines) + "\n"
 
 
-def _finite_lines(arrays, indent):
-    """Lines summing x * 0 over every entry of the (name, ndim) arrays into s0..s3: 0 when all are finite, NaN
-    otherwise -- four independent accumulators and no branch per entry."""
-    lines = [indent + "s0 = s1 = s2 = s3 = 0.0"]
-    for x, ndim in arrays:
-        inner = indent
-        for d in range(ndim - 1):
-            lines.append(f"{inner}for i{d} in range({x}.shape[{d}]):")
-            inner += "    "
-        row = x + ("[" + ", ".join(f"i{d}" for d in range(ndim - 1)) + "]" if ndim > 1 else "")
-        lines += [f"{inner}r = {row}", f"{inner}j = 0", f"{inner}while j + 4 <= r.shape[0]:"]
-        lines += [f"{inner}    s{i} += r[j + {i}] * 0.0" for i in range(4)]
-        lines += [f"{inner}    j += 4", f"{inner}while j < r.shape[0]:", f"{inner}    s0 += r[j] * 0.0",
-                  f"{inner}    j += 1"]
+def result_checks(ins, outs, inputs, always, overflow):
+    """The lines, after a kernel has succeeded, that return `overflow` when an output holds a non-finite number:
+    the outputs of always[i] at every call, the others only when an input entry exceeds SAFE_MAGNITUDE (only
+    vector inputs are told moderate: with a matrix input, always).  ins, outs: expressions of the inputs and
+    outputs as 1-D arrays; inputs: the inputs' ndims.  They call `finite` and `moderate` (compiled once, for all
+    quantities), not loops written out in every kernel's checks: ~0.5 s less to compile per quantity."""
+    lines = []
+    checked_always = [o for o, c in zip(outs, always) if c]
+    guarded = [o for o, c in zip(outs, always) if not c]
+    if checked_always:
+        lines += ["    if not (" + " & ".join(f"FINITE({o})" for o in checked_always) + "):",
+                  f"        return {overflow}"]
+    vectors = all(n == 1 for n in inputs)
+    if guarded and not (vectors and not ins):            # no input at all: the outputs are bounded
+        if vectors:
+            lines.append("    if not (" + " & ".join(f"MODERATE({x})" for x in ins) + "):")
+        else:
+            lines.append("    if True:")
+        lines += ["        if not (" + " & ".join(f"FINITE({o})" for o in guarded) + "):",
+                  f"            return {overflow}"]
+    lines.append("    return 0")
     return lines
+
+
+@njit(cache=True)
+def finite(x):
+    """Every entry of the 1-D array x is finite: the sum of x * 0 is 0 (NaN otherwise), four independent
+    accumulators and no branch per entry."""
+    s0 = s1 = s2 = s3 = 0.0
+    j = 0
+    while j + 4 <= x.shape[0]:
+        s0 += x[j] * 0.0
+        s1 += x[j + 1] * 0.0
+        s2 += x[j + 2] * 0.0
+        s3 += x[j + 3] * 0.0
+        j += 4
+    while j < x.shape[0]:
+        s0 += x[j] * 0.0
+        j += 1
+    return s0 + s1 + s2 + s3 == 0.0
+
+
+@njit(cache=True)
+def moderate(x):
+    """Every entry of the 1-D array x lies within SAFE_MAGNITUDE."""
+    m = True
+    for i in range(x.shape[0]):
+        m &= abs(x[i]) <= SAFE_MAGNITUDE
+    return m
+
+
+_specs, _overflow = {}, [None]    # what checked_kernels was given: fast_kernel makes the C entry points of it
 
 
 def checked_kernels(specs, overflow, overlap):
@@ -237,8 +271,12 @@ def checked_kernels(specs, overflow, overlap):
     or `overflow` when the kernel succeeded but an output holds a non-finite number (see checked_source).
 
     The wrappers are generated source (one straight line of pointer comparisons per pair, no loop over a
-    tuple), with the kernel inlined (numba's inline="always" on a dispatcher of its Python function, compiled only
-    there); the source is written beside numba's cache of the kernels, so that numba caches them as well."""
+    tuple) that calls the kernel (not inlined: the machine code of the C entry point, fast_kernel); the source is
+    written beside numba's cache of the kernels, so that numba caches them as well.  Each is compiled only when a
+    method written in Python first calls it (a strided view, say): the single states and batches of float64
+    arrays go through the C entry points."""
+    _specs.update(specs)
+    _overflow[:] = [overflow]
     sources = {name: checked_source("checked_" + name, kernel.py_func.__code__.co_argcount, inputs, outputs,
                                     always, overflow, overlap)
                for name, (kernel, inputs, outputs, always) in specs.items()}
@@ -248,11 +286,10 @@ def checked_kernels(specs, overflow, overlap):
     filename, cacheable = _generated_file("checked_kernels.py", source)
     exec(compile(source, filename, "exec"), namespace)
     wrappers = {}
-    for name, (kernel, *_) in specs.items():     # each its own globals, with KERNEL its kernel (as `parallel`)
+    for name, (kernel, *_) in specs.items():     # each its own globals, with KERNEL its kernel
         function = namespace["checked_" + name]
-        inlined = njit(inline="always")(kernel.py_func)        # a call would cost ~10 ns an array argument
-        function = types.FunctionType(function.__code__, {"__name__": __name__, "KERNEL": inlined},
-                                      function.__name__)
+        function = types.FunctionType(function.__code__, {"__name__": __name__, "KERNEL": kernel,
+                                                          "FINITE": finite, "MODERATE": moderate}, function.__name__)
         wrappers[name] = njit(cache=cacheable)(function)
     return wrappers
 
@@ -310,38 +347,52 @@ def extents_overlap(inputs, outputs):
 
 
 overlapping = _fastcall.overlapping if _fastcall is not None else extents_overlap
+layout = _fastcall.layout if _fastcall is not None else batch_layout    # batch_loop's layout: C, or Python
 _fast_kernels = {}
 
 
-def fast_source(name, types):
-    """The source of fast_kernel's function `name` for a checked kernel of argument types `types`: (bodies, work,
-    pointers, dims) -> KERNEL(...) with each array rebuilt from its pointer -- the body records and the workspace
-    (dims[0] records each), then every other array, C-contiguous, from its shape, as _fastcall.c lays them out."""
-    args, p, d = ["carray(bodies, (d[0],))", "carray(work, (d[0],))"], 0, 1
-    for i, t in enumerate(types[2:]):
+def fast_source(name, types, inputs, outputs, always, overflow):
+    """The source of fast_kernel's function `name` for a kernel of argument types `types` (see checked_source for
+    inputs, outputs, always, overflow): (bodies, work, pointers, dims) -> KERNEL(...) on arrays rebuilt from the
+    pointers -- the body records and the workspace (dims[0] records each), then every other array, C-contiguous,
+    from its shape, as _fastcall.c lays them out -- and then the kernel's result checks (result_checks).  Overlaps
+    are compared before: by the Call in C for one state, by Robot for a whole batch."""
+    args, flat, d = ["carray(bodies, (d[0],))", "carray(work, (d[0],))"], [], 1
+    for p, t in enumerate(types[2:]):
         assert t.layout == "C", t
-        shape = ", ".join(f"d[{d + k}]" for k in range(t.ndim)) + ","
-        args.append(f"carray(p[{p}], ({shape}), dtype=D{i})")
+        dims = [f"d[{d + k}]" for k in range(t.ndim)]
+        args.append(f"carray(p[{p}], ({', '.join(dims)},), dtype=D{p})")
+        flat.append(f"carray(p[{p}], ({' * '.join(dims)},), dtype=D{p})")     # the same array, as 1-D
         d += t.ndim
-        p += 1
-    return f"def {name}(bodies, work, p, d):\n    return KERNEL(" + ",\n                  ".join(args) + ")\n"
+    outs, ins = flat[len(flat) - len(outputs):], flat[len(flat) - len(outputs) - len(inputs):len(flat) - len(outputs)]
+    lines = [f"def {name}(bodies, work, p, d):", "    status = KERNEL(" + ",\n                    ".join(args) + ")",
+             "    if status != 0:", "        return status"]
+    return "\n".join(lines + result_checks(ins, outs, inputs, always, overflow)) + "\n"
 
 
-def fast_kernel(name, dispatcher, types):
-    """The address of a C function int64 (void *bodies, void *work, void **pointers, int64 *dims) that calls
-    `dispatcher` (a checked kernel) for the argument types `types` (its resolved signature, see `signature`) on
-    arrays it rebuilds from raw pointers: what a _fastcall.Call calls.  A numba cfunc, compiled once per process
-    (cached on disk beside the kernels), on the first single-state call of its method."""
+def fast_kernel(name, types):
+    """The address of a C function int64 (void *bodies, void *work, void **pointers, int64 *dims) that calls the
+    kernel of registry row `name` (as checked_kernels was given it) for the argument types `types` (its resolved
+    signature, see `signature`) on arrays it rebuilds from raw pointers, and checks its results: what a
+    _fastcall.Call and batch_loop call.  A numba cfunc, compiled once per process (cached on disk beside the
+    kernels), at the first single state or batch of its quantity.
+
+    The kernel and the checks' helpers are compiled first, on their own: typed from within the cfunc, numba took
+    ~1.5 s longer to compile the same kernel."""
     if name in _fast_kernels:
         return _fast_kernels[name].address
     from numba import cfunc
     from numba import types as nt
-    compiled(dispatcher, types)                 # the kernel itself (and the notice when the cache is cold)
+    kernel, inputs, outputs, always = _specs[name]
+    vector = types[-1].copy(ndim=1)
+    for dispatcher, arguments in ((kernel, types), (finite, (vector,)), (moderate, (vector,))):
+        compiled(dispatcher, arguments)        # (and the notice when the cache is cold)
     source = ('"""Generated by robot_dynamics.compiled.fast_kernel: a kernel\'s C entry point."""\n'
               "from numba import carray\n\n\n"
-              + fast_source("fast_" + name, types))
+              + fast_source("fast_" + name, types, inputs, outputs, always, _overflow[0]))
     filename, cacheable = _generated_file(f"fast_{name}.py", source)
-    namespace = {"__name__": __name__, "KERNEL": dispatcher, **{f"D{i}": t.dtype for i, t in enumerate(types[2:])}}
+    namespace = {"__name__": __name__, "KERNEL": kernel, "FINITE": finite, "MODERATE": moderate,
+                 **{f"D{i}": t.dtype for i, t in enumerate(types[2:])}}
     exec(compile(source, filename, "exec"), namespace)
     sig = nt.int64(nt.CPointer(types[0].dtype), nt.CPointer(types[1].dtype), nt.CPointer(nt.voidptr),
                    nt.CPointer(nt.int64))
@@ -349,14 +400,28 @@ def fast_kernel(name, dispatcher, types):
     return _fast_kernels[name].address
 
 
-def fast_call(name, dispatcher, types, fixed, input_sizes, output_shapes, function, owner, frames=None,
-              references=True, **options):
-    """A _fastcall.Call of the checked kernel `dispatcher` of registry row `name` (types: its resolved signature):
-    called as function(owner, *inputs, out=None) is -- or, with frames, function(owner, *inputs, frame,
-    [reference,] out=None), the frame looked up in frames {frame: (its array in "local", "world",
+_entries = {}
+_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def entry(name, types):
+    """fast_kernel's C function of registry row `name` as a ctypes function of four addresses, as batch_loop
+    calls it (numba passes an array's .ctypes as an address, never as the typed pointers of the cfunc's own
+    signature: the same machine code, the same arguments)."""
+    function = _entries.get(name)
+    if function is None:
+        function = _entries[name] = _ENTRY(fast_kernel(name, types))
+    return function
+
+
+def fast_call(name, types, fixed, input_sizes, output_shapes, function, owner, frames=None, references=True,
+              **options):
+    """A _fastcall.Call of the kernel of registry row `name` (types: its resolved signature) within its checks
+    (fast_kernel): called as function(owner, *inputs, out=None) is -- or, with frames, function(owner, *inputs,
+    frame, [reference,] out=None), the frame looked up in frames {frame: (its array in "local", "world",
     "local_world_aligned")} -- for one state of float64 vectors of input_sizes; everything else is handed to
-    `function`.  fixed: the body records, workspace, per-robot arrays and gravity the kernel reads, held by the
-    Call; output_shapes: a shape per output.  options: result_type, fields, extended, as _fastcall.c describes
-    them."""
-    return _fastcall.Call(fast_kernel(name, dispatcher, types), tuple(fixed), tuple(input_sizes), tuple(output_shapes),
+    `function`, as is an `out` that overlaps an input or another out.  fixed: the body records, workspace,
+    per-robot arrays and gravity the kernel reads, held by the Call; output_shapes: a shape per output.  options:
+    result_type, fields, extended, as _fastcall.c describes them."""
+    return _fastcall.Call(fast_kernel(name, types), tuple(fixed), tuple(input_sizes), tuple(output_shapes),
                           function, owner, frames, references, **options)

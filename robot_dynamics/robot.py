@@ -16,8 +16,8 @@ import numpy as np
 from .algorithms.kinematics import ERR_INPUT, ERR_OVERFLOW, ERR_OVERLAP, ERR_QUAT, ERR_SINGULAR
 from .algorithms.registry import CHECKED, PARALLEL, QUANTITIES
 from .algorithms.workspace import ARRAYS, EXAMPLES, workspace
-from .compiled import (FAST_CALLS, Contiguous, compiled, fast_call, overlapping, resolve, signature,
-                       thread_count)
+from .compiled import (FAST_CALLS, Contiguous, compiled, entry, fast_call, layout, loop_signature, overlapping,
+                       resolve, signature, thread_count)
 from .configuration import ConfigurationSpace
 from .memory import ResultPool
 from .model import BODY, build_model
@@ -46,10 +46,7 @@ def _signatures(name):
     kernel = signature(bodies, work, *arrays, *constants, *(np.zeros((2,) * (1 + (x in row.matrices)))
                                                             for x in row.inputs),
                        *(np.zeros((2,) * max(len(s), 1)) for s in row.shapes))
-    loop = signature(bodies, work[None], tuple(x[None] for x in arrays), constants,
-                     tuple(np.zeros((2,) * (2 + (x in row.matrices))) for x in row.inputs),
-                     tuple(np.zeros((2,) * (1 + max(len(s), 1))) for s in row.shapes), np.zeros(2, dtype=np.int64))
-    return kernel, loop
+    return kernel, loop_signature(bodies, work[None])
 
 
 def _loop_signature(name):
@@ -337,7 +334,7 @@ class Robot:
         shapes: its outputs' shapes, if not those of the row."""
         inputs = tuple(self.nq if x[0] == "q" else self.nv for x in row.inputs if x not in ("frame", "contacts"))
         fixed = (self._bodies, self._work, *getattr(self, "_a" + row.name), *((self.gravity,) if row.gravity else ()))
-        return fast_call(row.name, CHECKED[row.name], _signatures(row.name)[0], fixed, inputs,
+        return fast_call(row.name, _signatures(row.name)[0], fixed, inputs,
                          shapes or self._shapes[row.name], _GENERATED[name], self, frames, references, **options)
 
     def _install_contacts(self, key, spec, m):
@@ -752,10 +749,12 @@ class Robot:
         if dense is None or (status.shape[0] > 0 and overlapping(*dense)):
             status[0] = ERR_OVERLAP
             return status
+        kernel = entry(row.name, _signatures(row.name)[0])
         with self._batch_lock:                      # the loop leaves the GIL; its workspaces are the Robot's
             works, arrays = self._per_thread(row)
-            getattr(self, "_p" + row.name)(self._bodies, works, arrays, (self.gravity,) if row.gravity else (),
-                                           *dense, status)
+            plan = layout(self.nbodies, arrays, (self.gravity,) if row.gravity else (), dense[0] + dense[1])
+            addresses = _empty((works.shape[0], plan[0]), dtype=np.int64)
+            getattr(self, "_p" + row.name)(kernel, self._bodies, works, plan, addresses, status)
         if not status.any():
             _copy_back(outs, dense[1])
         return status

@@ -22,7 +22,8 @@ from oracle import erd_path
 from random_urdf import tree_urdf
 from robot_dynamics.algorithms.registry import CHECKED, PARALLEL, QUANTITIES
 from robot_dynamics.compiled import SAFE_MAGNITUDE
-from robot_dynamics.model import MAX_PARAMETER
+from robot_dynamics.algorithms.workspace import workspace
+from robot_dynamics.model import BODY, MAX_PARAMETER
 from robot_dynamics.urdf import MAX_LINKS, MAX_MAGNITUDE, URDFError, parse_urdf
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -492,6 +493,53 @@ def test_the_batch_extent_check_is_numpys_bounds():
     assert cases > 500 and _fastcall is not None                    # the extension is built (test_fast_calls)
 
 
+def test_the_batch_layout_in_c_is_the_python_one():
+    """compiled.layout (C, _fastcall) and its stand-in batch_layout write the same addresses, strides and dims;
+    and batch_loop, given that layout, hands a kernel state i's rows, thread t's copies and the constants."""
+    from robot_dynamics.compiled import _fastcall, batch_layout, batch_loop, thread_count
+    rng = np.random.default_rng(7)
+    threads = thread_count()
+    per_thread = (rng.normal(size=(threads, 3, 2)), rng.normal(size=(threads, 5)))
+    constants = (rng.normal(size=3),)
+    per_state = (rng.normal(size=(6, 4)), rng.normal(size=(6, 2, 3))[::1], np.zeros((6, 4, 4)))
+    expected = batch_layout(9, per_thread, constants, per_state)
+    n = 6
+    assert expected[0] == n
+    assert list(expected[1:1 + n]) == [x.__array_interface__["data"][0] for x in per_thread + constants + per_state]
+    assert list(expected[1 + n:1 + 2 * n]) == [0, 0, 0, 32, 48, 128]             # strides per state
+    assert list(expected[1 + 2 * n:1 + 3 * n]) == [48, 40, 0, 0, 0, 0]           # strides per thread
+    assert list(expected[1 + 3 * n:]) == [9, 3, 2, 5, 3, 4, 2, 3, 4, 4]          # nb, then one state's shapes
+    assert _fastcall is not None                                   # the extension is built (test_fast_calls)
+    np.testing.assert_array_equal(_fastcall.layout(9, per_thread, constants, per_state), expected)
+    with pytest.raises(TypeError):
+        _fastcall.layout(9, per_thread, constants, (np.float64(1.0),))           # a state row of 0 dimensions
+
+    import ctypes
+
+    from numba import carray, cfunc
+    from numba import types as nt
+
+    @cfunc(nt.int64(nt.voidptr, nt.voidptr, nt.CPointer(nt.voidptr), nt.CPointer(nt.int64)))
+    def kernel(bodies, work, p, d):           # out = [x0 + c, 2 x1 + w[t]], status 5 when x0 < 0
+        w, c = carray(p[0], (d[1],), dtype=np.float64), carray(p[1], (d[2],), dtype=np.float64)
+        x, out = carray(p[2], (d[3],), dtype=np.float64), carray(p[3], (d[4],), dtype=np.float64)
+        out[0], out[1] = x[0] + c[0], 2.0 * x[1] + w[0]
+        return 5 if x[0] < 0.0 else 0
+
+    entry = ctypes.CFUNCTYPE(ctypes.c_int64, *[ctypes.c_void_p] * 4)(kernel.address)
+    w = 100.0 * np.arange(1, threads + 1)[:, None]           # thread t's copy holds 100 (t + 1)
+    c, x = np.array([1000.0]), rng.normal(size=(64, 2))
+    x[5, 0] = -abs(x[5, 0])
+    out, status = np.zeros((64, 2)), np.zeros(64, dtype=np.int64)
+    plan = _fastcall.layout(1, (w,), (c,), (x, out))
+    bodies, works = np.zeros(1, dtype=BODY), workspace(1)[None].repeat(threads, axis=0)
+    batch_loop(entry, bodies, works, plan, np.zeros((threads, plan[0]), dtype=np.int64), status)
+    np.testing.assert_array_equal(status, np.where(x[:, 0] < 0, 5, 0))
+    np.testing.assert_array_equal(out[:, 0], x[:, 0] + 1000.0)
+    thread_part = out[:, 1] - 2.0 * x[:, 1]                  # 100 (t + 1) of the thread that ran each state
+    assert np.all(np.isin(np.round(thread_part), w[:, 0])), thread_part
+
+
 def test_hand_written_methods_refuse_overlaps_too(quadruped):
     """diagonalized and solve_mass_matrix take their own fast paths."""
     q, v = quadruped.random_state(8)
@@ -569,7 +617,8 @@ def test_urdf_numbers_are_xs_double(number, accepted):
 
 def test_one_kernel_set_for_every_nv():
     """Robots with nv <= 1 used to compile a second set of kernels (~4 s even with a warm cache): every kernel,
-    its checks and its batch loop hold one compiled signature whatever the robot (nv = 0, 1, 6, 7)."""
+    its checks for the methods written in Python (which strided views reach) and the batch loop hold one compiled
+    signature whatever the robot (nv = 0, 1, 6, 7)."""
     robots = [rd.load_urdf(robot_xml(link("a"))), rd.load_urdf(SMALL), rd.load_urdf(robot_xml(link("a")),
                                                                                       floating_base=True),
               rd.load_urdf(ROOT / "urdf" / "arm7.urdf")]
@@ -579,10 +628,10 @@ def test_one_kernel_set_for_every_nv():
         for name in ("mass_matrix", "gravity_derivative", "_dynamics_with_regressor", "_solve_mass_matrix"):
             call(robot, name, arguments(robot, name, q, v))
             call(robot, name, [np.stack([x, x]) for x in arguments(robot, name, q, v)])
+            call(robot, name, [np.stack([x, x], axis=-1)[..., 0] for x in arguments(robot, name, q, v)])
     for name in ("mass_matrix", "gravity_derivative", "_dynamics_with_regressor", "_solve_mass_matrix"):
-        for dispatcher in (CHECKED[name], PARALLEL[name]):
+        for dispatcher in (ROWS[name].kernel, CHECKED[name], PARALLEL[name]):
             assert len(dispatcher.signatures) == 1, (name, dispatcher.signatures)
-        assert len(ROWS[name].kernel.signatures) <= 1, name     # compiled within its check (none when cached)
 
 
 def test_threads_sharing_a_robot_get_their_own_batches():

@@ -2,7 +2,7 @@
 
 From a row, robot.py derives the method -- its single-state fast path straight into the compiled kernel within
 its checks (CHECKED: overlapping outputs, overflow), its batch path through the compiled parallel loop
-(compiled.parallel), its `out=` checks and its error messages --
+(compiled.batch_loop), its `out=` checks and its error messages --
 and test/test_in_place.py the list of methods it checks.  Adding a quantity is one algorithm module (its kernel:
 kernel(bodies, work, *arrays, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row
 here.  A per-body quantity an algorithm keeps goes into its module's WORK fields; an array sized by the robot
@@ -13,7 +13,7 @@ scalar per state.  Inputs named q* have nq entries, the others nv.
 """
 from dataclasses import dataclass
 
-from ..compiled import checked_kernels, parallel
+from ..compiled import batch_loop, checked_kernels
 from . import (bundle, centroidal, christoffel, contacts, diagonalized, dynamics_derivatives, energy, frames,
                global_factorization, innovations, kinematics, matrices, newton_euler, regressor, state_derivatives,
                time_derivatives)
@@ -211,6 +211,6 @@ CHECKED = checked_kernels({row.name: (row.kernel, tuple(1 + (x in row.matrices) 
                                       tuple(name in row.unbounded for name, _ in row.outputs))
                            for row in QUANTITIES}, ERR_OVERFLOW, ERR_OVERLAP)
 
-# The compiled loop over a batch of states of each quantity (compiled.parallel), each state checked.
-PARALLEL = {row.name: parallel(CHECKED[row.name], "parallel_" + row.name.lstrip("_"))
-            for row in QUANTITIES}
+# The compiled loop over a batch of states of each quantity: one loop for all (compiled.batch_loop), which calls the
+# quantity's C entry point (compiled.entry: its kernel within its checks) for each state.
+PARALLEL = {row.name: batch_loop for row in QUANTITIES}
