@@ -139,7 +139,7 @@ def thread_count():
 @njit(cache=True, parallel=True)
 def batch_loop(kernel, bodies, works, layout, addresses, status):
     """kernel(bodies, works[t], pointers, dims) for every state i of a batch, in parallel, t the thread that runs it;
-    status[i] receives each state's code.  kernel: a checked kernel's C entry point (fast_kernel, as a ctypes
+    status[i] receives each state's code.  kernel: a quantity's C entry point (fast_kernel, as a ctypes
     function: `entry`), so that this one loop, compiled once, runs every quantity's batch, and no quantity's code is
     compiled into it (so numba's own cache, dated by this file, serves it, as it does finite and moderate).
     layout (`batch_layout`): n, then the n arrays' addresses, their strides per state and per

@@ -35,10 +35,10 @@ def _signatures(name):
     its body records and workspace (one per thread for the loop), its per-robot arrays (workspace.EXAMPLES: the
     arrays themselves are made by __getattr__), gravity, and the inputs and outputs -- all C-contiguous: a kernel
     that knows its arrays' layout when it is compiled zeroes and walks them up to 2x faster than one that reads
-    their strides (the regressor batch of 1024 states: 1.9 -> 1.65 us a state on solo12, 6.2 -> 5.0 on g1), and
-    the batch loop calls the kernel compiled for the single state (one signature each).  Views of other strides
-    are copied in and out around the kernel (_Contiguous, _run_batch, and _fastcall.c hands them to the method
-    written in Python).  Computed once per process: numba's typeof of a record array takes ~0.7 ms."""
+    their strides (the regressor batch of 1024 states: 1.9 -> 1.65 us a state on solo12, 6.2 -> 5.0 on g1).  The
+    batch loop's (compiled.loop_signature) are the same for every row: it calls the rows' C entry points.  Views
+    of other strides are copied in and out around the kernel (_Contiguous, _run_batch, and _fastcall.c hands them
+    to the method written in Python).  Computed once per process: numba's typeof of a record array takes ~0.7 ms."""
     row = _ROWS[name]
     bodies, work = np.zeros(1, dtype=BODY), workspace(1)
     arrays = tuple(EXAMPLES[x] for x in row.arrays)
