@@ -3,11 +3,12 @@
  * A Robot method written in Python costs ~0.6 us before its kernel starts (argument checks, attribute look-ups,
  * allocating the result) and numba's entry into the kernel ~0.15 us more (a reference-counted view per array): as
  * long as Pinocchio's whole call on a small robot.  A Call does that work in C: it checks the state arguments
- * (exact float64 ndarrays of the robot's sizes, C-contiguous, aligned) and `out` (nor may an out overlap an input
- * or another out), allocates the results, and calls the kernel's C entry point (compiled.fast_kernel: a numba
- * cfunc around the kernel with its result checks) with the data pointers and shapes.  Anything else -- a batch, a list, a strided view, another dtype, an unknown keyword, a kernel
- * that reports an error -- goes to the method written in Python (`function`), which computes it or raises the
- * error naming the culprit, as it did before this module existed: a Call never decides anything on its own.
+ * (exact float64 ndarrays of the robot's sizes, C-contiguous, aligned) and `out` (no out may overlap an input or
+ * another out), allocates the results, and calls the kernel's C entry point (compiled.fast_kernel: a numba cfunc
+ * around the kernel with its result checks) with the data pointers and shapes.  Anything else -- a batch, a list,
+ * a strided view, another dtype, an unknown keyword, an overlapping out, a kernel that reports an error -- goes to
+ * the method written in Python (`function`), which computes it or raises the error naming the culprit, as it did
+ * before this module existed: a Call never decides anything on its own.
  *
  * robot.py installs a Call as an instance attribute of the Robot under the method's name (compiled.install), after
  * the method's first single-state call; the Call holds the robot only weakly (no reference cycle) and the arrays

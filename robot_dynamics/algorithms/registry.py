@@ -1,9 +1,10 @@
 """The table of quantities: a row per Robot method that computes arrays from a state.
 
-From a row, robot.py derives the method -- its single-state fast path straight into the compiled kernel within
-its checks (CHECKED: overlapping outputs, overflow), its batch path through the compiled parallel loop
-(compiled.batch_loop), its `out=` checks and its error messages --
-and test/test_in_place.py the list of methods it checks.  Adding a quantity is one algorithm module (its kernel:
+From a row, robot.py derives the method -- its single-state fast path straight into the kernel's C entry point
+(compiled.fast_kernel: the kernel and its result checks; overlapping outputs are refused before), the same path
+for the methods written in Python (CHECKED: the kernel within all its checks), its batch path through the compiled
+parallel loop (compiled.batch_loop), its `out=` checks and its error messages -- and test/test_in_place.py the list
+of methods it checks.  Adding a quantity is one algorithm module (its kernel:
 kernel(bodies, work, *arrays, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row
 here.  A per-body quantity an algorithm keeps goes into its module's WORK fields; an array sized by the robot
 (an (nv, nv) factor, say) is one of workspace.ARRAYS, named by the row.
