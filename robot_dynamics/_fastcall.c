@@ -99,10 +99,29 @@ static int matches(PyObject *x, int ndim, const npy_intp *shape, int writeable)
     return 1;
 }
 
-static void extent(PyArrayObject *a, char **lo, char **hi);
+/* [*lo, *hi): the bytes the elements of array a may occupy (np.may_share_memory's bounds); lo = hi when a has no
+   element. */
+static void extent(PyArrayObject *a, char **lo, char **hi)
+{
+    char *l = PyArray_BYTES(a), *h = l + PyArray_ITEMSIZE(a);
+    if (PyArray_SIZE(a) == 0) {
+        *lo = *hi = l;
+        return;
+    }
+    for (int d = 0; d < PyArray_NDIM(a); d++) {
+        npy_intp reach = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
+        if (reach < 0)
+            l += reach;
+        else
+            h += reach;
+    }
+    *lo = l;
+    *hi = h;
+}
 
-/* An output among given[first:n] whose bytes overlap those of an array before it in given (the inputs, then the
-   outputs before it): the kernel's entry point does not compare them (compiled.fast_source). */
+/* 1 when an output among given[first:n] may share bytes with an array before it in given (the inputs, then the
+   outputs before it): what a Call compares before its kernel (whose entry point does not, compiled.fast_source)
+   and `overlapping` for whole batches. */
 static int any_overlap(PyArrayObject **given, int first, int n)
 {
     char *lo[MAX_ARRAYS], *hi[MAX_ARRAYS];
@@ -686,26 +705,6 @@ static PyTypeObject ContiguousType = {
 
 /* ---- overlapping(inputs, outputs): a batch's out= against its inputs, before any state is computed ---------- */
 
-/* [*lo, *hi): the bytes the elements of array a may occupy (np.may_share_memory's bounds); lo = hi when a has no
-   element. */
-static void extent(PyArrayObject *a, char **lo, char **hi)
-{
-    char *l = PyArray_BYTES(a), *h = l + PyArray_ITEMSIZE(a);
-    if (PyArray_SIZE(a) == 0) {
-        *lo = *hi = l;
-        return;
-    }
-    for (int d = 0; d < PyArray_NDIM(a); d++) {
-        npy_intp reach = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
-        if (reach < 0)
-            l += reach;
-        else
-            h += reach;
-    }
-    *lo = l;
-    *hi = h;
-}
-
 static PyObject *overlapping(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
@@ -713,7 +712,7 @@ static PyObject *overlapping(PyObject *module, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     Py_ssize_t n_in = PyTuple_GET_SIZE(args[0]), n = n_in + PyTuple_GET_SIZE(args[1]);
-    char *lo[MAX_ARRAYS], *hi[MAX_ARRAYS];
+    PyArrayObject *arrays[MAX_ARRAYS];
     if (n > MAX_ARRAYS) {
         PyErr_SetString(PyExc_ValueError, "overlapping: too many arrays");
         return NULL;
@@ -724,13 +723,9 @@ static PyObject *overlapping(PyObject *module, PyObject *const *args, Py_ssize_t
             PyErr_SetString(PyExc_TypeError, "overlapping(inputs, outputs) takes two tuples of arrays");
             return NULL;
         }
-        extent((PyArrayObject *)x, &lo[i], &hi[i]);
+        arrays[i] = (PyArrayObject *)x;
     }
-    for (Py_ssize_t i = n_in; i < n; i++)           /* each output against the inputs and the outputs before it */
-        for (Py_ssize_t j = 0; j < i; j++)
-            if (lo[i] < hi[j] && lo[j] < hi[i])
-                Py_RETURN_TRUE;
-    Py_RETURN_FALSE;
+    return PyBool_FromLong(any_overlap(arrays, (int)n_in, (int)n));
 }
 
 /* ---- layout(nbodies, per_thread, constants, per_state): compiled.batch_layout in C ---------------------------- */

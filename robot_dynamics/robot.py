@@ -31,27 +31,26 @@ _VECTOR_INPUTS = ("v", "a", "tau", "v_ref", "a_ref", "j_ref", "nu")        # the
 
 @functools.cache
 def _signatures(name):
-    """The argument types of the kernel and of the batch loop of registry row `name`, the same for every robot:
-    its body records and workspace (one per thread for the loop), its per-robot arrays (workspace.EXAMPLES: the
-    arrays themselves are made by __getattr__), gravity, and the inputs and outputs -- all C-contiguous: a kernel
-    that knows its arrays' layout when it is compiled zeroes and walks them up to 2x faster than one that reads
-    their strides (the regressor batch of 1024 states: 1.9 -> 1.65 us a state on solo12, 6.2 -> 5.0 on g1).  The
-    batch loop's (compiled.loop_signature) are the same for every row: it calls the rows' C entry points.  Views
-    of other strides are copied in and out around the kernel (_Contiguous, _run_batch, and _fastcall.c hands them
-    to the method written in Python).  Computed once per process: numba's typeof of a record array takes ~0.7 ms."""
+    """The argument types of the kernel of registry row `name`, the same for every robot: its body records and
+    workspace, its per-robot arrays (workspace.EXAMPLES: the arrays themselves are made by __getattr__), gravity,
+    and the inputs and outputs -- all C-contiguous: a kernel that knows its arrays' layout when it is compiled
+    zeroes and walks them up to 2x faster than one that reads their strides (the regressor batch of 1024 states:
+    1.9 -> 1.65 us a state on solo12, 6.2 -> 5.0 on g1).  Views of other strides are copied in and out around the
+    kernel (_Contiguous, _run_batch, and _fastcall.c hands them to the method written in Python).  Computed once
+    per process: numba's typeof of a record array takes ~0.7 ms."""
     row = _ROWS[name]
-    bodies, work = np.zeros(1, dtype=BODY), workspace(1)
     arrays = tuple(EXAMPLES[x] for x in row.arrays)
     constants = (np.zeros(3),) if row.gravity else ()
-    kernel = signature(bodies, work, *arrays, *constants, *(np.zeros((2,) * (1 + (x in row.matrices)))
-                                                            for x in row.inputs),
-                       *(np.zeros((2,) * max(len(s), 1)) for s in row.shapes))
-    return kernel, loop_signature(bodies, work[None])
+    return signature(np.zeros(1, dtype=BODY), workspace(1), *arrays, *constants,
+                     *(np.zeros((2,) * (1 + (x in row.matrices))) for x in row.inputs),
+                     *(np.zeros((2,) * max(len(s), 1)) for s in row.shapes))
 
 
-def _loop_signature(name):
-    """The argument types of the batch loop of registry row `name` (_signatures)."""
-    return _signatures(name)[1]
+@functools.cache
+def _loop_types():
+    """The argument types of the batch loop (compiled.batch_loop), the same for every row: it calls the rows' C
+    entry points."""
+    return loop_signature(np.zeros(1, dtype=BODY), workspace(1)[None])
 
 
 def _dense(inputs, outputs):
@@ -91,7 +90,7 @@ class _Contiguous:
         self.front = self if Contiguous is None else Contiguous(self, -self.first)
 
     def _resolve(self):
-        self.kernel = compiled(CHECKED[self.name], _signatures(self.name)[0])
+        self.kernel = compiled(CHECKED[self.name], _signatures(self.name))
         if self.front is not self:
             self.front.kernel = self.kernel
 
@@ -273,13 +272,13 @@ class Robot:
         self._shapes = {row.name: tuple(tuple(sizes.get(n, n) for n in shape) for shape in row.shapes)
                         for row in QUANTITIES}
         # Per row: its per-robot arrays (_a<name>), the output shape(s) its fast path allocates (_shape_<name>),
-        # and its checked kernel (_k<name>, registry.CHECKED, made by __getattr__) and batch loop (_p<name>),
-        # resolved (loaded, or compiled on first use) for the argument types of _signatures, the same for every
-        # robot.
+        # and its checked kernel (_k<name>, registry.CHECKED, made by __getattr__) and batch loop (_p<name>: the
+        # one compiled.batch_loop), resolved (loaded, or compiled on first use) for the argument types of
+        # _signatures and _loop_types, the same for every robot.
         for row in QUANTITIES:
             shapes = self._shapes[row.name]
             setattr(self, "_shape_" + row.name, shapes[0] if len(shapes) == 1 else shapes)
-            resolve(self, "_p" + row.name, PARALLEL[row.name], functools.partial(_loop_signature, row.name))
+            resolve(self, "_p" + row.name, PARALLEL[row.name], _loop_types)
 
     def __getattr__(self, name):
         """The per-robot arrays of a row (_a<row name>), made when first asked for: a robot allocates the (nv, 3 nv)
@@ -334,7 +333,7 @@ class Robot:
         shapes: its outputs' shapes, if not those of the row."""
         inputs = tuple(self.nq if x[0] == "q" else self.nv for x in row.inputs if x not in ("frame", "contacts"))
         fixed = (self._bodies, self._work, *getattr(self, "_a" + row.name), *((self.gravity,) if row.gravity else ()))
-        return fast_call(row.name, _signatures(row.name)[0], fixed, inputs,
+        return fast_call(row.name, _signatures(row.name), fixed, inputs,
                          shapes or self._shapes[row.name], _GENERATED[name], self, frames, references, **options)
 
     def _install_contacts(self, key, spec, m):
@@ -749,7 +748,7 @@ class Robot:
         if dense is None or (status.shape[0] > 0 and overlapping(*dense)):
             status[0] = ERR_OVERLAP
             return status
-        kernel = entry(row.name, _signatures(row.name)[0])
+        kernel = entry(row.name, _signatures(row.name))
         with self._batch_lock:                      # the loop leaves the GIL; its workspaces are the Robot's
             works, arrays = self._per_thread(row)
             plan = layout(self.nbodies, arrays, (self.gravity,) if row.gravity else (), dense[0] + dense[1])
