@@ -65,6 +65,9 @@ def test_against_pinocchio(name, floating_base):
         C_pin = twin.coriolis_matrix(q, v)
         check("C + C^T", d.C + d.C.T, C_pin + C_pin.T)
         check("Y", d.Y, twin.regressor(q, v, a))
+        Y_p, Y_h = robot.momentum_regressor(q, v)                     # C^T v is unique: Mdot v - C v
+        check("Y_p pi = M v", Y_p @ robot.parameters, twin.mass_matrix(q) @ v)
+        check("Y_h pi = C^T v - g", Y_h @ robot.parameters, C_pin.T @ v - twin.gravity_vector(q))
         check("inverse dynamics", robot.inverse_dynamics(q, v, a), twin.rnea(q, v, a))
         check("forward dynamics", robot.forward_dynamics(q, v, a), twin.aba(q, v, a))
         for what, ours in (("M", robot.mass_matrix(q)), ("g", robot.gravity_vector(q)),

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from ..compiled import batch_loop, checked_kernels
 from . import (bundle, centroidal, christoffel, contacts, diagonalized, dynamics_derivatives, energy, frames,
-               global_factorization, innovations, kinematics, matrices, newton_euler, regressor, state_derivatives,
-               time_derivatives)
+               global_factorization, innovations, kinematics, matrices, momentum, newton_euler, regressor,
+               state_derivatives, time_derivatives)
 from .kinematics import ERR_OVERFLOW, ERR_OVERLAP
 
 
@@ -68,6 +68,12 @@ QUANTITIES = (
     Quantity("regressor", regressor.regressor, ("q", "v", "v_ref", "a_ref"), (("Y", ("nv", "ny")),), True,
              "Slotine-Li Y(q, v, v_r, a_r) with Y pi = M a_r + C(q, v) v_r + g (paper 002, eq. (16)).\n\n"
              "q: (..., nq), v, v_ref, a_ref: (..., nv)  ->  (..., nv, 10 nbodies), columns in body_names order."),
+    Quantity("momentum_regressor", momentum.momentum_regressor, ("q", "v"),
+             (("Y_p", ("nv", "ny")), ("Y_h", ("nv", "ny"))), True,
+             "(Y_p, Y_h) with Y_p pi = M(q) v, the generalized momentum (paper 002, Prop. 1), and Y_h pi =\n"
+             "C(q, v)^T v - g(q), so that d/dt (Y_p pi) = tau + Y_h pi along any motion (Mdot = C + C^T): a\n"
+             "torque-prediction regressor without accelerations (composite adaptation, momentum observers).\n\n"
+             "q: (..., nq), v: (..., nv)  ->  2 x (..., nv, 10 nbodies), columns in body_names order."),
     Quantity("inverse_dynamics", newton_euler.inverse_dynamics, ("q", "v", "a"), (("tau", ("nv",)),), True,
              "tau = M a + C v + g by the recursive Newton-Euler algorithm, O(n).  (..., nq), (..., nv) x2 -> "
              "(..., nv)\n\n"
