@@ -26,11 +26,11 @@ setup(
     install_requires=["numpy>=1.24", "scipy>=1.10", "lxml>=4.9", "numba>=0.59", "matplotlib>=3.6"],
     extras_require={
         # test-only oracles and tools (not ROS dependencies: package.xml does not name them): the Pinocchio
-        # oracle, iDynTree as a second opinion on the Christoffel C, the lint (flake8, pydocstyle) and the colcon
-        # build of test_packaging.py
-        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "idyntree>=12",
-                 "xacro>=2.0", "pyyaml", "flake8>=7", "pydocstyle>=6", "catkin-pkg>=1.0", "colcon-core>=0.15",
-                 "colcon-ros>=0.4", "colcon-bash>=0.5",
+        # oracle, MuJoCo as physics we did not write (closed loops, test_adaptive_mujoco.py), iDynTree as a second
+        # opinion on the Christoffel C, the lint (flake8, pydocstyle) and the colcon build of test_packaging.py
+        "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "mujoco>=4.0",
+                 "idyntree>=12", "xacro>=2.0", "pyyaml", "flake8>=7", "pydocstyle>=6", "catkin-pkg>=1.0",
+                 "colcon-core>=0.15", "colcon-ros>=0.4", "colcon-bash>=0.5",
                  "dask[array,distributed]>=2024.1", "rosbags>=0.10", "cloudpickle>=3.0"],
         # identification (issue 15): the Dask route (scale_out.py), ROS 2 bags without ROS, parameters as YAML
         "identify": ["dask[array,distributed]>=2024.1", "rosbags>=0.10", "cloudpickle>=3.0", "pyyaml"],

@@ -46,8 +46,10 @@ pi -> pi: with another Gamma the estimate stays physical but V's guarantee is lo
 Use: ``update(q, v, q_d, v_d, a_d, dt)`` once per control tick (one Euler step of the adaptation law, the
 projection, then the torque with the new estimate); ``adapt`` and ``torque`` split the two; ``law`` is the pure
 continuous-time map (tau, pi_hat_dot) for integrating pi_hat together with the robot's state.
-``RelativeGains().slotine_li(robot, pi_hat0, q0)`` builds the controller with the default gains and the projection
-(what the demo and adaptive_controller_node run); ``TrackingRecord`` holds what such a loop reports.
+The library's default adaptive controller, built by ``RelativeGains().slotine_li(robot, pi_hat0, q0)`` (what the
+demo and adaptive_controller_node run), is composite.CompositeSlotineLi: this tracking law plus a torque-prediction
+error, a least-squares gain and a log-det barrier (log_det_metric, log_det_divergence) instead of the projection.
+``TrackingRecord`` holds what such a loop reports.
 """
 from typing import NamedTuple
 
@@ -56,18 +58,27 @@ import numpy as np
 from .computed_torque import check_vector, gain_matrix, tracking_error
 
 
+def _pseudo_inertia_map():
+    """B (10, 16) with vec J(pi_k) = pi_k B: J is linear in pi (the column j of B is J(e_j))."""
+    B = np.zeros((10, 4, 4))
+    for j, (rows, cols, value) in enumerate([
+            ([3], [3], 1.0),                                              # m
+            ([0, 3], [3, 0], 1.0), ([1, 3], [3, 1], 1.0), ([2, 3], [3, 2], 1.0),      # h = m c
+            ([1, 2], [1, 2], 0.5), ([0, 2], [0, 2], 0.5), ([0, 1], [0, 1], 0.5)]):   # I_xx, I_yy, I_zz
+        B[j, rows, cols] = value
+    B[4, 0, 0] = B[5, 1, 1] = B[6, 2, 2] = -0.5                         # 1/2 tr(I) 1 - I on the diagonal
+    for j, (a, b) in zip((7, 8, 9), ((0, 1), (0, 2), (1, 2))):          # -I_xy, -I_xz, -I_yz off it
+        B[j, a, b] = B[j, b, a] = -1.0
+    return B.reshape(10, 16)
+
+
+_PSEUDO_INERTIA = _pseudo_inertia_map()
+
+
 def pseudo_inertia(pi):
     """J(pi_k) = [[1/2 tr(I) 1 - I, h], [h^T, m]] per body.  pi: (..., 10)  ->  (..., 4, 4)"""
     pi = np.asarray(pi, dtype=float)
-    m, h = pi[..., 0], pi[..., 1:4]
-    Ixx, Iyy, Izz, Ixy, Ixz, Iyz = np.moveaxis(pi[..., 4:10], -1, 0)
-    I = np.stack([np.stack([Ixx, Ixy, Ixz], -1), np.stack([Ixy, Iyy, Iyz], -1), np.stack([Ixz, Iyz, Izz], -1)], -2)
-    J = np.zeros(pi.shape[:-1] + (4, 4))
-    J[..., :3, :3] = 0.5 * (Ixx + Iyy + Izz)[..., None, None] * np.eye(3) - I
-    J[..., :3, 3] = h
-    J[..., 3, :3] = h
-    J[..., 3, 3] = m
-    return J
+    return (pi @ _PSEUDO_INERTIA).reshape(pi.shape[:-1] + (4, 4))
 
 
 def parameters_from_pseudo_inertia(J):
@@ -77,6 +88,9 @@ def parameters_from_pseudo_inertia(J):
     return np.concatenate([J[..., 3, 3:4], J[..., :3, 3],
                            np.stack([I[..., 0, 0], I[..., 1, 1], I[..., 2, 2],
                                      I[..., 0, 1], I[..., 0, 2], I[..., 1, 2]], -1)], axis=-1)
+
+
+_BASIS = pseudo_inertia(np.eye(10))                      # J(e_j), (10, 4, 4): J is linear in pi
 
 
 class InertiaMetric:
@@ -94,8 +108,7 @@ class InertiaMetric:
         w, U = np.linalg.eigh(J0)
         self.S = (U * w[:, None, :] ** -0.5) @ np.swapaxes(U, -1, -2)                # J0^-1/2, (nb, 4, 4)
         self.S_inv = (U * w[:, None, :] ** 0.5) @ np.swapaxes(U, -1, -2)
-        basis = pseudo_inertia(np.eye(10))                                               # J(e_j), (10, 4, 4)
-        self._A = (self.S[:, None] @ basis @ self.S[:, None]).reshape(-1, 10, 16)      # vec(S J(e_j) S)
+        self._A = (self.S[:, None] @ _BASIS @ self.S[:, None]).reshape(-1, 10, 16)     # vec(S J(e_j) S)
         self.G = self._A @ np.swapaxes(self._A, -1, -2)                                  # (nb, 10, 10)
 
     def matrix(self):
@@ -119,6 +132,29 @@ class InertiaMetric:
         return parameters_from_pseudo_inertia(self.S_inv @ J @ self.S_inv).reshape(-1)
 
 
+def log_det_metric(pi):
+    """The Hessian of F(pi) = -sum_k log det J(pi_k) per body: H_k[i, j] = tr(J_k^-1 J(e_i) J_k^-1 J(e_j)), the
+    affine-invariant metric at the estimate itself (Lee, Kwon & Park 2018; Wensing & Slotine 2018).
+
+    pi: (10 nb,) with every J(pi_k) > 0  ->  (nb, 10, 10)
+    """
+    J_inv = np.linalg.inv(pseudo_inertia(np.reshape(pi, (-1, 10))))
+    X = np.einsum("kab,jbc->kjac", J_inv, _BASIS)                                    # J^-1 J(e_j)
+    return np.einsum("kiab,kjba->kij", X, X)
+
+
+def log_det_divergence(pi, pi_hat):
+    """The Bregman divergence of F(pi) = -sum_k log det J(pi_k): sum_k tr(J_hat^-1 J) - log det(J_hat^-1 J) - 4,
+    zero iff pi_hat = pi, infinite as J(pi_hat_k) becomes singular.  pi, pi_hat: (10 nb,) physical  ->  float"""
+    J = pseudo_inertia(np.reshape(pi, (-1, 10)))
+    J_hat = pseudo_inertia(np.reshape(pi_hat, (-1, 10)))
+    A = np.linalg.solve(J_hat, J)
+    sign, logdet = np.linalg.slogdet(A)
+    if np.any(sign <= 0):
+        return np.inf
+    return float(np.sum(np.trace(A, axis1=-2, axis2=-1) - logdet - 4.0))
+
+
 def _block_diagonal(blocks):
     n, b, _ = blocks.shape
     out = np.zeros((n * b, n * b))
@@ -135,6 +171,17 @@ class Sliding(NamedTuple):
     v_r: np.ndarray
     a_r: np.ndarray
     s: np.ndarray
+
+
+def sliding(robot, Lambda, q, v, q_d, v_d, a_d):
+    """e, edot, qdot_r = qdot_d + Lambda e, qddot_r = qddot_d + Lambda edot, s = qdot - qdot_r (all (nv,)).
+
+    Lambda: (nv, nv); q, q_d: (nq,); v, v_d, a_d: (nv,), checked as tracking_error does.
+    """
+    e, e_dot = tracking_error(robot, q, v, q_d, v_d)
+    v_r = np.asarray(v_d, dtype=float) + Lambda @ e
+    a_r = check_vector("a_d", a_d, robot.nv) + Lambda @ e_dot
+    return Sliding(e, e_dot, v_r, a_r, np.asarray(v, dtype=float) - v_r)
 
 
 class SlotineLi:
@@ -172,10 +219,7 @@ class SlotineLi:
 
     def sliding(self, q, v, q_d, v_d, a_d):
         """e, edot, qdot_r = qdot_d + Lambda e, qddot_r = qddot_d + Lambda edot, s = qdot - qdot_r (all (nv,))."""
-        e, e_dot = tracking_error(self.robot, q, v, q_d, v_d)
-        v_r = np.asarray(v_d, dtype=float) + self.Lambda @ e
-        a_r = check_vector("a_d", a_d, self.robot.nv) + self.Lambda @ e_dot
-        return Sliding(e, e_dot, v_r, a_r, np.asarray(v, dtype=float) - v_r)
+        return sliding(self.robot, self.Lambda, q, v, q_d, v_d, a_d)
 
     def law(self, q, v, q_d, v_d, a_d, pi_hat=None):
         """Pure control and adaptation law: tau = Y pi_hat - K_D s (nv,), pi_hat_dot = -Gamma Y^T s (10 nb,).
@@ -223,37 +267,6 @@ class SlotineLi:
         M_s = (self.robot.regressor(q, zero, zero, s) - self.robot.regressor(q, zero, zero, zero)) @ pi
         pi_tilde = pi_hat - pi
         return 0.5 * s @ M_s + 0.5 * pi_tilde @ self._Gamma_inv @ pi_tilde
-
-
-class RelativeGains(NamedTuple):
-    """Slotine-Li gains relative to the robot and to the initial estimate pi_hat0; the defaults are those of the
-    demo and of adaptive_controller_node.
-
-    Lambda [1/s]: Lambda of s = v - v_d - Lambda e, scalar or (nv,);
-    kd [1/s]: K_D = diag(kd) diag(M_hat(q0)), the initial estimate's joint inertias at the first state, so kd is
-    a rate whatever the size of the joint; scalar or (nv,);
-    gamma: Gamma = InertiaMetric(pi_hat0).gain(gamma), each body's estimate adapting relative to its own size;
-    scalar or (nbodies,).
-    """
-
-    Lambda: object = 5.0
-    kd: object = 10.0
-    gamma: object = 3.0
-
-    def matrices(self, model, q0):
-        """(Lambda (nv, nv), K_D (nv, nv), Gamma (10 nb, 10 nb)) for a controller whose ``model`` carries the
-        initial estimate pi_hat0 as its parameters, starting at the configuration q0 (nq,)."""
-        nv = model.nv
-        K_D = self.kd * np.diag(model.mass_matrix(q0))
-        return (gain_matrix(self.Lambda, nv, "Lambda"), gain_matrix(K_D, nv, "K_D"),
-                InertiaMetric(model.parameters).gain(self.gamma))
-
-    def slotine_li(self, robot, pi_hat0, q0, project=True):
-        """SlotineLi for ``robot`` (its kinematics) with the estimate pi_hat0 (10 nb,), these gains at q0 (nq,)
-        and, if ``project``, the projection of InertiaMetric(pi_hat0), for which Gamma keeps V's guarantee."""
-        model = robot.with_parameters(pi_hat0)
-        projection = InertiaMetric(pi_hat0).project if project else None
-        return SlotineLi(model, *self.matrices(model, q0), pi_hat=pi_hat0, projection=projection)
 
 
 class TrackingRecord(NamedTuple):

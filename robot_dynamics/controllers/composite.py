@@ -1,0 +1,487 @@
+"""Composite adaptive control: the library's default adaptive controller, and the filtered momentum regressor.
+
+Slotine & Li, "Composite adaptive control of robot manipulators", Automatica 25(4), 1989, with the tracking law of
+adaptive.py (e = q_d (-) q, qdot_r = qdot_d + Lambda e, qddot_r = qddot_d + Lambda edot, s = qdot - qdot_r):
+
+    tau = Y(q, qdot, qdot_r, qddot_r) pi_hat - K_D(q) s,             K_D(q) = D^1/2 M(q; pi_ref) D^1/2, D = diag(kd)
+    (Omega + mu H(pi_hat)) pi_hat_dot = -(Y^T s + W^T R eps),        eps = W pi_hat - tau_f,  R = rho M(q; pi_ref)^-1
+    Omega_dot = -beta (Omega - Omega_0) + W^T R W,                   Omega_0 = G(pi_ref) / gamma
+
+- The prediction error eps needs no acceleration.  The momentum is linear in pi (paper 002, Prop. 1),
+  p = M qdot = Y_p pi, and its rate is pdot = tau + C^T qdot - g = tau + Y_h pi (Mdot = C + C^T), both from
+  Robot.momentum_regressor.  Filtered by lambda / (s + lambda) (MomentumFilter), F[pdot] = lambda (p - F[p]) and
+
+      W pi = F[tau] = tau_f,     W = lambda (Y_p - F[Y_p]) - F[Y_h],
+
+  so eps = W (pi_hat - pi): every joint's filtered torque, predicted by the estimate, against the one applied.
+  R weighs it as the acceleration error it would cause (M(q; pi_ref)^-1), so a light wrist counts as much as the
+  shoulder.
+- Omega is a least-squares information matrix: the prior Omega_0 (the affine-invariant metric G of InertiaMetric at
+  the reference parameters pi_ref, over gamma) plus the prediction errors' information, forgotten at the rate
+  beta.  Every excited combination of parameters then converges at about the same rate whatever its size, where a
+  fixed gain learns a light tool's parameters orders of magnitude slower than the shoulder's.
+- mu H(pi_hat), H the Hessian of -sum_k log det J(pi_k) (adaptive.log_det_metric), is a log-det barrier: it grows
+  without bound as a body's pseudo-inertia J nears singular, so the estimate stays physical (J > 0) without a
+  projection (the natural adaptation law of Lee, Kwon & Park, "Natural adaptive control law for robot
+  manipulators", IROS 2018, and Wensing & Slotine, "Beyond convexity", 2018, here beside a least-squares metric).
+  A projection in another metric than Omega's is not safe: measured, the least-squares law with
+  InertiaMetric.project diverges in MuJoCo on ur5 (benchmarks/bench_adaptive.py).
+- pi_ref is the initial estimate plus a rated payload on the tool body (RelativeGains: a solid sphere of that mass
+  at the body's origin): the scale a body may have, which sets how fast it adapts (Omega_0), the damping's inertia
+  and R.  From a URDF alone, a 1.5 kg tool on a 0.17 kg wrist link would adapt 100x too slowly and get 10x too
+  little damping.
+
+Lyapunov function (pi the true parameters, pi_tilde = pi_hat - pi, J(pi_k) > 0):
+
+    V = 1/2 s^T M s + 1/2 pi_tilde^T Omega pi_tilde + mu d_F(pi, pi_hat),     (d_F: adaptive.log_det_divergence)
+    Vdot = -s^T K_D s - 1/2 eps^T R eps - 1/2 beta pi_tilde^T (Omega - Omega_0) pi_tilde <= 0,
+
+using M sdot + C s + K_D s = Y pi_tilde (Mdot - 2C skew), d/dt d_F = pi_tilde^T H pi_hat_dot, and
+Omega - Omega_0 >= 0.  ``law="gradient"`` keeps Omega = Omega_0 (a fixed gain; the prediction term optional) and
+projects onto the physical set in Omega_0's metric instead of the barrier (InertiaMetric.project: V still falls);
+``law="natural"`` uses mu H alone (Omega = 0).
+
+Sampled at a rate 1/dt (``update``), the filters are integrated exactly (tau held over the tick, the regressors
+linear between ticks), Omega's decay exactly, and the estimate by one step taken before the torque (as
+SlotineLi.update).  Whatever the gains, the step is bounded in the metric of the estimate itself: no eigenvalue of
+J_k^-1/2 dJ_k J_k^-T/2 exceeds 0.1 in magnitude (flag ``step_limited``), so every body stays physical (J > 0) and
+finite, and a least-squares fit of the first few ticks cannot throw a body against the boundary before the
+barrier acts (measured: with 0.5, panda adapting its payload alone sat there, 0.09 rad off); Lambda and kd are
+capped at 1/(2 dt) (kd also by how much M(q; pi_ref) exceeds the estimated inertia; flag ``gains_capped``): a loop
+sampled more slowly than its gains cannot be stabilized.  A torque that is not finite is refused (ValueError) and
+the state is left as it was.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from ..spatial import parameters_from_inertial
+from .adaptive import (InertiaMetric, Sliding, _check_dt, log_det_divergence, log_det_metric, pseudo_inertia,
+                       sliding)
+from .computed_torque import check_vector, gain_matrix
+
+STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
+FLOOR = 1e-9                # no body's pseudo-inertia below FLOOR J(pi_ref) in any direction: numerically > 0
+GAIN_BOUND = 0.5            # Lambda dt and kd dt at most this
+
+
+class MomentumFilter:
+    """The filtered momentum regressor: W(q, qdot) with W pi = tau_f, the applied torque filtered by
+    lambda / (s + lambda), lambda = 2 pi cutoff (module docstring; Slotine & Li 1989).
+
+    robot: gives momentum_regressor (its parameters are not used); cutoff: Hz.
+    ``start(q, v)`` at the first sample, ``step(q, v, tau, dt)`` at every later one, tau being the torque held
+    since the previous sample; ``replay(t, q, v, tau)`` does the same over a log in one batched regressor call.
+    The filters start at rest in the momentum, F[p](0) = p(0), so that F[pdot] = lambda (p - F[p]) from the start.
+    """
+
+    def __init__(self, robot, cutoff):
+        cutoff = float(cutoff)
+        if not (np.isfinite(cutoff) and cutoff > 0):
+            raise ValueError(f"cutoff must be a positive frequency in Hz, got {cutoff}")
+        self.robot, self.lam = robot, 2 * np.pi * cutoff
+        self.Y_p = self.Y_h = None                     # the last sample's regressors (nv, 10 nb)
+        self.x_p = self.x_h = self.x_tau = None        # F[Y_p], F[Y_h] (nv, 10 nb), F[tau] (nv,)
+
+    @property
+    def started(self):
+        return self.Y_p is not None
+
+    def start(self, q, v, Y=None):
+        """Reset at the state (q, v): F[Y_p] = Y_p, F[Y_h] = 0, F[tau] = 0.  Returns (W, tau_f), both zero.
+
+        Y: momentum_regressor(q, v) if already computed.
+        """
+        self.Y_p, self.Y_h = self.robot.momentum_regressor(q, v) if Y is None else Y
+        self.x_p, self.x_h, self.x_tau = self.Y_p.copy(), np.zeros_like(self.Y_h), np.zeros(self.robot.nv)
+        return self.output()
+
+    def step(self, q, v, tau, dt, Y=None):
+        """Advance by dt > 0 to the state (q, v), tau (nv,) having been applied since the last sample.
+
+        Exact for the filters' linear part: tau held (zero-order hold), Y_p and Y_h linear between the samples.
+        Returns (W (nv, 10 nb), tau_f (nv,)).  Y: momentum_regressor(q, v) if already computed.
+        """
+        Y_p, Y_h = self.robot.momentum_regressor(q, v) if Y is None else Y
+        a, b, c = self._weights(dt)
+        self.x_p = a * self.x_p + b * self.Y_p + c * (Y_p - self.Y_p)
+        self.x_h = a * self.x_h + b * self.Y_h + c * (Y_h - self.Y_h)
+        self.x_tau = a * self.x_tau + b * np.asarray(tau, dtype=float)
+        self.Y_p, self.Y_h = Y_p, Y_h
+        return self.output()
+
+    def output(self):
+        """(W, tau_f) at the last sample: W = lambda (Y_p - F[Y_p]) - F[Y_h]."""
+        return self.lam * (self.Y_p - self.x_p) - self.x_h, self.x_tau
+
+    def _weights(self, dt):
+        """x(t + dt) = a x + b u(t) + c (u(t + dt) - u(t)) for x' = lambda (u - x), u linear over the step."""
+        a = np.exp(-self.lam * dt)
+        b = -np.expm1(-self.lam * dt)                                     # 1 - a
+        c = 1.0 - b / (self.lam * dt)
+        return a, b, c
+
+    def replay(self, t, q, v, tau):
+        """The filter over a log: t (K,) increasing, q (K, nq), v (K, nv), tau (K, nv) applied from each sample to
+        the next.  Returns W (K, nv, 10 nb) and tau_f (K, nv); the filter's state ends at the last sample."""
+        t = np.asarray(t, dtype=float)
+        if t.ndim != 1 or len(t) < 1 or not np.all(np.diff(t) > 0):
+            raise ValueError("t must be a non-empty increasing (K,) array")
+        Y_p, Y_h = self.robot.momentum_regressor(np.asarray(q, dtype=float), np.asarray(v, dtype=float))
+        tau = np.asarray(tau, dtype=float)
+        W, tau_f = np.empty_like(Y_p), np.empty((len(t), self.robot.nv))
+        W[0], tau_f[0] = self.start(q[0], v[0], (Y_p[0], Y_h[0]))
+        for k in range(1, len(t)):
+            W[k], tau_f[k] = self.step(q[k], v[k], tau[k - 1], t[k] - t[k - 1], (Y_p[k], Y_h[k]))
+        return W, tau_f
+
+
+def reference_parameters(robot, pi_hat0, payload, body, radius=0.1):
+    """pi_ref (10 nb,): pi_hat0 plus a payload of ``payload`` kg on ``body`` (name or index), a solid sphere of
+    radius ``radius`` m centred at the body's origin: the scale the tool body may have."""
+    k = robot.body_names.index(body) if isinstance(body, str) else int(body)
+    pi_ref = np.array(pi_hat0, dtype=float)
+    pi_ref[10 * k:10 * k + 10] += parameters_from_inertial(payload, np.zeros(3), 0.4 * payload * radius**2 * np.eye(3))
+    return pi_ref
+
+
+def default_payload_body(robot):
+    """The tool body: the last body (parents first) moved by a revolute or continuous joint -- on an arm its wrist,
+    past a gripper's prismatic fingers."""
+    for joint in reversed(robot.model.joints):
+        if joint.type in ("revolute", "continuous"):
+            return robot.body_names[joint.body]
+    raise ValueError("the robot has no revolute joint: give payload_body")
+
+
+class Status(NamedTuple):
+    """What the last update did: the step was bounded in the inertia metric (step_limited), Lambda or kd were
+    capped at 1/(2 dt) (gains_capped), and the smallest eigenvalue of any body's pseudo-inertia (> 0)."""
+
+    step_limited: bool
+    gains_capped: bool
+    min_eigenvalue: float
+
+
+class CompositeSlotineLi:
+    """Composite adaptive controller (module docstring), holding pi_hat (10 nb,), the filters and Omega as state.
+
+    robot: the controller's model (kinematics; its parameters unused); Lambda [1/s]: scalar, (nv,) or (nv, nv);
+    kd [1/s]: scalar or (nv,), K_D(q) = D^1/2 M(q; pi_ref) D^1/2; pi_hat: the initial estimate (10 nb,);
+    pi_ref: the reference parameters (10 nb,) (reference_parameters); gamma: the prior adaptation gain, scalar or
+    (nb,); prediction [s]: rho of R = rho M(q; pi_ref)^-1, 0 for Slotine-Li's tracking law alone; memory [s]:
+    1 / beta; cutoff [Hz]: the momentum filter's; barrier: mu gamma; law: "least_squares" (the default),
+    "gradient" (Omega = Omega_0, projected) or "natural" (mu H(pi_hat) alone, mu = 1 / gamma); adapted: the
+    bodies (names or indices) whose parameters adapt, None for all; the others keep pi_hat0.
+    """
+
+    LAWS = ("least_squares", "gradient", "natural")
+
+    def __init__(self, robot, Lambda, kd, pi_hat, pi_ref, gamma=1.0, prediction=30.0, memory=1.0, cutoff=2.0,
+                 barrier=3e-3, law="least_squares", adapted=None):
+        if law not in self.LAWS:
+            raise ValueError(f"law must be one of {self.LAWS}, got {law!r}")
+        for name, value in (("prediction", prediction), ("barrier", barrier)):
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be finite and non-negative, got {value}")
+        if not (np.isfinite(memory) and memory > 0):
+            raise ValueError(f"memory must be a positive time in s, got {memory}")
+        nb = robot.nbodies
+        self.robot, self.law_name = robot, law
+        bodies = range(nb) if adapted is None else [robot.body_names.index(b) if isinstance(b, str) else int(b)
+                                                    for b in adapted]
+        self._adapted = np.array([10 * k + j for k in sorted(set(bodies)) for j in range(10)], dtype=np.intp)
+        self.pi_ref = check_vector("pi_ref", pi_ref, 10 * nb)
+        self.reference = robot.with_parameters(self.pi_ref)          # M(q; pi_ref): damping and R
+        self.metric = InertiaMetric(self.pi_ref)
+        self.prediction, self.beta, self.barrier = float(prediction), 1.0 / float(memory), float(barrier)
+        self.set_gains(Lambda, kd, gamma)
+        self.filter = MomentumFilter(robot, cutoff)
+        # strictly physical from the start (the barrier and the step bound need J > 0): the initial estimate is
+        # projected onto J_k >= 1e-6 J0_k, which moves a physical estimate by at most that much
+        self._pi_hat = self.metric.project(check_vector("pi_hat", pi_hat, 10 * nb), floor=1e-6)
+        self.initial = robot.with_parameters(self._pi_hat)             # M(q; pi_hat0), for kd's cap
+        self.Omega = self.Omega_0.copy()
+        self._tau = None                                # the torque held since the last update
+        self.prediction_error = np.zeros(robot.nv)      # W pi_hat - tau_f at the last update (N m)
+        self.status = Status(False, False, float(np.min(np.linalg.eigvalsh(self._J(self._pi_hat)))))
+
+    # --- gains -----------------------------------------------------------------------------------------------
+
+    def set_gains(self, Lambda=None, kd=None, gamma=None):
+        """Change Lambda, kd or gamma (as in the constructor); the information gathered so far is kept."""
+        nv, nb = self.robot.nv, self.robot.nbodies
+        if Lambda is not None:
+            self.Lambda = gain_matrix(Lambda, nv, "Lambda")
+            self._Lambda_radius = np.max(np.abs(np.linalg.eigvals(self.Lambda)))
+        if kd is not None:
+            kd = np.broadcast_to(np.asarray(kd, dtype=float), (nv,))
+            if not np.all(np.isfinite(kd) & (kd > 0)):
+                raise ValueError(f"kd must be positive, got {kd}")
+            self.kd = kd.copy()
+        if gamma is not None:
+            gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (nb,))
+            if not np.all(np.isfinite(gamma) & (gamma > 0)):
+                raise ValueError(f"gamma must be positive, got {gamma}")
+            old = getattr(self, "Omega_0", None)
+            self.gamma = gamma.copy()
+            if self.law_name == "natural":
+                self.Omega_0, self.mu = np.zeros((10 * nb, 10 * nb)), 1.0 / gamma
+            else:
+                self.Omega_0 = np.linalg.inv(self.metric.gain(gamma))
+                self.mu = np.zeros(nb) if self.law_name == "gradient" else self.barrier / gamma
+            if old is not None:
+                self.Omega = self.Omega + self.Omega_0 - old
+
+    def _capped(self, q, dt, M_ref):
+        """(Lambda, kd, whether either was capped): Lambda dt <= GAIN_BOUND, and kd_j dt r_j <= GAIN_BOUND with
+        r_j = M_jj(q; pi_ref) / max(M_jj(q; pi_hat), M_jj(q; pi_hat0)), by how much the damping's inertia exceeds
+        the estimated robot's (the rated payload prior on a light wrist: ~4 on xarm7 with its tool), so that the
+        robot as estimated, and at least as heavy as the initial estimate, is damped stably at this rate."""
+        Lambda, kd = self.Lambda, self.kd
+        if dt <= 0:
+            return Lambda, kd, False
+        top = self._Lambda_radius
+        M_hat = np.array([self.robot.momentum_regressor(q, e)[0][j] @ self._pi_hat
+                          for j, e in enumerate(np.eye(self.robot.nv))])                # diag M(q; pi_hat)
+        M_hat = np.maximum(M_hat, np.diag(self.initial.mass_matrix(q)))
+        limit = GAIN_BOUND / (dt * np.maximum(np.diag(M_ref) / M_hat, 1.0))
+        capped = top * dt > GAIN_BOUND or bool(np.any(kd > limit))
+        if top * dt > GAIN_BOUND:
+            Lambda = Lambda * (GAIN_BOUND / (top * dt))
+        return Lambda, np.minimum(kd, limit), capped
+
+    # --- the law ---------------------------------------------------------------------------------------------
+
+    @property
+    def pi_hat(self):
+        """The current estimate (10 nb,), physically consistent."""
+        return self._pi_hat
+
+    def sliding(self, q, v, q_d, v_d, a_d, Lambda=None):
+        """e, edot, v_r, a_r, s (adaptive.sliding) with this controller's Lambda."""
+        return sliding(self.robot, self.Lambda if Lambda is None else Lambda, q, v, q_d, v_d, a_d)
+
+    def _J(self, pi):
+        return pseudo_inertia(np.reshape(pi, (-1, 10)))
+
+    @staticmethod
+    def _damping(M_ref, s, kd):
+        """K_D(q) s = D^1/2 M(q; pi_ref) D^1/2 s."""
+        root = np.sqrt(kd)
+        return root * (M_ref @ (root * s))
+
+    def _rate(self, g, pi_hat):
+        """pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g, or -Gamma_0 g for the gradient law, over the adapted
+        bodies' parameters (zero for the others)."""
+        if self.law_name == "gradient":
+            A = self.Omega_0
+        else:
+            H = log_det_metric(pi_hat) * self.mu[:, None, None]
+            A = self.Omega.copy()
+            for k in range(len(H)):
+                A[10 * k:10 * k + 10, 10 * k:10 * k + 10] += H[k]
+        rate = np.zeros_like(g)
+        i = self._adapted
+        rate[i] = -np.linalg.solve(A[np.ix_(i, i)], g[i])
+        return rate
+
+    def law(self, q, v, q_d, v_d, a_d, z):
+        """The continuous-time closed loop's controller: (tau (nv,), zdot) for the state z = state_vector() at (q, v).
+
+        For integrating with the robot (Simulator.run_with_state); Omega and the filters are part of z.  The
+        gradient law's projection is not applied here (it is a sampled-time safeguard).
+        """
+        pi_hat, x_p, x_h, x_tau, Omega = self._unpack(z)
+        sl = self.sliding(q, v, q_d, v_d, a_d)
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        Y = self.robot.regressor(q, v, sl.v_r, sl.a_r)
+        M_ref = self.reference.mass_matrix(q)
+        tau = Y @ pi_hat - self._damping(M_ref, sl.s, self.kd)
+        Y_p, Y_h = self.robot.momentum_regressor(q, v)
+        lam = self.filter.lam
+        W = lam * (Y_p - x_p) - x_h
+        R = self.prediction * np.linalg.inv(M_ref)
+        g = Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - x_tau))
+        saved = self.Omega
+        self.Omega = Omega
+        try:
+            pi_dot = self._rate(g, pi_hat)
+        finally:
+            self.Omega = saved
+        Omega_dot = (np.zeros_like(Omega) if self.law_name != "least_squares"
+                     else -self.beta * (Omega - self.Omega_0) + W.T @ R @ W)
+        z_dot = np.concatenate([pi_dot, (lam * (Y_p - x_p)).ravel(), (lam * (Y_h - x_h)).ravel(),
+                                lam * (tau - x_tau), Omega_dot.ravel()])
+        return tau, z_dot
+
+    def state_vector(self, q, v):
+        """z = (pi_hat, F[Y_p], F[Y_h], F[tau], Omega) flattened, with the filters started at (q, v)."""
+        Y_p, _ = self.robot.momentum_regressor(np.asarray(q, dtype=float), np.asarray(v, dtype=float))
+        return np.concatenate([self._pi_hat, Y_p.ravel(), np.zeros(Y_p.size), np.zeros(self.robot.nv),
+                               self.Omega.ravel()])
+
+    def _unpack(self, z):
+        nv, p = self.robot.nv, 10 * self.robot.nbodies
+        sizes = np.cumsum([p, nv * p, nv * p, nv])
+        pi_hat, x_p, x_h, x_tau, Omega = np.split(np.asarray(z, dtype=float), sizes)
+        return pi_hat, x_p.reshape(nv, p), x_h.reshape(nv, p), x_tau, Omega.reshape(p, p)
+
+    def torque(self, q, v, q_d, v_d, a_d):
+        """tau (nv,) with the current estimate; nothing is changed."""
+        sl = self.sliding(q, v, q_d, v_d, a_d)
+        q = np.asarray(q, dtype=float)
+        Y = self.robot.regressor(q, np.asarray(v, float), sl.v_r, sl.a_r)
+        return Y @ self._pi_hat - self._damping(self.reference.mass_matrix(q), sl.s, self.kd)
+
+    def update(self, q, v, q_d, v_d, a_d, dt):
+        """One control tick dt (s) after the last (0 at the first): the filters, Omega and the estimate advance,
+        then tau (nv,) with the new estimate.  ``status`` tells what was bounded or capped."""
+        dt = _check_dt(dt)
+        q = check_vector("q", q, self.robot.nq)
+        M_ref = self.reference.mass_matrix(q)
+        Lambda, kd, capped = self._capped(q, dt, M_ref)
+        sl = self.sliding(q, v, q_d, v_d, a_d, Lambda)
+        v = np.asarray(v, dtype=float)
+        Y = self.robot.regressor(q, v, sl.v_r, sl.a_r)
+        K_D_s = self._damping(M_ref, sl.s, kd)
+        state = self.filter.Y_p, self.filter.Y_h, self.filter.x_p, self.filter.x_h, self.filter.x_tau, self.Omega
+        pi_hat, limited, prediction_error = self._pi_hat, False, self.prediction_error
+        try:
+            if self._tau is None:                                   # the first tick: the filters start here
+                self.filter.start(q, v)
+            elif dt > 0:
+                W, tau_f = self.filter.step(q, v, self._tau, dt)
+                R = self.prediction * np.linalg.inv(M_ref)
+                if self.law_name == "least_squares":
+                    self.Omega = self.Omega_0 + np.exp(-self.beta * dt) * (self.Omega - self.Omega_0) + dt * W.T @ R @ W
+                step = dt * self._rate(Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - tau_f)), pi_hat)
+                pi_hat, limited = self._stepped(pi_hat, step)
+                prediction_error = W @ pi_hat - tau_f
+            tau = Y @ pi_hat - K_D_s
+            if not np.all(np.isfinite(tau)):
+                raise ValueError("the torque is not finite: the loop cannot be stabilized at these gains and rate")
+        except Exception as err:
+            (self.filter.Y_p, self.filter.Y_h, self.filter.x_p, self.filter.x_h, self.filter.x_tau,
+             self.Omega) = state
+            if isinstance(err, np.linalg.LinAlgError):
+                raise ValueError(f"no torque for this state: {err}") from err
+            raise
+        self._pi_hat, self._tau, self.prediction_error = pi_hat, tau, prediction_error
+        self.status = Status(limited, capped, float(np.min(np.linalg.eigvalsh(self._J(pi_hat)))))
+        return tau
+
+    def adapt(self, q, v, q_d, v_d, a_d, dt):
+        """update without the torque; returns pi_hat."""
+        self.update(q, v, q_d, v_d, a_d, dt)
+        return self._pi_hat
+
+    def _stepped(self, pi_hat, step):
+        """pi_hat + step, each body's step scaled so that J_k^-1/2 dJ_k J_k^-T/2 has no eigenvalue beyond
+        STEP_BOUND (J_k stays > 0); the gradient law projects instead.  Returns (pi_hat, whether bounded)."""
+        if self.law_name == "gradient":
+            new = self.metric.project(pi_hat + step)
+            return new, False
+        L = np.linalg.cholesky(self._J(pi_hat))                      # J_k = L L^T
+        L_inv = np.linalg.inv(L)
+        w = np.linalg.eigvalsh(L_inv @ self._J(step) @ np.swapaxes(L_inv, -1, -2))
+        scale = STEP_BOUND / np.maximum(np.max(np.abs(w), axis=-1), STEP_BOUND)
+        new = np.reshape(pi_hat, (-1, 10)) + np.reshape(step, (-1, 10)) * scale[:, None]
+        S = self.metric.S                                             # J(pi_ref)^-1/2, regularized
+        low = np.linalg.eigvalsh(S @ self._J(new) @ S)[:, 0] < FLOOR
+        new[low] = np.reshape(pi_hat, (-1, 10))[low]                  # such a body does not move this tick
+        return new.ravel(), bool(np.any(scale < 1.0) or np.any(low))
+
+    def lyapunov(self, q, v, q_d, v_d, pi, z=None):
+        """V = 1/2 s^T M(q; pi) s + 1/2 pi_tilde^T Omega pi_tilde + mu d_F(pi, pi_hat) for the true parameters pi.
+
+        z: a state_vector (the controller's own state if None).  M(q; pi) s = Y_p(q, s) pi.
+        """
+        pi = check_vector("pi", pi, 10 * self.robot.nbodies)
+        if z is None:
+            pi_hat, Omega = self._pi_hat, self.Omega
+        else:
+            pi_hat, _, _, _, Omega = self._unpack(z)
+        s = self.sliding(q, v, q_d, v_d, np.zeros(self.robot.nv)).s
+        M_s = self.robot.momentum_regressor(np.asarray(q, dtype=float), s)[0] @ pi
+        pi_tilde = pi_hat - pi
+        V = 0.5 * s @ M_s + 0.5 * pi_tilde @ Omega @ pi_tilde
+        if np.any(self.mu > 0):
+            nb = self.robot.nbodies
+            V += sum(self.mu[k] * log_det_divergence(pi[10 * k:10 * k + 10], pi_hat[10 * k:10 * k + 10])
+                     for k in range(nb) if self.mu[k] > 0)
+        return V
+
+
+class RelativeGains(NamedTuple):
+    """The default adaptive controller's settings, from what a user knows; ``slotine_li`` builds it (what the demo
+    and adaptive_controller_node run).
+
+    bandwidth [Hz]: Lambda = kd = 2 pi bandwidth unless given: the tracking error's two poles at -2 pi bandwidth
+    with the model right;
+    Lambda [1/s]: of s = v - v_d - Lambda e, scalar or (nv,);
+    kd [1/s]: K_D(q) = D^1/2 M(q; pi_ref) D^1/2, D = diag(kd), so kd is a rate whatever the joint; scalar or (nv,);
+    gamma: the prior adaptation gain, Omega_0 = G(pi_ref) / gamma (each body relative to its own scale); scalar or
+    (nbodies,);
+    payload [kg]: the rated payload, carried by payload_body; None: a quarter of the robot's moving mass in the
+    initial estimate (collaborative arms carry 15-30 % of their mass);
+    payload_body: name or index; None: default_payload_body (the wrist);
+    adapt: "all" bodies, or "payload": the payload body alone, the others kept as in pi_hat0 -- for a description
+    whose links are right, when the payload's mass itself is wanted: a mass on the last joint's axis moves no
+    torque differently from the same mass on the link before it (Gautier & Khalil's regrouping), so with every
+    body adapting, how the payload's mass splits between the two is the prior's choice, not the data's;
+    prediction [s], memory [s], cutoff [Hz], barrier, law: as CompositeSlotineLi's.
+    """
+
+    Lambda: object = None
+    kd: object = None
+    gamma: object = 1.0
+    bandwidth: float = 2.0
+    payload: float | None = None
+    payload_body: object = None
+    prediction: float = 30.0
+    memory: float = 1.0
+    cutoff: float = 2.0
+    barrier: float = 3e-3
+    law: str = "least_squares"
+    adapt: str = "all"
+
+    def reference(self, robot, pi_hat0):
+        """pi_ref (10 nb,): pi_hat0 with the rated payload on the tool body (reference_parameters)."""
+        pi_hat0 = check_vector("pi_hat0", pi_hat0, 10 * robot.nbodies)
+        payload = 0.25 * float(np.sum(pi_hat0[::10])) if self.payload is None else float(self.payload)
+        if not (np.isfinite(payload) and payload >= 0):
+            raise ValueError(f"payload must be a mass in kg >= 0, got {payload}")
+        return reference_parameters(robot, pi_hat0, payload, self.body(robot))
+
+    def body(self, robot):
+        """The payload body's name."""
+        if self.payload_body is None:
+            return default_payload_body(robot)
+        if isinstance(self.payload_body, str):
+            if self.payload_body not in robot.body_names:
+                raise ValueError(f"payload_body {self.payload_body!r} is not a moving body of the robot: "
+                                 f"{robot.body_names}")
+            return self.payload_body
+        return robot.body_names[int(self.payload_body)]
+
+    def rates(self):
+        """(Lambda, kd) with the bandwidth's default for the one not given."""
+        rate = 2 * np.pi * float(self.bandwidth)
+        if not (np.isfinite(rate) and rate > 0):
+            raise ValueError(f"bandwidth must be a positive frequency in Hz, got {self.bandwidth}")
+        return (rate if self.Lambda is None else self.Lambda), (rate if self.kd is None else self.kd)
+
+    def slotine_li(self, robot, pi_hat0, q0=None):
+        """CompositeSlotineLi for ``robot`` (its kinematics) from the estimate pi_hat0 (10 nb,).  q0 (the first
+        configuration) is accepted for the signature of earlier releases; the gains no longer depend on it."""
+        Lambda, kd = self.rates()
+        if self.adapt not in ("all", "payload"):
+            raise ValueError(f"adapt must be 'all' or 'payload', got {self.adapt!r}")
+        return CompositeSlotineLi(robot, Lambda, kd, pi_hat0, self.reference(robot, pi_hat0), self.gamma,
+                                  self.prediction, self.memory, self.cutoff, self.barrier, self.law,
+                                  None if self.adapt == "all" else [self.body(robot)])
+
+
+__all__ = ["CompositeSlotineLi", "MomentumFilter", "RelativeGains", "Sliding", "Status", "default_payload_body",
+           "reference_parameters"]

@@ -1,0 +1,195 @@
+"""MuJoCo as an independent physics engine: the same URDF compiled by MuJoCo, joints mapped by name.
+
+A URDF is prepared for MuJoCo by stripping its geometry (no mesh files needed, no contacts to compute), fixing
+chosen joints (a gripper's fingers), optionally bolting a payload to a link by a fixed joint (MuJoCo keeps it a
+body of its own; robot_dynamics merges it into its moving ancestor), and adding the extension
+``<mujoco><compiler discardvisual="true" fusestatic="false"/></mujoco>`` after ``<robot>``. The compiled model has
+contacts and joint limits disabled, zero dof damping, armature and friction loss, RK4 at the given step.
+``MujocoTwin.mass_matrix`` / ``bias`` are mj_fullM and qfrc_bias in our joint order, and ``run`` closes a
+controller's loop at the model's step with torques applied through ``qfrc_applied`` (zero-order hold over each
+control period), as STYLE.md describes.
+"""
+import re
+from typing import NamedTuple
+
+import numpy as np
+from lxml import etree
+
+MUJOCO_EXTENSION = '<mujoco><compiler discardvisual="true" fusestatic="false"/></mujoco>'
+WARNINGS = []             # MuJoCo's warnings (an unstable state, ...), kept here instead of its MUJOCO_LOG.TXT
+
+
+class Payload(NamedTuple):
+    """A rigid payload on ``link`` (a URDF link name): mass (kg), CoM (3,) in the link's frame, rotational
+    inertia (3, 3) about the CoM."""
+
+    link: str
+    mass: float
+    com: tuple
+    inertia: np.ndarray
+
+    def parameters(self):
+        """pi (10,) about the link's origin: robot_dynamics.controllers.payload_parameters."""
+        from robot_dynamics.controllers import payload_parameters
+        return payload_parameters(self.mass, self.com, self.inertia)
+
+
+def box_inertia(mass, size):
+    """Rotational inertia (3, 3) about the centre of a solid box of side lengths size (3,)."""
+    a, b, c = np.square(size)
+    return mass / 12.0 * np.diag([b + c, a + c, a + b])
+
+
+def prepared_urdf(source, fixed_joints=(), payload=None):
+    """URDF text without visual and collision elements, the joints named in fixed_joints made fixed, and the
+    payload (a Payload or None) added as a link ``payload`` fixed to its link."""
+    text = open(source).read() if not str(source).lstrip().startswith("<") else str(source)
+    root = etree.fromstring(text.encode())
+    for element in root.xpath("//visual | //collision"):
+        element.getparent().remove(element)
+    for element in root.xpath("//transmission | //gazebo | //ros2_control"):
+        element.getparent().remove(element)
+    for joint in root.findall("joint"):
+        if joint.get("name") in fixed_joints:
+            joint.set("type", "fixed")
+            for child in joint.findall("limit") + joint.findall("mimic") + joint.findall("axis"):
+                joint.remove(child)
+    if payload is not None:
+        I = np.asarray(payload.inertia, dtype=float)
+        link = etree.SubElement(root, "link", name="payload")
+        inertial = etree.SubElement(link, "inertial")
+        etree.SubElement(inertial, "origin", xyz=" ".join(map(repr, map(float, payload.com))), rpy="0 0 0")
+        etree.SubElement(inertial, "mass", value=repr(float(payload.mass)))
+        etree.SubElement(inertial, "inertia", **{key: repr(float(I[i, j])) for key, (i, j) in
+                                                 (("ixx", (0, 0)), ("iyy", (1, 1)), ("izz", (2, 2)),
+                                                  ("ixy", (0, 1)), ("ixz", (0, 2)), ("iyz", (1, 2)))})
+        joint = etree.SubElement(root, "joint", name="payload_joint", type="fixed")
+        etree.SubElement(joint, "parent", link=payload.link)
+        etree.SubElement(joint, "child", link="payload")
+        etree.SubElement(joint, "origin", xyz="0 0 0", rpy="0 0 0")
+    return etree.tostring(root, encoding="unicode")
+
+
+class MujocoTwin:
+    """MuJoCo's model of a URDF (text from prepared_urdf) and the map of our joints onto its dofs.
+
+    robot: the robot_dynamics Robot of the same text (fixed base, every joint one dof).
+    """
+
+    def __init__(self, urdf_text, robot, dt=1e-3):
+        import mujoco
+        self.mj = mujoco
+        mujoco.set_mju_user_warning(WARNINGS.append)
+        text = re.sub(r"(<robot\b[^>]*>)", r"\1" + MUJOCO_EXTENSION, urdf_text, count=1)
+        self.model = mujoco.MjModel.from_xml_string(text)
+        m = self.model
+        m.opt.timestep = dt
+        m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
+        m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
+        m.dof_damping[:] = 0.0
+        m.dof_armature[:] = 0.0
+        m.dof_frictionloss[:] = 0.0
+        self.data = mujoco.MjData(m)
+        self.robot = robot
+        self.qadr = np.array([m.joint(name).qposadr[0] for name in robot.joint_names])
+        self.dadr = np.array([m.joint(name).dofadr[0] for name in robot.joint_names])
+        assert m.nv == robot.nv and sorted(self.dadr) == list(range(m.nv)), "every MuJoCo dof is one of ours"
+        self.dt = dt
+
+    def set_state(self, q, v):
+        self.data.qpos[self.qadr] = q
+        self.data.qvel[self.dadr] = v
+        self.mj.mj_forward(self.model, self.data)
+
+    def state(self):
+        return self.data.qpos[self.qadr].copy(), self.data.qvel[self.dadr].copy()
+
+    def mass_matrix(self, q):
+        """mj_fullM at q, in our joint order."""
+        self.set_state(q, np.zeros(self.robot.nv))
+        M = np.zeros((self.model.nv, self.model.nv))
+        self.mj.mj_fullM(self.model, self.data, M)
+        return M[np.ix_(self.dadr, self.dadr)]
+
+    def bias(self, q, v):
+        """qfrc_bias = C(q, v) v + g(q) at (q, v), in our joint order."""
+        self.set_state(q, v)
+        return self.data.qfrc_bias[self.dadr].copy()
+
+    def run(self, q0, v0, torque, duration, control_period=None, forces=None):
+        """Simulate from (q0, v0): torque(t, q, v) -> (nv,) once per control period (default the step), held.
+
+        forces: None or a function t -> {body name: (6,) [force; torque] in world axes at the body's CoM} applied
+        through xfrc_applied. Returns (t (K,), q (K, nv), v (K, nv), tau (K, nv)) at the control ticks, tau the
+        torque applied from each tick on. Stops early (arrays shortened) if MuJoCo warns of an unstable state.
+        """
+        mj, m, d = self.mj, self.model, self.data
+        every = 1 if control_period is None else int(round(control_period / self.dt))
+        mj.mj_resetData(m, d)
+        self.set_state(q0, v0)
+        ticks = int(round(duration / (every * self.dt)))
+        T, Q, V, TAU = [], [], [], []
+        for k in range(ticks):
+            t = k * every * self.dt
+            q, v = self.state()
+            tau = np.asarray(torque(t, q, v), dtype=float)
+            T.append(t), Q.append(q), V.append(v), TAU.append(tau)
+            d.qfrc_applied[:] = 0.0
+            d.qfrc_applied[self.dadr] = tau
+            for _ in range(every):
+                if forces is not None:
+                    d.xfrc_applied[:] = 0.0
+                    for body, wrench in forces(d.time).items():
+                        d.xfrc_applied[m.body(body).id] = wrench
+                mj.mj_step(m, d)
+            if d.warning[mj.mjtWarning.mjWARN_BADQACC].number > 0 or not np.all(np.isfinite(d.qvel)):
+                break
+        return np.array(T), np.array(Q), np.array(V), np.array(TAU)
+
+
+# ---- the arms of the adaptive-control tests and benchmark: each with a payload 3-10x its last link ----------------
+
+class Scenario(NamedTuple):
+    """An arm with an unknown payload: its description as the controller reads it (nominal), the arm with the
+    payload (truth, robot_dynamics) and MuJoCo's model of the latter (twin), the body carrying the payload (our
+    body name), the payload, and a reference: three sines per joint (0.2, 0.35, 0.5 Hz), +-0.55-1.1 rad in all."""
+
+    nominal: object
+    truth: object
+    twin: MujocoTwin
+    body: str
+    payload: Payload
+    reference: object
+
+
+# file (example-robot-data, or None for the bundled arm7), joints fixed, link carrying the payload, its mass (kg),
+# CoM (m, in that link's frame, off its axis), home configuration
+ARMS = {
+    "panda": ("panda.urdf", ("panda_finger_joint1", "panda_finger_joint2"), "panda_hand", 4.5, (0.03, -0.02, 0.12),
+              (0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8)),
+    "ur5": ("ur5_robot.urdf", (), "wrist_3_link", 1.5, (0.03, 0.02, 0.06), (0.0, -1.2, 1.2, -1.5, -1.5, 0.0)),
+    "arm7": (None, (), "tool", 5.0, (0.03, -0.02, 0.05), (0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8)),
+    "xarm7": ("xarm7.urdf", (), "link7", 1.5, (0.02, 0.01, 0.05), (0.0, 0.3, 0.0, 0.9, 0.0, 0.6, 0.0)),
+}
+
+
+def scenario(name, dt=1e-3, seed=0):
+    """The Scenario of ARMS[name], MuJoCo stepping at dt."""
+    import robot_dynamics as rd
+    from oracle import erd_path
+    from robot_dynamics.bundled import bundled_urdf
+    from robot_dynamics.controllers import SumOfSines
+
+    filename, fixed, link, mass, com, home = ARMS[name]
+    source = bundled_urdf("arm7") if filename is None else erd_path(filename)
+    payload = Payload(link, mass, com, box_inertia(mass, (0.08, 0.06, 0.05)))
+    nominal = rd.load_urdf(prepared_urdf(source, fixed))
+    text = prepared_urdf(source, fixed, payload)
+    truth = rd.load_urdf(text)
+    body = truth.body_names[truth.model.frames[link].body]              # the moving body the link is part of
+    rng = np.random.default_rng(seed)
+    n = nominal.nv
+    amplitudes = rng.uniform(0.5, 1.0, (n, 1)) * np.array([0.6, 0.3, 0.2])
+    reference = SumOfSines(np.array(home, dtype=float), amplitudes, 2 * np.pi * np.array([0.2, 0.35, 0.5]),
+                           rng.uniform(0, 2 * np.pi, (n, 3)))
+    return Scenario(nominal, truth, MujocoTwin(text, truth, dt), body, payload, reference)

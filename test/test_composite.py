@@ -1,0 +1,179 @@
+"""The default adaptive controller (CompositeSlotineLi) on the library's simulator: its Lyapunov function, its
+sampled-time safeguards and its errors.  Closed loops on physics we did not write are test_adaptive_mujoco.py's."""
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics.bundled import bundled_urdf
+from robot_dynamics.controllers import (CompositeSlotineLi, RelativeGains, Simulator, SumOfSines, pseudo_inertia,
+                                        with_payload)
+from robot_dynamics.controllers.composite import default_payload_body
+
+
+@pytest.fixture(scope="module")
+def arm():
+    """arm7 (the controller's model) and the real arm: a 3 kg payload off the flange axis on link7."""
+    nominal = rd.load_urdf(bundled_urdf("arm7"))
+    return nominal, with_payload(nominal, "link7", 3.0, (0.03, -0.02, 0.12), 0.002 * np.eye(3))
+
+
+def trajectory(robot, seed=0, amplitude=0.4, period=2.0):
+    rng = np.random.default_rng(seed)
+    n, harmonics = robot.nv, np.array([1.0, 2.0, 3.0])
+    return SumOfSines(np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])[:n],
+                      amplitude * rng.uniform(0.5, 1.0, (n, 3)) / harmonics, 2 * np.pi / period * harmonics,
+                      rng.uniform(0, 2 * np.pi, (n, 3)))
+
+
+LYAPUNOV_DURATION = 1.5
+
+
+LAWS = {"least_squares": RelativeGains(), "natural": RelativeGains(law="natural", gamma=0.1, prediction=0.0)}
+
+
+@pytest.fixture(scope="module", params=list(LAWS))
+def continuous_rollout(request, arm):
+    """The continuous-time law integrated with the arm by RK4 (h = 2 ms): estimate, filters and Omega in z; the
+    default law, and the natural law as published (no prediction term)."""
+    nominal, truth = arm
+    reference = trajectory(nominal)
+    controller = LAWS[request.param].slotine_li(nominal, 0.7 * nominal.parameters)
+    start = reference(0.0)
+    z0 = controller.state_vector(start.q, start.v)
+
+    def closed_loop(t, q, v, z):
+        r = reference(t)
+        return controller.law(q, v, r.q, r.v, r.a, z)
+
+    rollout = Simulator(truth, 0.002).run_with_state(start.q, start.v, z0, closed_loop, LYAPUNOV_DURATION)
+    return truth, controller, reference, rollout
+
+
+def dissipation(controller, pi, q, v, r, z):
+    """-Vdot at one sample (the module docstring): s^T K_D s + 1/2 eps^T R eps + 1/2 beta pi~^T (Omega - Omega_0)
+    pi~ for the least-squares law; s^T K_D s + eps^T R eps for the natural law (Omega = 0, fixed)."""
+    pi_hat, x_p, x_h, x_tau, Omega = controller._unpack(z)
+    s = controller.sliding(q, v, r.q, r.v, r.a).s
+    M_ref = controller.reference.mass_matrix(q)
+    root = np.sqrt(controller.kd)
+    W = controller.filter.lam * (controller.robot.momentum_regressor(q, v)[0] - x_p) - x_h
+    eps = W @ pi_hat - x_tau
+    eps_R_eps = controller.prediction * eps @ np.linalg.solve(M_ref, eps)
+    damping = s @ (root * (M_ref @ (root * s)))
+    if controller.law_name == "natural":
+        return damping + eps_R_eps
+    pi_tilde = pi_hat - pi
+    return damping + 0.5 * eps_R_eps + 0.5 * controller.beta * pi_tilde @ (Omega - controller.Omega_0) @ pi_tilde
+
+
+def test_the_lyapunov_function_never_rises_and_falls_by_what_is_dissipated(continuous_rollout):
+    truth, controller, reference, rollout = continuous_rollout
+    pi = truth.parameters
+    ref = reference(rollout.t)
+    V = np.array([controller.lyapunov(q, v, r_q, r_v, pi, z)
+                  for q, v, r_q, r_v, z in zip(rollout.q, rollout.v, ref.q, ref.v, rollout.z)])
+    assert np.max(np.diff(V)) <= 1e-9 * V[0]                              # RK4's error at h = 2 ms
+    assert V[-1] < 0.9 * V[0]                                             # it falls: the estimate learns
+    power = np.array([dissipation(controller, pi, q, v, reference(t), z)
+                      for t, q, v, z in zip(rollout.t, rollout.q, rollout.v, rollout.z)])
+    dissipated = np.sum(0.5 * (power[1:] + power[:-1]) * np.diff(rollout.t))
+    assert V[0] - V[-1] == pytest.approx(dissipated, rel=2e-3)           # trapezoidal rule on 2 ms samples
+
+
+def test_the_estimate_stays_physical_in_continuous_time(continuous_rollout):
+    _, controller, _, rollout = continuous_rollout
+    pi_hat = rollout.z[:, :controller.pi_ref.size]
+    J = pseudo_inertia(pi_hat.reshape(len(pi_hat), -1, 10))
+    assert np.min(np.linalg.eigvalsh(J)) > 0
+
+
+def test_on_the_reference_with_exact_parameters_the_torque_is_inverse_dynamics(arm):
+    nominal, truth = arm
+    rng = np.random.default_rng(1)
+    q, v = truth.random_state(rng)
+    a = rng.normal(size=truth.nv)
+    controller = RelativeGains().slotine_li(truth, truth.parameters)
+    np.testing.assert_allclose(controller.torque(q, v, q, v, a), truth.inverse_dynamics(q, v, a), rtol=1e-6,
+                               atol=1e-6)   # the initial estimate is moved inside the physical set by <= 1e-6 J0
+
+
+def test_the_torque_is_the_regressor_minus_damping_by_the_reference_inertia(arm):
+    """tau = Y(q, v, v_r, a_r) pi_hat - D^1/2 M(q; pi_ref) D^1/2 s, pi_ref = pi_hat0 plus the payload prior."""
+    nominal, _ = arm
+    rng = np.random.default_rng(2)
+    kd, Lambda = rng.uniform(5.0, 20.0, nominal.nv), rng.uniform(5.0, 20.0, nominal.nv)
+    gains = RelativeGains(Lambda=Lambda, kd=kd, payload=2.0)
+    controller = gains.slotine_li(nominal, nominal.parameters)
+    q, v = nominal.random_state(rng)
+    q_d, v_d, a_d = nominal.random_configuration(rng), rng.normal(size=nominal.nv), rng.normal(size=nominal.nv)
+    e, e_dot = nominal.difference(q, q_d), v_d - v
+    v_r, a_r = v_d + Lambda * e, a_d + Lambda * e_dot
+    M_ref = nominal.with_parameters(gains.reference(nominal, nominal.parameters)).mass_matrix(q)
+    K_D = np.sqrt(kd)[:, None] * M_ref * np.sqrt(kd)[None, :]
+    expected = nominal.regressor(q, v, v_r, a_r) @ controller.pi_hat - K_D @ (v - v_r)
+    np.testing.assert_allclose(controller.torque(q, v, q_d, v_d, a_d), expected, rtol=1e-10, atol=1e-10)
+
+
+def test_sampled_updates_bound_the_step_and_cap_the_gains(arm):
+    """Gains far beyond the rate: every estimate physical, every torque finite, and the status says why."""
+    nominal, truth = arm
+    reference = trajectory(nominal)
+    controller = RelativeGains(Lambda=2000.0, kd=2000.0, gamma=1000.0).slotine_li(nominal, 0.7 * nominal.parameters)
+    dt, statuses = 4e-3, []
+
+    def tick(t, q, v):
+        r = reference(t)
+        tau = controller.update(q, v, r.q, r.v, r.a, dt if statuses else 0.0)
+        statuses.append(controller.status)
+        assert np.all(np.isfinite(tau))
+        return tau
+
+    start = reference(0.0)
+    Simulator(truth, dt).run(start.q, start.v, tick, 0.4, control_period=dt)
+    assert all(s.gains_capped for s in statuses[1:])
+    assert any(s.step_limited for s in statuses)
+    assert min(s.min_eigenvalue for s in statuses) > 0
+    assert np.min(np.linalg.eigvalsh(pseudo_inertia(controller.pi_hat.reshape(-1, 10)))) > 0
+
+
+def test_a_refused_state_changes_nothing(arm):
+    nominal, _ = arm
+    controller = RelativeGains().slotine_li(nominal, 0.7 * nominal.parameters)
+    q, zero = trajectory(nominal)(0.0).q, np.zeros(nominal.nv)
+    controller.update(q, zero, q, zero, zero, 0.0)
+    controller.update(q, 0.1 + zero, q, zero, zero, 1e-3)
+    before = (controller.pi_hat.copy(), controller.Omega.copy(), controller.filter.x_p.copy())
+    for bad in ({"v": np.full(nominal.nv, 1e200)}, {"v": np.full(nominal.nv, np.nan)}, {"dt": -1.0}):
+        args = dict(q=q, v=zero, q_d=q, v_d=zero, a_d=zero, dt=1e-3) | bad
+        with pytest.raises(ValueError):
+            controller.update(**args)
+        np.testing.assert_array_equal(controller.pi_hat, before[0])
+        np.testing.assert_array_equal(controller.Omega, before[1])
+        np.testing.assert_array_equal(controller.filter.x_p, before[2])
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"bandwidth": 0.0}, "bandwidth"), ({"payload": -1.0}, "payload"), ({"law": "bayes"}, "law"),
+    ({"memory": 0.0}, "memory"), ({"prediction": np.nan}, "prediction"), ({"kd": -1.0}, "kd"),
+    ({"gamma": 0.0}, "gamma"), ({"payload_body": "no_such_link"}, "no_such_link"), ({"adapt": "links"}, "adapt"),
+])
+def test_bad_settings_are_refused_by_name(arm, settings, message):
+    nominal, _ = arm
+    with pytest.raises(ValueError, match=message):
+        RelativeGains(**settings).slotine_li(nominal, nominal.parameters)
+
+
+def test_the_default_tool_body_is_the_wrist_past_the_fingers():
+    from oracle import erd_path
+    assert default_payload_body(rd.load_urdf(erd_path("panda.urdf"))) == "panda_link7"
+    assert default_payload_body(rd.load_urdf(bundled_urdf("arm7"))) == "link7"
+
+
+def test_the_payload_prior_is_a_sphere_on_the_tool_body(arm):
+    nominal, _ = arm
+    pi_ref = RelativeGains(payload=2.0).reference(nominal, nominal.parameters)
+    k = nominal.body_names.index("link7")
+    delta = (pi_ref - nominal.parameters).reshape(-1, 10)
+    assert np.all(delta[np.arange(nominal.nbodies) != k] == 0)
+    np.testing.assert_allclose(delta[k], [2.0, 0, 0, 0, 0.008, 0.008, 0.008, 0, 0, 0], atol=1e-15)
+    assert isinstance(RelativeGains().slotine_li(nominal, nominal.parameters), CompositeSlotineLi)
