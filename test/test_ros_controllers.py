@@ -38,7 +38,8 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.controllers import ComputedTorque, PiecewiseTrajectory, Simulator, SumOfSines  # noqa: E402
+from robot_dynamics.controllers import (ComputedTorque, PiecewiseTrajectory, RelativeGains, Simulator,  # noqa: E402
+                                        SumOfSines)
 from robot_dynamics.demo import PAYLOAD_BODY, PAYLOAD_COM, make_scenario, run_in_process  # noqa: E402
 from robot_dynamics.ros.controller_nodes import AdaptiveControllerNode, ComputedTorqueNode  # noqa: E402
 from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
@@ -99,7 +100,8 @@ class Probe:
     executor of its own that its waits spin in the test's thread: the way to keep up with a 1 kHz closed loop.
     """
 
-    TOPICS = ("commands", "joint_states", "tracking_error", "estimate", "odom", "clock", "mass_matrix")
+    TOPICS = ("commands", "joint_states", "tracking_error", "estimate", "prediction_error", "odom", "clock",
+              "mass_matrix")
 
     def __init__(self, executor, namespace, controller="computed_torque_node", topics=TOPICS, spin_here=False):
         self.spin_here = spin_here
@@ -113,6 +115,7 @@ class Probe:
                 ("joint_states", JointState, "joint_states"),
                 ("tracking_error", JointState, f"{controller}/tracking_error"),
                 ("estimate", Float64MultiArray, f"{controller}/parameter_estimate"),
+                ("prediction_error", JointState, f"{controller}/prediction_error"),
                 ("odom", Odometry, "odom"),
                 ("clock", Clock, "/clock"),
                 ("mass_matrix", Float64MultiArray, "dynamics_node/mass_matrix")):
@@ -396,6 +399,48 @@ def test_disabling_publishes_zero_once_and_enabling_resumes(executor, namespace,
     assert not node.set_parameters([Parameter("kd", value=-1.0)])[0].successful
     assert not node.set_parameters([Parameter("adaptation_gain", value=[1.0, 2.0])])[0].successful
     probe.close()
+
+
+def test_adaptive_node_runs_the_library_controller_and_publishes_its_state(executor, namespace, start_node):
+    """Joint states 1 s apart (each adaptation step max_adaptation_step = 10 ms long): the node's commands,
+    estimates and prediction errors are the library's CompositeSlotineLi's, fed the same states, to round-off;
+    damping far beyond what 100 Hz can take is capped, and /diagnostics counts the flagged ticks."""
+    probe = Probe(executor, namespace, controller="adaptive_controller_node",
+                  topics=("commands", "estimate", "prediction_error"))
+    robot = rd.load_urdf(str(ARM))
+    node = start_node(AdaptiveControllerNode, urdf_path=str(ARM), payload=3.0, kd=500.0, prediction=10.0)
+    library = RelativeGains(kd=500.0, payload=3.0, prediction=10.0).slotine_li(robot, robot.parameters)
+    names = list(robot.joint_names)
+    rng = np.random.default_rng(5)
+    q_d = robot.neutral() + 0.2
+    probe.wait_matched(probe.reference)
+    assert probe.published(probe.reference, JointTrajectoryPoint(positions=q_d.tolist()),
+                           until=lambda: node._point is not None)
+    probe.wait_matched(probe.joint_states)
+    zero = np.zeros(robot.nv)
+    for k in range(6):
+        q, v = q_d + 0.1 * rng.normal(size=robot.nv), rng.normal(size=robot.nv)
+        count = probe.count("prediction_error")
+        assert probe.published(probe.joint_states, joint_state(names, q, v, k=k),
+                               until=lambda: probe.count("prediction_error") > count)
+        tau = library.update(q, v, q_d, zero, zero, 0.01 if k else 0.0)
+        np.testing.assert_allclose(probe.last("commands").data, tau, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(probe.last("estimate").data, library.pi_hat, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(probe.last("prediction_error").effort, library.prediction_error, rtol=1e-12,
+                                   atol=1e-12)
+    assert np.any(library.prediction_error) and library.status.gains_capped
+    assert node.flagged["gains_capped"] == 5
+    status = node.diagnostics.status()
+    assert status.level == status.WARN and "gains_capped" in status.message
+    probe.close()
+
+
+def test_adaptive_node_refuses_bad_settings_by_name(executor, namespace):
+    for name, value in (("law", "bayes"), ("payload_body", "no_such_link"), ("memory", 0.0)):
+        with pytest.raises(ValueError, match=name if name != "payload_body" else value):
+            AdaptiveControllerNode(namespace=namespace, context=executor.context,
+                                   parameter_overrides=[Parameter("urdf_path", value=str(ARM)),
+                                                        Parameter(name, value=value)])
 
 
 def test_bad_messages_are_skipped_and_the_last_good_reference_stays(probe, start_node):

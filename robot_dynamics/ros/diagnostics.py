@@ -3,9 +3,10 @@
 Each node reports one DiagnosticStatus named ``<fully qualified node name>: <what it does>``: the rate of the
 messages it answered over the last period, the mean and worst compute time per answer, the messages it skipped,
 in total and per reason (the ``kind`` of conversions.BadMessage), the exceptions its callbacks raised (per
-callback and exception type, robot_dynamics.ros.guard) and, for the dynamics node, the descriptions it refused
-while serving (per reason) and whether one is loading. Level OK; WARN when a message was skipped or a
-description refused in the last period, or nothing was answered while inputs arrived; ERROR when a callback
+callback and exception type, robot_dynamics.ros.guard), for the dynamics node the descriptions it refused
+while serving (per reason) and whether one is loading, and for the adaptive controller the ticks its safeguards
+acted in (per kind: ``flagged``). Level OK; WARN when a message was skipped, a description refused or a tick
+flagged in the last period, or nothing was answered while inputs arrived; ERROR when a callback
 raised in the last period, or while the node has no robot model (a lifecycle node that is not active reports
 its state, at level OK).
 The ``diagnostic_msgs`` package (PyPI ``ros-diagnostic-msgs``) is optional: without it the node publishes no
@@ -25,7 +26,7 @@ class Diagnostics:
     """Counts answers and their compute time for ``node`` and reports them on /diagnostics every PERIOD.
 
     ``node`` must have ``skipped`` (collections.Counter) and ``robot`` attributes, and may have
-    ``callback_errors`` and ``refused`` (Counters), ``loading`` (bool) and ``lifecycle_state`` (str). Call
+    ``callback_errors``, ``refused`` and ``flagged`` (Counters), ``loading`` (bool) and ``lifecycle_state`` (str). Call
     :meth:`answered` with the compute time of every answered message and :meth:`received` for every input message.
     """
 
@@ -35,7 +36,7 @@ class Diagnostics:
         self.count = self.received_count = 0
         self._period_count = self._period_received = 0
         self._period_time = self._period_worst = 0.0
-        self._period_skipped = self._period_errors = self._period_refused = 0
+        self._period_skipped = self._period_errors = self._period_refused = self._period_flagged = 0
         self._last = time.monotonic()
         self.publisher = None
         if DiagnosticArray is None:
@@ -68,6 +69,9 @@ class Diagnostics:
         refused_by_kind = getattr(self.node, "refused", None)
         refused = sum(refused_by_kind.values()) if refused_by_kind is not None else 0
         new_refused, self._period_refused = refused - self._period_refused, refused
+        flagged_by_kind = getattr(self.node, "flagged", None)
+        flagged = sum(flagged_by_kind.values()) if flagged_by_kind is not None else 0
+        new_flagged, self._period_flagged = flagged - self._period_flagged, flagged
         state = getattr(self.node, "lifecycle_state", "active")
         n = self._period_count
         values = {"rate [Hz]": f"{n / elapsed:.3f}",
@@ -82,6 +86,8 @@ class Diagnostics:
             values["descriptions refused"] = str(refused)
             values.update({f"refused {kind}": str(k) for kind, k in sorted(refused_by_kind.items())})
             values["description loading"] = str(bool(getattr(self.node, "loading", False))).lower()
+        if flagged_by_kind is not None:
+            values.update({f"flagged {kind}": str(k) for kind, k in sorted(flagged_by_kind.items())})
         if hasattr(self.node, "lifecycle_state"):
             values["lifecycle state"] = state
         if new_errors:
@@ -94,6 +100,9 @@ class Diagnostics:
             level, message = DiagnosticStatus.WARN, f"{new_refused} descriptions refused in the last {elapsed:.1f} s"
         elif new_skips:
             level, message = DiagnosticStatus.WARN, f"{new_skips} messages skipped in the last {elapsed:.1f} s"
+        elif new_flagged:
+            kinds = ", ".join(sorted(flagged_by_kind))
+            level, message = DiagnosticStatus.WARN, f"{new_flagged} ticks flagged ({kinds}) in the last {elapsed:.1f} s"
         elif self._period_received and not n:
             level, message = DiagnosticStatus.WARN, "inputs arrive but none is answered"
         else:
