@@ -223,6 +223,7 @@ def warm_up(sc, dynamics=False):
     q, z = sc.reference(0.0).q, np.zeros(sc.nominal.nv)
     sc.truth.forward_dynamics(q, z, z)
     sc.nominal.regressor(q, z, z, z), sc.nominal.mass_matrix(q), sc.nominal.inverse_dynamics(q, z, z)
+    sc.nominal.momentum_regressor(q, z)
     if dynamics:
         sc.nominal.dynamics(q, z, z, z)
 

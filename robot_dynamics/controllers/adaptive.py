@@ -90,7 +90,7 @@ def parameters_from_pseudo_inertia(J):
                                      I[..., 0, 1], I[..., 0, 2], I[..., 1, 2]], -1)], axis=-1)
 
 
-_BASIS = pseudo_inertia(np.eye(10))                      # J(e_j), (10, 4, 4): J is linear in pi
+_BASIS = _PSEUDO_INERTIA.reshape(10, 4, 4)              # J(e_j), (10, 4, 4)
 
 
 class InertiaMetric:

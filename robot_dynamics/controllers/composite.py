@@ -51,6 +51,7 @@ capped at 1/(2 dt) (kd also by how much M(q; pi_ref) exceeds the estimated inert
 sampled more slowly than its gains cannot be stabilized.  A torque that is not finite is refused (ValueError) and
 the state is left as it was.
 """
+import copy
 from typing import NamedTuple
 
 import numpy as np
@@ -156,11 +157,10 @@ def default_payload_body(robot):
 
 class Status(NamedTuple):
     """What the last update did: the step was bounded in the inertia metric (step_limited), Lambda or kd were
-    capped at 1/(2 dt) (gains_capped), and the smallest eigenvalue of any body's pseudo-inertia (> 0)."""
+    capped (gains_capped)."""
 
     step_limited: bool
     gains_capped: bool
-    min_eigenvalue: float
 
 
 class CompositeSlotineLi:
@@ -204,7 +204,7 @@ class CompositeSlotineLi:
         self.Omega = self.Omega_0.copy()
         self._tau = None                                # the torque held since the last update
         self.prediction_error = np.zeros(robot.nv)      # W pi_hat - tau_f at the last update (N m)
-        self.status = Status(False, False, float(np.min(np.linalg.eigvalsh(self._J(self._pi_hat)))))
+        self.status = Status(False, False)
 
     # --- gains -----------------------------------------------------------------------------------------------
 
@@ -242,10 +242,12 @@ class CompositeSlotineLi:
         if dt <= 0:
             return Lambda, kd, False
         top = self._Lambda_radius
-        M_hat = np.array([self.robot.momentum_regressor(q, e)[0][j] @ self._pi_hat
-                          for j, e in enumerate(np.eye(self.robot.nv))])                # diag M(q; pi_hat)
-        M_hat = np.maximum(M_hat, np.diag(self.initial.mass_matrix(q)))
+        M_hat = np.diag(self.initial.mass_matrix(q))
         limit = GAIN_BOUND / (dt * np.maximum(np.diag(M_ref) / M_hat, 1.0))
+        if np.any(kd > limit):                          # the estimate may have grown: its own diagonal then
+            M_hat = np.maximum(M_hat, [self.robot.momentum_regressor(q, e)[0][j] @ self._pi_hat
+                                       for j, e in enumerate(np.eye(self.robot.nv))])     # diag M(q; pi_hat)
+            limit = GAIN_BOUND / (dt * np.maximum(np.diag(M_ref) / M_hat, 1.0))
         capped = top * dt > GAIN_BOUND or bool(np.any(kd > limit))
         if top * dt > GAIN_BOUND:
             Lambda = Lambda * (GAIN_BOUND / (top * dt))
@@ -257,6 +259,10 @@ class CompositeSlotineLi:
     def pi_hat(self):
         """The current estimate (10 nb,), physically consistent."""
         return self._pi_hat
+
+    def min_eigenvalue(self):
+        """The smallest eigenvalue of any body's pseudo-inertia J(pi_hat_k) (> 0: every body physical)."""
+        return float(np.min(np.linalg.eigvalsh(self._J(self._pi_hat))))
 
     def sliding(self, q, v, q_d, v_d, a_d, Lambda=None):
         """e, edot, v_r, a_r, s (adaptive.sliding) with this controller's Lambda."""
@@ -271,14 +277,14 @@ class CompositeSlotineLi:
         root = np.sqrt(kd)
         return root * (M_ref @ (root * s))
 
-    def _rate(self, g, pi_hat):
+    def _rate(self, g, pi_hat, Omega):
         """pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g, or -Gamma_0 g for the gradient law, over the adapted
         bodies' parameters (zero for the others)."""
         if self.law_name == "gradient":
             A = self.Omega_0
         else:
             H = log_det_metric(pi_hat) * self.mu[:, None, None]
-            A = self.Omega.copy()
+            A = Omega.copy()
             for k in range(len(H)):
                 A[10 * k:10 * k + 10, 10 * k:10 * k + 10] += H[k]
         rate = np.zeros_like(g)
@@ -303,12 +309,7 @@ class CompositeSlotineLi:
         W = lam * (Y_p - x_p) - x_h
         R = self.prediction * np.linalg.inv(M_ref)
         g = Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - x_tau))
-        saved = self.Omega
-        self.Omega = Omega
-        try:
-            pi_dot = self._rate(g, pi_hat)
-        finally:
-            self.Omega = saved
+        pi_dot = self._rate(g, pi_hat, Omega)
         Omega_dot = (np.zeros_like(Omega) if self.law_name != "least_squares"
                      else -self.beta * (Omega - self.Omega_0) + W.T @ R @ W)
         z_dot = np.concatenate([pi_dot, (lam * (Y_p - x_p)).ravel(), (lam * (Y_h - x_h)).ravel(),
@@ -345,7 +346,7 @@ class CompositeSlotineLi:
         v = np.asarray(v, dtype=float)
         Y = self.robot.regressor(q, v, sl.v_r, sl.a_r)
         K_D_s = self._damping(M_ref, sl.s, kd)
-        state = self.filter.Y_p, self.filter.Y_h, self.filter.x_p, self.filter.x_h, self.filter.x_tau, self.Omega
+        saved = copy.copy(self.filter), self.Omega          # the filter's arrays are replaced, never written into
         pi_hat, limited, prediction_error = self._pi_hat, False, self.prediction_error
         try:
             if self._tau is None:                                   # the first tick: the filters start here
@@ -355,20 +356,19 @@ class CompositeSlotineLi:
                 R = self.prediction * np.linalg.inv(M_ref)
                 if self.law_name == "least_squares":
                     self.Omega = self.Omega_0 + np.exp(-self.beta * dt) * (self.Omega - self.Omega_0) + dt * W.T @ R @ W
-                step = dt * self._rate(Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - tau_f)), pi_hat)
+                step = dt * self._rate(Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - tau_f)), pi_hat, self.Omega)
                 pi_hat, limited = self._stepped(pi_hat, step)
                 prediction_error = W @ pi_hat - tau_f
             tau = Y @ pi_hat - K_D_s
             if not np.all(np.isfinite(tau)):
                 raise ValueError("the torque is not finite: the loop cannot be stabilized at these gains and rate")
         except Exception as err:
-            (self.filter.Y_p, self.filter.Y_h, self.filter.x_p, self.filter.x_h, self.filter.x_tau,
-             self.Omega) = state
+            self.filter, self.Omega = saved
             if isinstance(err, np.linalg.LinAlgError):
                 raise ValueError(f"no torque for this state: {err}") from err
             raise
         self._pi_hat, self._tau, self.prediction_error = pi_hat, tau, prediction_error
-        self.status = Status(limited, capped, float(np.min(np.linalg.eigvalsh(self._J(pi_hat)))))
+        self.status = Status(limited, capped)
         return tau
 
     def adapt(self, q, v, q_d, v_d, a_d, dt):

@@ -485,15 +485,18 @@ class AdaptiveControllerNode(ControllerNode):
         return np.broadcast_to(values, (nb,))
 
     def _prepare(self, robot):
-        """Check ``initial_parameters`` and the settings (by building the controller once); the controller itself
-        is built at the first state answered."""
+        """Check ``initial_parameters`` and the settings (by building the controller once and running it two ticks);
+        the controller itself is built at the first state answered."""
         given = self._initial_parameters
         pi_hat0 = np.array(robot.parameters if given is None else given, dtype=float)
         if pi_hat0.shape != robot.parameters.shape or not np.all(np.isfinite(pi_hat0)):
             raise ValueError(f"parameter initial_parameters must be {robot.parameters.size} finite numbers "
                              f"(10 per body), got {pi_hat0.size}")
         self._pi_hat0 = pi_hat0
-        self._settings(robot).slotine_li(robot, pi_hat0)         # a bad setting refuses the robot now, by name
+        trial = self._settings(robot).slotine_li(robot, pi_hat0)     # a bad setting refuses the robot now, by name
+        q, zero = robot.neutral(), np.zeros(robot.nv)                # and two ticks load (or compile) every kernel
+        trial.update(q, zero, q, zero, zero, 0.0)                    # its updates use, before the first state
+        trial.update(q, zero, q, zero, zero, 1e-3)
         self.declare_parameter("body_names", list(robot.body_names), describe(
             "Read-only. The bodies in the order of the rows of ~/parameter_estimate.", read_only=True))
         self._estimate = Float64MultiArray(layout=multiarray_layout((robot.nbodies, 10)))
