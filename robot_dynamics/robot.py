@@ -9,6 +9,7 @@ import functools
 import linecache
 import math
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -1322,13 +1323,28 @@ class Contact:
             object.__setattr__(self, "target", tuple(t.ravel()))
 
 
+def contact_list(contacts):
+    """A contact set as a tuple of Contacts: a list (or tuple) of frame names (point contacts) and Contacts, or a
+    mapping {frame: "point" | "surface"}; anything else, a single frame included, is a ValueError naming it."""
+    if isinstance(contacts, Mapping):
+        items = []
+        for frame, kind in contacts.items():
+            if kind not in _CONTACT_KINDS:
+                raise ValueError(f"contacts[{frame!r}] must be 'point' or 'surface' (a mapping gives each frame's "
+                                 f"kind), got {kind!r}")
+            items.append(Contact(frame, kind))
+        return tuple(items)
+    if isinstance(contacts, (str, Contact)) or not hasattr(contacts, "__iter__"):
+        raise ValueError(f"contacts must be a list of frame names or Contacts, or a mapping {{frame: 'point' | "
+                         f"'surface'}}, got {type(contacts).__name__}")
+    return tuple(c if isinstance(c, Contact) else Contact(c) for c in contacts)
+
+
 def _contact_spec(self, contacts, baumgarte, damping):
     """(spec, m, items) of a contact set: the kernel's array (contacts.py), the number of rows and the Contacts;
     checked, cached by the set (when hashable), and the per-robot arrays grown to hold m rows."""
-    if isinstance(contacts, (str, Contact)) or not hasattr(contacts, "__iter__"):
-        raise ValueError(f"contacts must be a list of frame names or Contacts, got {type(contacts).__name__}")
     contacts = tuple(contacts)
-    items = [c if isinstance(c, Contact) else Contact(c) for c in contacts]
+    items = list(contact_list(contacts))
     if len(items) > _contacts.MAX_CONTACTS:
         raise ValueError(f"at most {_contacts.MAX_CONTACTS} contacts, got {len(items)}")
     try:
@@ -1391,13 +1407,16 @@ def _constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), dampi
     v, tau) (Pinocchio's constraintDynamics; forwardDynamics with J and gamma).
 
     contacts: a list of frame names (point contacts) or Contact(frame, kind="point" | "surface",
-    reference="local_world_aligned" | "local", target=None) (see Contact).  damping: 0 (the default) refuses a
+    reference="local_world_aligned" | "local", target=None) (see Contact), or a mapping {frame: "point" |
+    "surface"} (never read as its keys alone).  damping: 0 (the default) refuses a
     redundant or singular set with a ValueError; > 0 gives damped least-squares forces and J a + Jdot v off the
     Baumgarte law by damping * forces.  A set of joints coupled by mimics is solved with a Cholesky factor of M.
 
     q: (..., nq), v, tau: (..., nv)  ->  a (..., nv), forces (..., m): each contact's 3 or 6 rows in the list's
     order, [force] or [force; torque] on the robot in the contact's reference.  out: a tuple (a, forces) to fill.
     """
+    if type(contacts) not in (tuple, list):     # a mapping, or what contact_list refuses: Contacts before any key
+        contacts = contact_list(contacts)
     last = self._last_contacts                  # the contact set of the previous call, compared element by element
     plain = type(baumgarte) is tuple and type(damping) in (int, float)    # gains that compare as one bool
     try:                                        # (identical elements: no Contact.__hash__, ~0.1 us a contact)

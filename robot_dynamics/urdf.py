@@ -14,6 +14,7 @@ Conventions follow the URDF spec (http://wiki.ros.org/urdf/XML):
 from __future__ import annotations
 
 import codecs
+import functools
 import math
 import os
 import re
@@ -451,6 +452,9 @@ def _floats(element, attribute: str, n: int, where: str, default=None) -> list[f
     text = None if element is None else element.get(attribute)
     if text is None:
         return [0.0] * n if default is None else [float(x) for x in default]
+    if _more_than(n).match(text):               # counted before anything is split or converted: O(n) of what is kept
+        raise URDFError(f"{where}: <{element.tag} {attribute}=\"{_excerpt(text)}\"> has more than {n} numbers "
+                        f"({len(text):,} characters)")
     if _NUMBER_LIST.fullmatch(text):
         values = [float(token) for token in text.split()]     # no NaN: the grammar has none (1e999 is inf)
         if len(values) == n and -MAX_MAGNITUDE <= min(values) and max(values) <= MAX_MAGNITUDE:
@@ -466,6 +470,12 @@ def _floats(element, attribute: str, n: int, where: str, default=None) -> list[f
         raise URDFError(f"{culprit} has a non-finite number")
     raise URDFError(f"{culprit} has a number beyond +-{MAX_MAGNITUDE:g}, the bound of URDF numbers "
                     f"(urdf.MAX_MAGNITUDE)")
+
+
+@functools.lru_cache(maxsize=None)
+def _more_than(n: int):
+    """A pattern that matches the start of a text of more than n whitespace-separated tokens, and reads no further."""
+    return re.compile(rf"[ \t\r\n]*(?:[^ \t\r\n]+[ \t\r\n]+){{{n}}}[^ \t\r\n]")
 
 
 def _excerpt(text: str, width: int = 80) -> str:

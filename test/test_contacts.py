@@ -352,3 +352,23 @@ def test_bad_input():
     world = [f for f in fixed.frame_names if fixed.model.frames[f].body < 0]
     with pytest.raises(ValueError, match="fixed to the world"):
         fixed.constrained_dynamics(fixed.random_configuration(0), np.zeros(fixed.nv), np.zeros(fixed.nv), world)
+
+
+def test_a_mapping_gives_each_frame_its_kind_and_is_never_read_as_its_keys(solo):
+    """{frame: "point" | "surface"} is those Contacts, even right after the same frames as point contacts (the set
+    of the last call is remembered); {frame: 6} is refused naming the frame (issue 26: it was two point contacts)."""
+    robot, q, tau = solo
+    v = np.zeros(robot.nv)
+    points = robot.constrained_dynamics(q, v, tau, FEET[:2])
+    surfaces = robot.constrained_dynamics(q, v, tau, {FEET[0]: "surface", FEET[1]: "surface"})
+    expected = robot.constrained_dynamics(q, v, tau, [Contact(FEET[0], "surface"), Contact(FEET[1], "surface")])
+    assert surfaces[1].shape == (12,) and points[1].shape == (6,)
+    np.testing.assert_array_equal(surfaces[0], expected[0])
+    np.testing.assert_array_equal(surfaces[1], expected[1])
+    mixed = robot.constrained_dynamics(q, v, tau, {FEET[0]: "point", FEET[1]: "surface"})
+    assert mixed[1].shape == (9,)
+    with pytest.raises(ValueError, match=rf"contacts\['{FEET[0]}'\] must be 'point' or 'surface'.*got 6"):
+        robot.constrained_dynamics(q, v, tau, {FEET[0]: 6, FEET[1]: 6})
+    with pytest.raises(ValueError, match="must be 'point' or 'surface'"):
+        Simulator(robot, 1e-3, contacts={FEET[0]: 3})
+    assert Simulator(robot, 1e-3, contacts={FEET[0]: "surface"}).contacts == (Contact(FEET[0], "surface"),)

@@ -277,6 +277,25 @@ def test_external_dtd_is_not_fetched():
     assert time.perf_counter() - start < 1.0
 
 
+def test_an_attribute_of_a_million_numbers_is_refused_by_its_count_before_it_is_split():
+    """1.2 M numbers where 3 belong: refused naming the element, Python allocating no more than the attribute's own
+    text on the way, which reading it as a str takes (issue 26: the value was split and converted first: ~1 GB for
+    this 4.8 MB and 2 s)."""
+    import tracemalloc
+
+    numbers = " ".join(["1.0"] * 1_200_000)
+    xml = (f'<robot name="r"><link name="a"><inertial><origin xyz="{numbers}"/><mass value="1"/>'
+           '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
+    tracemalloc.start()
+    try:
+        with pytest.raises(URDFError, match=r"link 'a': <origin xyz=\"1.0 1.0 .*\.\.\.\"> has more than 3 numbers"):
+            parse_urdf(xml)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * len(numbers), peak
+
+
 # ---------------------------------------------------------------------------------------------------- numbers
 
 def test_rpy_is_fixed_axis_x_then_y_then_z():

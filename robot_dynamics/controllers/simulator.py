@@ -13,7 +13,7 @@ q' = robot.integrate(q, w, 1), so a floating base's quaternion stays unit.
 The torque is a held array, a function tau(t, q, v) evaluated at every stage, or, with ``control_period``, that
 function sampled once per period and held (zero-order hold, as a digital controller applies it).
 
-With ``contacts`` (Robot.constrained_dynamics' list: frame names or Contacts), vdot =
+With ``contacts`` (Robot.constrained_dynamics' set: frame names or Contacts, or {frame: "point" | "surface"}), vdot =
 robot.constrained_dynamics(q, v, tau, contacts, baumgarte, damping)[0]: the frames are held (feet on the ground, a
 gripper on a handle).  A run anchors every contact without a target where its frame is at the run's start, so that
 the Baumgarte gains (Kp, Kd) pull a frame that drifts (integration error) back to where it touched down.
@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..robot import Contact
+from ..robot import contact_list
 from ..spatial import parameters_from_inertial
 from .computed_torque import check_vector
 
@@ -71,7 +71,7 @@ class Simulator:
         self.robot, self.dt, self.method = robot, float(dt), method
         self.contacts = None
         if contacts is not None:
-            self.contacts = tuple(c if isinstance(c, Contact) else Contact(c) for c in contacts)
+            self.contacts = contact_list(contacts)
             robot.constrained_dynamics(robot.neutral(), np.zeros(robot.nv), np.zeros(robot.nv), self.contacts,
                                        baumgarte, damping)                  # checks the set and the gains now
         self.baumgarte, self.damping = tuple(baumgarte), damping
