@@ -323,6 +323,23 @@ def test_parameters_rebuild_the_model_and_joints_is_read_only(probe, start_node)
     probe.assert_outputs(expected)
 
 
+@pytest.mark.parametrize("description, reason", [
+    ('<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY x "y">]><robot name="r"><link name="&x;"/></robot>',
+     "entity declarations are not allowed"),
+    ("urdf/arm7.urdf", "is not XML (it must start with '<'; the path of a file goes in urdf_path)"),
+    ("<robot name='r'><link name='a'>", "malformed XML"),
+    ("<urdf><link name='a'/></urdf>", "the root element is <urdf>, not <robot>"),
+])
+def test_what_the_xml_alone_refuses_is_refused_on_the_spot(start_node, description, reason):
+    """A robot_description refused by its XML is refused by set_parameters itself (the value never changes),
+    not accepted and set back later by the background load (issue 26)."""
+    xml = ARM.read_text()
+    node = start_node(robot_description=xml)
+    result = node.set_parameters([Parameter("robot_description", value=description)])[0]
+    assert not result.successful and reason in result.reason and result.reason.startswith("robot_description")
+    assert node.get_parameter("robot_description").value == xml and not node.refused
+
+
 def test_node_process_started_as_a_user_does_logs_bad_messages(probe, namespace, processes, tmp_path):
     node = NodeProcess(["-r", f"__ns:={namespace}", "-p", f"urdf_path:={ARM}", "-p", "publish_regressor:=true"],
                        tmp_path / "node.log")

@@ -122,6 +122,7 @@ from robot_dynamics.ros.loader import LOADER_NICENESS, BackgroundLoader, Refused
 from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 from robot_dynamics.spatial import PARAMETER_NAMES
+from robot_dynamics.urdf import URDFError, check_xml, is_xml_text
 
 FRAME_REFERENCES = ("local_world_aligned", "local", "world")
 TOPIC_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -356,10 +357,20 @@ class DynamicsLogic:
             raise ValueError(f"parameter gravity must be three finite doubles, got {gravity}")
 
     def _on_set_parameters(self, params):
-        """Validate a parameter change (the model loads after it is accepted: see _after_set_parameters)."""
+        """Validate a parameter change: gravity, and a robot_description's XML (not XML, entity declarations, no
+        <robot>, over the size limits: urdf.check_xml); the model loads after it is accepted
+        (_after_set_parameters), and what only loading can find is refused then."""
         new = {p.name: p.value for p in params}
         if "gravity" in new and not valid_gravity(new["gravity"]):
             return SetParametersResult(successful=False, reason="gravity must be three finite doubles")
+        if new.get("robot_description"):      # what the XML alone refuses, refused now (the rest while loading)
+            if not is_xml_text(new["robot_description"]):
+                return SetParametersResult(successful=False, reason="robot_description is not XML (it must start "
+                                                                    "with '<'; the path of a file goes in urdf_path)")
+            try:
+                check_xml(new["robot_description"])
+            except URDFError as err:
+                return SetParametersResult(successful=False, reason=f"robot_description: {err}")
         return SetParametersResult(successful=True)
 
     def _after_set_parameters(self, params):
