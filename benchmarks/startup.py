@@ -1,9 +1,14 @@
-"""Start-up time: import + load_urdf + first dynamics() call, cold (empty numba cache) and warm.
+"""Start-up time: import + load_urdf + first dynamics() call, cold (empty numba cache) and warm; then every method.
 
-    python benchmarks/startup.py
+    python benchmarks/startup.py [--every] [--jobs 2]
 
 Runs fresh interpreters with NUMBA_CACHE_DIR pointing at a new empty folder (cold: compiles every kernel, the
 batch kernel included), then again with the same folder (warm: loads them).  Prints wall times and the stderr.
+
+With ``--every`` (issue 26): in a new empty cache, one process calling every public method once (each on one
+state and a batch, robot_dynamics.precompile.CALLS) -- the cold start of a user who calls them all; then, in
+another empty cache, ``robot-dynamics compile --jobs N``; and after it, a fresh process timing the first calls of
+each method (loading a robot and its kernels from the cache, one state and a batch), the slowest printed.
 """
 import subprocess
 import sys
@@ -32,13 +37,55 @@ def run(env):
     return time.perf_counter() - t0, out.stdout.strip(), out.stderr.strip()
 
 
-def main():
+EVERY = """
+import time
+import robot_dynamics as rd
+from robot_dynamics.bundled import bundled_urdf
+from robot_dynamics.precompile import TASKS, run_task
+rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)      # the loader's own first use, not a method's
+times = [run_task(name) for name in TASKS]
+print(" ".join(f"{name}={seconds:.3f}" for name, seconds in times))
+"""
+
+
+def every(jobs):
+    """The --every figures (module docstring)."""
     import os
+    with tempfile.TemporaryDirectory() as cache:
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", EVERY], env=dict(os.environ, NUMBA_CACHE_DIR=cache),
+                             capture_output=True, text=True, check=True)
+        print(f"cold, one process calling every method once: {time.perf_counter() - t0:.1f} s wall")
+        slowest = sorted((pair.split("=") for pair in out.stdout.split()), key=lambda p: -float(p[1]))[:6]
+        print("  slowest first calls: " + ", ".join(f"{name} {float(s):.1f} s" for name, s in slowest))
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "robot_dynamics.cli", "compile", "--jobs", str(jobs)], env=env,
+                       capture_output=True, text=True, check=True)
+        print(f"robot-dynamics compile --jobs {jobs}, empty cache: {time.perf_counter() - t0:.1f} s wall")
+        out = subprocess.run([sys.executable, "-c", EVERY], env=env, capture_output=True, text=True, check=True)
+        times = sorted(((name, float(s)) for name, s in (p.split("=") for p in out.stdout.split())),
+                       key=lambda p: -p[1])
+        print(f"  then a fresh process, first call of each method: slowest {times[0][0]} {times[0][1]:.3f} s, "
+              f"median {times[len(times) // 2][1]:.3f} s, total {sum(t for _, t in times):.2f} s "
+              f"({len(times)} methods)")
+
+
+def main():
+    import argparse
+    import os
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--every", action="store_true", help="also every method, cold and after compile")
+    parser.add_argument("--jobs", type=int, default=2, help="processes of robot-dynamics compile (--every)")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         for label in ("cold", "warm", "warm"):
             wall, stdout, stderr = run(env)
             print(f"{label}: {wall:.2f} s wall | {stdout} | stderr: {stderr or '(nothing)'}")
+    if args.every:
+        every(args.jobs)
 
 
 if __name__ == "__main__":

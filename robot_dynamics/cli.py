@@ -4,6 +4,7 @@
     robot-dynamics compute URDF [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
                                 [--derivatives [--a ...]]
     robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
+    robot-dynamics compile [--jobs N]              (every kernel built now, in parallel: robot_dynamics.precompile)
     robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]       (identification, issue 15)
     robot-dynamics simulate URDF traj.npz --out log.csv [--noise 0.01] [--payload 2]
     robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction] [--cutoff HZ] [--out FILE]
@@ -115,6 +116,8 @@ def main(argv=None, out=None):
                            help="also the time derivatives along the motion: Mdot, gdot, J_comdot (and Cdot with --a)")
             p.add_argument("--a", nargs="+", help="acceleration (nv) for Cdot with --derivatives")
     add_identification_parsers(sub)
+    p = sub.add_parser("compile", help="build every kernel for this machine now (numba's cache), in parallel")
+    p.add_argument("--jobs", type=int, help="worker processes (default: the number of cores)")
     demo = sub.add_parser("demo", add_help=False,
                           help="closed-loop Slotine-Li demo on the bundled 7-DoF arm (robot-dynamics demo --help)")
     demo.add_argument("demo_args", nargs=argparse.REMAINDER)
@@ -130,6 +133,8 @@ def main(argv=None, out=None):
     if args.command in ("identify", "excite", "simulate"):
         from .identification import command
         run = getattr(command, args.command)
+    elif args.command == "compile":
+        from .precompile import main as run
     else:
         run = inspect if args.command == "inspect" else compute
     try:

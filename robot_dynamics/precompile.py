@@ -1,0 +1,103 @@
+"""robot-dynamics compile: build every kernel for this machine before the first call, into numba's cache.
+
+    robot-dynamics compile [--jobs N]
+
+The kernels are the same for every robot (their sizes are arguments), so calling every public method of a Robot
+once -- a single state and a batch -- on a bundled floating-base quadruped compiles, or loads, all of them; later
+processes load them from the cache (see the README's Speed section for where it lives).  The calls are spread over
+N worker processes (default: the machine's cores); shared helpers are compiled first, by the first task alone, so
+that the workers do not compile them side by side.
+A progress bar goes to stderr.  Use it once after installing: in a Dockerfile (``RUN robot-dynamics compile``),
+before starting ROS nodes, or in CI before the tests.
+"""
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+import numpy as np
+
+# Every call, as (method, arguments, keywords): the arguments' letters are q, v, a (a state), f (the robot's
+# frame), F (a list of that frame: a contact set) and x (an nv-vector for solve_mass_matrix).  Each call runs on
+# one state and on a batch of two, but for those marked single (test_precompile checks every public method of
+# Robot that computes from a state is here).
+CALLS = [
+    ("mass_matrix", "q"), ("coriolis_matrix", "qv"), ("coriolis_matrix", "qv", {"kind": "christoffel"}),
+    ("gravity_vector", "q"), ("com_position", "q"), ("com_jacobian", "q"), ("regressor", "qvva"),
+    ("momentum_regressor", "qv"), ("dynamics", "qv"), ("dynamics", "qvva"), ("inverse_dynamics", "qva"),
+    ("forward_dynamics", "qva"), ("kinetic_energy", "qv"), ("potential_energy", "q"), ("time_derivatives", "qva"),
+    ("time_derivatives", "qvavaa"), ("gravity_derivative", "qv"), ("state_derivatives", "qv"),
+    ("inverse_dynamics_derivatives", "qva"), ("forward_dynamics_derivatives", "qva"), ("innovations", "q"),
+    ("inverse_mass_matrix", "q"), ("solve_mass_matrix", "qx"), ("diagonalized", "qva"),
+    ("from_diagonalized", "qv"), ("christoffel_symbols", "q"), ("global_factorization", "qv"),
+    ("body_placements", "q"), ("frame_placement", "qf"), ("frame_velocity", "qvf"),
+    ("frame_acceleration_bias", "qvf"), ("centroidal_momentum_matrix", "q"), ("centroidal_momentum_bias", "qv"),
+    ("centroidal_inertia", "q"), ("constrained_dynamics", "qvaF"),
+    ("constrained_dynamics", "qvaF", {"baumgarte": (1.0, 1.0), "damping": 1e-6}),
+    ("task_space_dynamics", "qvf"), ("task_space_dynamics", "qvf", {"position_only": True}),
+    *(("frame_jacobian", "qf", {"reference": r}) for r in ("local", "world", "local_world_aligned")),
+    ("inverse_dynamics", "qva", {"f_ext": "wrench"}), ("forward_dynamics", "qva", {"f_ext": "wrench"}),
+    ("parameter_derivatives", "qv", {}, "single"), ("linearize", "qva", {}, "single"),
+    ("linearize", "qva", {"dt": 1e-3}, "single"),
+]
+TASKS = sorted({call[0] for call in CALLS})          # one task per method: its calls run in one process
+
+
+def run_task(name):
+    """Every call of the method ``name`` on the floating-base quadruped (the kernels are the same for every
+    robot), compiling or loading their kernels.  Returns (name, seconds)."""
+    from . import load_urdf
+    from .bundled import bundled_urdf
+
+    start = time.perf_counter()
+    robot, frame = load_urdf(bundled_urdf("quadruped"), floating_base=True), "FL_foot"
+    rng = np.random.default_rng(0)
+    q, v = robot.random_state(rng)
+    values = {"q": q, "v": v, "a": rng.normal(size=robot.nv), "x": rng.normal(size=robot.nv), "f": frame,
+              "F": [frame]}
+    for method, letters, keywords, *single in (call + ({},) * (3 - len(call)) for call in CALLS):
+        if method != name:
+            continue
+        keywords = {k: ({frame: np.ones(6)} if k == "f_ext" else x) for k, x in keywords.items()}
+        getattr(robot, method)(*(values[c] for c in letters), **keywords)
+        if not single:
+            getattr(robot, method)(*(np.stack([values[c]] * 2) if c in "qvax" else values[c] for c in letters),
+                                   **keywords)
+    return name, time.perf_counter() - start
+
+
+def compile_all(jobs=None, stream=None):
+    """Run every task, the first alone and the others on ``jobs`` processes; a progress bar on ``stream`` (default
+    stderr).  Returns {task: seconds} and the wall time."""
+    stream = sys.stderr if stream is None else stream
+    jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    names = list(TASKS)
+    names.insert(0, names.pop(names.index("mass_matrix")))   # first: the outward pass and checks every kernel shares
+    began = time.perf_counter()
+    done = {}
+
+    def progress(name):
+        stream.write(f"\r  [{'#' * round(30 * len(done) / len(names)):<30}] {len(done)}/{len(names)} {name:<30}")
+        stream.flush()
+
+    first, *rest = names
+    progress(first)
+    done.update([run_task(first)])                # the shared helpers (the outward pass, the checks), once
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:   # no fork of numba
+        for future in as_completed([pool.submit(run_task, name) for name in rest]):
+            name, seconds = future.result()
+            done[name] = seconds
+            progress(name)
+    stream.write("\n")
+    return done, time.perf_counter() - began
+
+
+def main(args, out):
+    """The command: compile, then print the slowest tasks and the total."""
+    done, wall = compile_all(args.jobs)
+    slowest = sorted(done.items(), key=lambda item: -item[1])[:5]
+    out.write(f"{len(done)} methods compiled or loaded in {wall:.1f} s on {args.jobs or os.cpu_count()} "
+              f"processes; slowest: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in slowest) + "\n")
