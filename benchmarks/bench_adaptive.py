@@ -70,7 +70,7 @@ def controllers(sc):
     return {
         "today": today,
         "gradient": lambda: RelativeGains(law="gradient", prediction=0.0).slotine_li(nominal, pi_hat0),
-        "gradient + prediction": lambda: RelativeGains(law="gradient").slotine_li(nominal, pi_hat0),
+        "gradient + prediction": lambda: RelativeGains(law="gradient", prediction=30.0).slotine_li(nominal, pi_hat0),
         "natural": lambda: RelativeGains(law="natural", prediction=0.0).slotine_li(nominal, pi_hat0),
         "least squares, projected*": projected_least_squares,
         "least squares, barrier*": lambda: RelativeGains(prediction=100.0).slotine_li(nominal, pi_hat0),

@@ -430,7 +430,10 @@ class RelativeGains(NamedTuple):
     whose links are right, when the payload's mass itself is wanted: a mass on the last joint's axis moves no
     torque differently from the same mass on the link before it (Gautier & Khalil's regrouping), so with every
     body adapting, how the payload's mass splits between the two is the prior's choice, not the data's;
-    prediction [s], memory [s], cutoff [Hz], barrier, law: as CompositeSlotineLi's.
+    prediction [s]: as CompositeSlotineLi's; None: 30 s for the least-squares law, 0 for the others, whose fixed
+    metric makes the prediction term stiff (measured: with 30 s the gradient law diverged within a second on all
+    four arms of benchmarks/bench_adaptive.py);
+    memory [s], cutoff [Hz], barrier, law: as CompositeSlotineLi's.
     """
 
     Lambda: object = None
@@ -439,7 +442,7 @@ class RelativeGains(NamedTuple):
     bandwidth: float = 2.0
     payload: float | None = None
     payload_body: object = None
-    prediction: float = 30.0
+    prediction: float | None = None
     memory: float = 1.0
     cutoff: float = 2.0
     barrier: float = 3e-3
@@ -478,8 +481,9 @@ class RelativeGains(NamedTuple):
         Lambda, kd = self.rates()
         if self.adapt not in ("all", "payload"):
             raise ValueError(f"adapt must be 'all' or 'payload', got {self.adapt!r}")
+        prediction = (30.0 if self.law == "least_squares" else 0.0) if self.prediction is None else self.prediction
         return CompositeSlotineLi(robot, Lambda, kd, pi_hat0, self.reference(robot, pi_hat0), self.gamma,
-                                  self.prediction, self.memory, self.cutoff, self.barrier, self.law,
+                                  prediction, self.memory, self.cutoff, self.barrier, self.law,
                                   None if self.adapt == "all" else [self.body(robot)])
 
 

@@ -49,7 +49,7 @@ Parameters (read-only unless marked *)::
     computed_torque_node:      kp * [1/s^2] (100), kd * [1/s] (20): one number or one per joint
     adaptive_controller_node:  bandwidth * [Hz] (2); lambda * [1/s], kd * [1/s] (0: 2 pi bandwidth): one number
                                or one per joint; adaptation_gain * (1): one or one per body; payload [kg]
-                               (-1: a quarter of the moving mass), payload_body; prediction [s] (30), memory [s]
+                               (-1: a quarter of the moving mass), payload_body; prediction [s] (-1: 30), memory [s]
                                (1), cutoff [Hz] (2), barrier (0.003), law (least_squares); initial_parameters
                                (10 per body); max_adaptation_step * [s] (0.01); body_names (output)
 """
@@ -401,7 +401,8 @@ class AdaptiveControllerNode(ControllerNode):
     - ``adaptation_gain`` gamma (1): the prior information Omega_0 = G(pi_ref) / gamma; one, or one per body;
     - ``payload`` [kg]: the rated payload, the scale of the tool body's prior; -1: a quarter of the moving mass;
       ``payload_body``: the tool body ("": the last body moved by a revolute joint);
-    - ``prediction`` [s] (30; 0: the tracking error alone), ``memory`` [s] (1), ``cutoff`` [Hz] (2),
+    - ``prediction`` [s] (-1: 30 for the least-squares law, 0 for the others; 0: the tracking error alone),
+      ``memory`` [s] (1), ``cutoff`` [Hz] (2),
       ``barrier`` (0.003), ``law`` ("least_squares", "gradient" or "natural");
     - ``initial_parameters``: pi_hat0 (10 nbodies,), default the description's.
 
@@ -441,8 +442,9 @@ class AdaptiveControllerNode(ControllerNode):
             read_only=True))
         self.declare_parameter("payload_body", "", describe(
             "The body carrying tools and payloads; empty: the last body moved by a revolute joint.", read_only=True))
-        for name, value, text in (("prediction", defaults.prediction,
-                                   "Weight [s] of the torque-prediction error, R = prediction M(q; pi_ref)^-1."),
+        for name, value, text in (("prediction", -1.0,
+                                   "Weight [s] of the torque-prediction error, R = prediction M(q; pi_ref)^-1; "
+                                   "-1: 30 for the least-squares law, 0 for the others."),
                                   ("memory", defaults.memory, "Time [s] over which the information is forgotten."),
                                   ("cutoff", defaults.cutoff, "Cut-off [Hz] of the momentum filter."),
                                   ("barrier", defaults.barrier, "Weight of the log-det barrier, times gamma.")):
@@ -509,7 +511,8 @@ class AdaptiveControllerNode(ControllerNode):
         return RelativeGains(Lambda=self._rate("lambda", p["lambda"]), kd=self._rate("kd", p["kd"]),
                              gamma=self._per_body(p["adaptation_gain"], robot.nbodies), bandwidth=p["bandwidth"],
                              payload=None if p["payload"] < 0 else p["payload"],
-                             payload_body=p["payload_body"] or None, prediction=p["prediction"], memory=p["memory"],
+                             payload_body=p["payload_body"] or None,
+                             prediction=None if p["prediction"] < 0 else p["prediction"], memory=p["memory"],
                              cutoff=p["cutoff"], barrier=p["barrier"], law=p["law"])
 
     def _set_gains(self):
