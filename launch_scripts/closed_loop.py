@@ -98,7 +98,8 @@ def parse_args(argv):
 def main(argv=None):
     """Start the closed loop's nodes, wait for Ctrl-C or SIGTERM, stop them."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    signal.signal(signal.SIGTERM, interrupt)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, interrupt)
     commands = node_commands(args, resolve_urdf(args.urdf))
     env = node_environment(SOURCE_TREE)
     processes = {}

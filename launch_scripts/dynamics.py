@@ -89,7 +89,8 @@ def parse_args(argv):
 def main(argv=None):
     """Start the node (and the description publisher), wait for Ctrl-C or SIGTERM, stop them."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    signal.signal(signal.SIGTERM, interrupt)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, interrupt)
     urdf_path = resolve_urdf(args.urdf)
     if args.publish_description:
         from robot_dynamics.ros.launch_plan import resolve_description

@@ -414,11 +414,14 @@ def test_description_topic_before_start_rebuilds_and_keeps_the_last_good_model(
 
 
 def test_launch_script_publishes_the_description_and_starts_the_node(probe, namespace, tmp_path):
+    """Started as a shell script's background job is (SIGINT ignored from the start: Python then installs no
+    handler of its own), the launcher still stops on SIGINT, with its node."""
     log = open(tmp_path / "launch.log", "w")
     launcher = subprocess.Popen(
         [sys.executable, str(URDF_DIR.parent / "launch_scripts" / "dynamics.py"), "--urdf", "arm7",
          "--publish-description", "--namespace", namespace],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
         env=dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_LOGGING_BUFFERED_STREAM="0"))
     try:
         robot = library_robot(ARM.read_text())

@@ -23,7 +23,9 @@ def node_environment(source_tree=None):
 
 
 def interrupt(signum, frame):
-    """SIGTERM handler of a launch script: stop as on Ctrl-C."""
+    """SIGINT and SIGTERM handler of a launch script: stop as on Ctrl-C.  Installed for SIGINT too, because a
+    process started in the background of a non-interactive shell begins with SIGINT ignored, and Python then
+    installs no handler: an explicit ``kill -INT`` would be lost."""
     raise KeyboardInterrupt
 
 
