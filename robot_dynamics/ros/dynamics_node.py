@@ -363,7 +363,8 @@ class DynamicsLogic:
         new = {p.name: p.value for p in params}
         if "gravity" in new and not valid_gravity(new["gravity"]):
             return SetParametersResult(successful=False, reason="gravity must be three finite doubles")
-        if new.get("robot_description"):      # what the XML alone refuses, refused now (the rest while loading)
+        # what the XML alone refuses, refused now (the rest while loading); a revert's value is known good
+        if new.get("robot_description") and not self._reverting:
             if not is_xml_text(new["robot_description"]):
                 return SetParametersResult(successful=False, reason="robot_description is not XML (it must start "
                                                                     "with '<'; the path of a file goes in urdf_path)")
@@ -495,12 +496,13 @@ class DynamicsLogic:
         self._refuse(request, outcome)
 
     def _refuse(self, request, err):
-        self.refused[err.kind] += 1
+        """Log the refusal, set the parameters back, then count it: who sees the count sees the parameters back."""
         kept = "; the last good model keeps serving" if self.robot is not None else ""
         self.get_logger().error(f"robot description from {request['source'] or 'the parameters'} refused "
                                 f"({err.kind}): {err}{kept}")
         if request["origin"] == "parameters" and self._good_parameters is not None:
             self._revert_parameters()
+        self.refused[err.kind] += 1
 
     def _revert_parameters(self):
         """Set the model parameters back to those of the model that serves."""
