@@ -2,16 +2,17 @@
 
 The kernel modules are imported here (through the registry, which imports them all), inside `kernel_cache`, so
 that numba caches them in a folder keyed by a hash of every module of this package but reference.py (plain
-numpy), of model.py (the body record) and of compiled.py (the batch loop): a change to any callee invalidates
-every caller."""
+numpy) and registry.py (the table: it defines no kernel, and the checks it generates are cached under a hash of
+their own source), of model.py (the body record) and of compiled.py (the batch loop): a change to any callee
+invalidates every caller."""
 from pathlib import Path
 
 from .. import model
 from ..compiled import kernel_cache
 
 _HERE = Path(__file__).parent
-_SOURCES = [p for p in _HERE.glob("*.py") if p.name != "reference.py"] + [Path(model.__file__),
-                                                                         _HERE.parent / "compiled.py"]
+_SOURCES = [p for p in _HERE.glob("*.py") if p.name not in ("reference.py", "registry.py")] + [
+    Path(model.__file__), _HERE.parent / "compiled.py"]
 
 with kernel_cache(_HERE, _SOURCES):
     from . import registry                                                            # noqa: F401

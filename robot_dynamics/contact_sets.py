@@ -1,0 +1,254 @@
+"""Contact sets for Robot.constrained_dynamics: Contact, contact_list, and the route of the _constrained_dynamics row.
+
+A contact set is the row's constant input: one spec array (algorithms/contacts.py) for every state of a batch,
+built from the Contacts here, checked and cached by the set.  The row's C Call computes the set last given in Python
+(Call.remember), so a controller that calls with the same set at every tick stays in C; another set, Baumgarte
+gains or damping go through ContactDynamics.solve.
+"""
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .algorithms import contacts as _contacts
+from .algorithms.frames import REFERENCES
+from .algorithms.kinematics import ERR_OVERLAP, ERR_SINGULAR
+from .dispatch import ROWS, Quantity, checked_out, finite, fits, merged_batch, refuse_shared
+
+_ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
+KINDS = {"point": 3, "surface": 6}                       # rows of a contact
+CONTACT_REFERENCES = ("local_world_aligned", "local")
+
+
+@dataclass(frozen=True)
+class Contact:
+    """A contact of Robot.constrained_dynamics: the frame `frame` (a name of robot.frame_names or its index) held
+
+    - kind="point": its origin does not accelerate -- 3 rows, the linear ones of its Jacobian; its force (3,);
+    - kind="surface": the frame does not accelerate at all -- 6 rows; its wrench [force; torque] (6,) about the
+      frame's origin (a foot's sole, a gripper's grasp).
+
+    reference: the axes of the rows and of the forces, "local_world_aligned" (the default: world axes at the frame's
+    origin, e.g. a ground reaction with z up) or "local" (the frame's own axes), as frame_jacobian's.
+    target: where the Baumgarte position term pulls the frame: a position (3,) for a point, a pose (4, 4) for a
+    surface (its rotation error is log(R R_target^T)); None (the default): no position term.  A plain frame name
+    in a contact list is Contact(name), a point contact.
+    """
+    frame: object
+    kind: str = "point"
+    reference: str = "local_world_aligned"
+    target: object = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"Contact kind must be 'point' or 'surface', got {self.kind!r}")
+        if self.reference not in CONTACT_REFERENCES:
+            raise ValueError(f"Contact reference must be 'local_world_aligned' or 'local', got {self.reference!r}")
+        if self.target is not None:                 # kept as a tuple: a Contact is hashable (contact sets are cached)
+            shape = (3,) if self.kind == "point" else (4, 4)
+            try:
+                t = np.array(self.target, dtype=float)
+            except (TypeError, ValueError):
+                t = None
+            if t is None or t.shape != shape or not np.isfinite(t).all():
+                raise ValueError(f"Contact target of a {self.kind} must be a finite array of shape {shape}")
+            object.__setattr__(self, "target", tuple(t.ravel()))
+
+
+def contact_list(contacts):
+    """A contact set as a tuple of Contacts: a list (or tuple) of frame names (point contacts) and Contacts, or a
+    mapping {frame: "point" | "surface"}; anything else, a single frame included, is a ValueError naming it."""
+    if isinstance(contacts, Mapping):
+        items = []
+        for frame, kind in contacts.items():
+            if kind not in KINDS:
+                raise ValueError(f"contacts[{frame!r}] must be 'point' or 'surface' (a mapping gives each frame's "
+                                 f"kind), got {kind!r}")
+            items.append(Contact(frame, kind))
+        return tuple(items)
+    if isinstance(contacts, (str, Contact)) or not hasattr(contacts, "__iter__"):
+        raise ValueError(f"contacts must be a list of frame names or Contacts, or a mapping {{frame: 'point' | "
+                         f"'surface'}}, got {type(contacts).__name__}")
+    return tuple(c if isinstance(c, Contact) else Contact(c) for c in contacts)
+
+
+class ContactDynamics(Quantity):
+    """The _constrained_dynamics row of one robot: called as (q, v, tau, contacts, out) by its C Call's hand-over
+    and Robot.constrained_dynamics, and as solve(...) with gains."""
+
+    def __init__(self, engine, row):
+        super().__init__(engine, row)
+        self.shapes = (engine.v_shape, (0,))        # the forces' m rows: the set's (its C Call's `remember`)
+        self.specs, self.last = {}, None            # {(set, baumgarte, damping): (spec, m, items)}; the last one
+
+    def c_call(self):
+        if self.engine.coupled:                     # no articulated-body recursion: Python's dense route
+            return self
+        return super().c_call()
+
+    def __call__(self, q, v, tau, contacts, out=None):
+        return self.solve(q, v, tau, contacts, (0.0, 0.0), 0.0, out)
+
+    def spec(self, contacts, baumgarte, damping):
+        """(spec, m, items, key) of a contact set: the kernel's array, its number of rows, its Contacts and the
+        tuple that keys it; looked up by the set (identical elements: no Contact.__hash__, ~0.1 us a contact)."""
+        if type(contacts) not in (tuple, list):     # a mapping, or what contact_list refuses: Contacts before any key
+            contacts = contact_list(contacts)
+        key = contacts if type(contacts) is tuple else tuple(contacts)
+        last = self.last
+        try:
+            if (last is not None and type(baumgarte) is tuple and type(damping) in (int, float) and last[0] == key
+                    and last[1] == baumgarte and last[2] == damping):
+                return (*last[3], key)
+            found = self.specs[key, baumgarte, damping]
+            self.last = (key, baumgarte, damping, found)
+            return (*found, key)
+        except (KeyError, TypeError):
+            return (*self.build(key, baumgarte, damping), key)
+
+    def build(self, contacts, baumgarte, damping):
+        """(spec, m, items) of a contact set, checked; cached when hashable; the row's arrays grown to m rows."""
+        items = list(contact_list(contacts))
+        if len(items) > _contacts.MAX_CONTACTS:
+            raise ValueError(f"at most {_contacts.MAX_CONTACTS} contacts, got {len(items)}")
+        try:
+            Kp, Kd = (float(x) for x in baumgarte)
+        except (TypeError, ValueError):
+            raise ValueError(f"baumgarte must be two gains (Kp, Kd), got {baumgarte!r}") from None
+        if not (np.isfinite([Kp, Kd]).all() and Kp >= 0 and Kd >= 0):
+            raise ValueError(f"baumgarte gains must be finite and non-negative, got {baumgarte!r}")
+        mu = float(damping) if isinstance(damping, (int, float, np.floating, np.integer)) else np.nan
+        if not (np.isfinite(mu) and mu >= 0):
+            raise ValueError(f"damping must be a finite non-negative number, got {damping!r}")
+        spec, m = [len(items), 0, Kp, Kd, mu], 0
+        for c in items:
+            F = self.engine.frames.array(c.frame, "local")
+            if F[0] < 0:
+                raise ValueError(f"frame {c.frame!r} is fixed to the world: it cannot be a contact")
+            rows = KINDS[c.kind]
+            target = np.zeros(12)
+            if c.target is not None:
+                t = np.array(c.target)
+                target = np.concatenate([np.eye(3).ravel(), t]) if rows == 3 else \
+                    np.concatenate([t.reshape(4, 4)[:3, :3].ravel(), t.reshape(4, 4)[:3, 3]])
+            spec += [F[0], rows, m, REFERENCES[c.reference], *F[2:14], float(c.target is not None), *target]
+            m += rows
+        spec[1] = m
+        spec = np.array(spec, dtype=float)
+        if self.arrays[0].shape[2] < m:             # room for m rows; the C Call (which holds the old arrays) anew
+            self.arrays = (np.zeros((self.engine.nbodies, 6, m)), np.zeros((m, m + _contacts.EXTRA)))
+            calls = self.calls()
+            if calls is not None:
+                calls.forget(self.row.name)
+        try:
+            self.specs[contacts, baumgarte, damping] = spec, m, items
+        except TypeError:                           # unhashable: checked again at every call
+            pass
+        return spec, m, items
+
+    def solve(self, q, v, tau, contacts, baumgarte, damping, out):
+        """(a, forces) of Robot.constrained_dynamics."""
+        spec, m, items, key = self.spec(contacts, baumgarte, damping)
+        e, vs = self.engine, self.engine.v_shape
+        if e.coupled:
+            return self.coupled(q, v, tau, spec, m, items, out)
+        if out is not None and not (type(out) is tuple and len(out) == 2 and fits(out[0], vs)
+                                    and fits(out[1], (m,))):
+            self.check(out, np.shape(q)[:-1], m)
+        if (type(q) is _ND and q.dtype is _F64 and q.shape == e.q_shape and type(v) is _ND and v.dtype is _F64
+                and v.shape == vs and type(tau) is _ND and tau.dtype is _F64 and tau.shape == vs):
+            calls = self.calls()
+            call = None if calls is None else calls.get(self.row.name)
+            if (call is not None and call is not self and type(baumgarte) is tuple and baumgarte == (0.0, 0.0)
+                    and type(damping) in (int, float) and damping == 0.0):
+                call.remember(key, spec, m)         # the C Call computes this set from now on
+            outs = list(out) if out is not None else [_empty(vs), _empty(m)]
+            status = self.kernel(e.bodies, e.work, *self.arrays, e.gravity, q, v, tau, spec, *outs)
+            if status == ERR_OVERLAP:               # extents overlap: refused if memory is shared, else apart
+                refuse_shared(("q", "v", "tau"), (q, v, tau), outs, self.names)
+                fresh = [_empty(vs), _empty(m)]
+                status = self.kernel(e.bodies, e.work, *self.arrays, e.gravity, q, v, tau, spec, *fresh)
+                outs[0][...], outs[1][...] = fresh
+            if status:
+                raise e.error(status, self.row, (q, v, tau, spec))
+            return out if out is not None else tuple(outs)
+        Q, V, T, batch = e.batch(False, q=q, v=v, tau=tau)
+        B = Q.shape[0]
+        results = (_empty(batch + vs), _empty(batch + (m,))) if out is None else self.check(out, batch, m)
+        targets = [merged_batch(x, len(batch), B) for x in results]
+        if any(x is None for x in targets):         # views whose batch dimensions do not merge: computed apart
+            if out is not None:
+                refuse_shared(("q", "v", "tau"), (Q, V, T), results, self.names)
+            targets = [_empty((B,) + x.shape[len(batch):]) for x in results]
+        specs = np.lib.stride_tricks.as_strided(spec, (B, spec.shape[0]), (0, spec.strides[0]))
+        status = e.run_batch(self.row, self.arrays, (Q, V, T, specs), targets)
+        if status.any() and status[0] == ERR_OVERLAP:   # extents overlap: refused if memory is shared, else apart
+            refuse_shared(("q", "v", "tau"), (Q, V, T), results, self.names)
+            targets = [_empty((B,) + x.shape[len(batch):]) for x in results]
+            status = e.run_batch(self.row, self.arrays, (Q, V, T, specs), targets)
+        if status.any():
+            i = np.flatnonzero(status)[0]
+            raise e.error(status[i], self.row, (Q[i], V[i], T[i], spec))
+        for x, y in zip(results, targets):
+            if not np.may_share_memory(x, y):
+                x[...] = y.reshape(x.shape)
+        return results if out is None else out
+
+    def check(self, out, batch, m):
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise ValueError(f"out must be a tuple of 2 arrays (a, forces), got {type(out).__name__}")
+        return (checked_out(out[0], batch + self.engine.v_shape, "out[0]"),
+                checked_out(out[1], batch + (m,), "out[1]"))
+
+    def coupled(self, q, v, tau, spec, m, items, out):
+        """The KKT system of contacts.py written densely, through a Cholesky factor of M (joints coupled by mimics:
+        no innovations), the rows and Jdot v from the frame rows, e from the frames' placements."""
+        from scipy.linalg import cho_factor, cho_solve
+        from scipy.spatial.transform import Rotation
+        e, calls = self.engine, self.calls()
+        nv = e.nv
+        Q, V, T, batch = e.batch(q=q, v=v, tau=tau)
+        results = (_empty(batch + e.v_shape), _empty(batch + (m,))) if out is None else self.check(out, batch, m)
+        refuse_shared(("q", "v", "tau"), (q, v, tau), results, ["out[0]", "out[1]"])
+        Kp, Kd, mu = spec[2:5]
+        A, F = results[0].reshape(-1, nv), results[1].reshape(-1, m)
+        for i, (qi, vi, ti) in enumerate(zip(Q, V, T)):
+            d = calls["_dynamics"](qi, vi, None)
+            J, gamma = [], []
+            for c in items:
+                rows = KINDS[c.kind]
+                Jc = calls["_frame_jacobian"](qi, c.frame, c.reference, None)[:rows]
+                err = np.zeros(rows)
+                if c.target is not None:
+                    Tf, target = calls["_frame_placement"](qi, c.frame, "local", None), np.array(c.target)
+                    if rows == 3:
+                        err = Tf[:3, 3] - target
+                    else:
+                        target = target.reshape(4, 4)
+                        err = np.concatenate([Tf[:3, 3] - target[:3, 3],
+                                              Rotation.from_matrix(Tf[:3, :3] @ target[:3, :3].T).as_rotvec()])
+                    if c.reference == "local":
+                        err = np.concatenate([Tf[:3, :3].T @ err[:3], Tf[:3, :3].T @ err[3:]])
+                J.append(Jc)
+                bias = calls["_frame_acceleration_bias"](qi, vi, c.frame, c.reference, None)[:rows]
+                gamma.append(bias + Kp * err + Kd * Jc @ vi)
+            J, gamma = np.vstack(J), np.concatenate(gamma)
+            try:
+                factor = cho_factor(d.M)
+            except np.linalg.LinAlgError:
+                raise e.error(ERR_SINGULAR, ROWS["forward_dynamics"]) from None
+            a0 = cho_solve(factor, ti - d.C @ vi - d.g)
+            MJt = cho_solve(factor, J.T)
+            delassus = J @ MJt + mu * np.eye(m)
+            try:
+                U = np.linalg.cholesky(delassus) if np.isfinite(delassus).all() else None
+            except np.linalg.LinAlgError:
+                U = None
+            if U is None or not (np.diag(U) ** 2 > 1e-12 * np.abs(np.diag(delassus)).max()).all():
+                raise e.error(_contacts.ERR_REDUNDANT, self.row)
+            F[i] = finite(-cho_solve((U, True), J @ a0 + gamma), "constrained_dynamics", "tau")
+            A[i] = finite(a0 + MJt @ F[i], "constrained_dynamics", "tau")
+        if not np.may_share_memory(A, results[0]):
+            results[0][...] = A.reshape(results[0].shape)
+            results[1][...] = F.reshape(results[1].shape)
+        return results if out is None else out
