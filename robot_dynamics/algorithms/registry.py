@@ -3,7 +3,7 @@
 From a row, robot.py derives the method -- its single-state fast path straight into the kernel's C entry point
 (compiled.fast_kernel: the kernel and its result checks; overlapping outputs are refused before), the same path
 for the methods written in Python (CHECKED: the kernel within all its checks), its batch path through the compiled
-parallel loop (compiled.batch_loop), its `out=` checks and its error messages -- and test/test_in_place.py the list
+parallel loop (compiled.batch_loop), its `out=` checks and its error messages -- and test/api/test_in_place.py the list
 of methods it checks.  Adding a quantity is one algorithm module (its kernel:
 kernel(bodies, work, *arrays, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*) plus one row
 here.  A per-body quantity an algorithm keeps goes into its module's WORK fields; an array sized by the robot
