@@ -2,7 +2,7 @@
 
     python benchmarks/accuracy.py [--states 20]
 
-The same comparisons as test/test_pinocchio.py (which asserts 1e-9), reported as figures; relative error is
+The same comparisons as test/kernels/test_pinocchio.py (which asserts 1e-9), reported as figures; relative error is
 max |ours - Pinocchio| / max |Pinocchio| per evaluation.  Also counts the example-robot-data URDFs that load.
 """
 import argparse
@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "kernels"))     # test_pinocchio, ...
 import robot_dynamics as rd  # noqa: E402
 from oracle import PinocchioTwin, erd_path, erd_urdfs, relative_error  # noqa: E402
 from test_pinocchio import ROBOTS  # noqa: E402

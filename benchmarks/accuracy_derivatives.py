@@ -2,7 +2,7 @@
 
     python benchmarks/accuracy_derivatives.py [--states 3] [--trees 12]
 
-The routes of test/test_dynamics_derivatives.py, test_state_derivatives.py and test_time_derivatives.py (which
+The routes of test/kernels/test_dynamics_derivatives.py, test_state_derivatives.py and test_time_derivatives.py (which
 assert them), reported as the worst error: Pinocchio on the real robots of test_pinocchio.py, fixed and floating
 base; identities between separately computed results; central differences (h = 1e-5) of our own M, C, g, J_com,
 Y, inverse and forward dynamics along integrate, on seeded random trees with every joint type (test_identities'
@@ -17,6 +17,7 @@ import numpy as np
 import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "kernels"))     # test_pinocchio, ...
 import robot_dynamics as rd  # noqa: E402
 from oracle import relative_error  # noqa: E402
 from test_dynamics_derivatives import euler_step_differences  # noqa: E402

@@ -2,11 +2,11 @@
 
     python benchmarks/identities.py [--trees 20]
 
-The identities test/test_innovations.py, test_diagonalized.py, test_global_factorization.py and test_christoffel.py
-assert, reported as the worst error over seeded random trees (every joint type, every body massive, fixed and
-floating base, gravity in a random direction) and the real robots of test_pinocchio.py.  Relative error:
-max |x - y| / max |y|; for a quantity that must vanish, |x| over the scale of its terms.  Gamma is compared with
-central differences of M (step 1e-6), so its figure is the differences' error, not Gamma's.
+The identities test/kernels/test_innovations.py, test_diagonalized.py, test_global_factorization.py and
+test_christoffel.py assert, reported as the worst error over seeded random trees (every joint type, every body
+massive, fixed and floating base, gravity in a random direction) and the real robots of test_pinocchio.py.
+Relative error: max |x - y| / max |y|; for a quantity that must vanish, |x| over the scale of its terms.  Gamma is
+compared with central differences of M (step 1e-6), so its figure is the differences' error, not Gamma's.
 """
 import argparse
 import sys
@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "kernels"))     # test_pinocchio, ...
 import robot_dynamics as rd  # noqa: E402
 from oracle import erd_path, relative_error  # noqa: E402
 from random_urdf import random_urdf  # noqa: E402

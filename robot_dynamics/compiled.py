@@ -182,7 +182,7 @@ def batch_layout(nbodies, per_thread, constants, per_state):
 # ---- the checks around every kernel -----------------------------------------------------------------------------
 # A state whose entries all lie within SAFE_MAGNITUDE cannot make a bounded output overflow for a model within
 # urdf.MAX_MAGNITUDE (and parameters within model.MAX_PARAMETER): such outputs grow polynomially with the state
-# and the model's numbers and stay far below float64's 1.8e308 there (test_reliability evaluates every quantity
+# and the model's numbers and stay far below float64's 1.8e308 there (test_finite_numbers evaluates every quantity
 # of a model at the bounds).  An output that divides by a quantity of the state (M^-1, an articulated inertia,
 # the total mass) is unbounded: checked always.
 SAFE_MAGNITUDE = 1e6

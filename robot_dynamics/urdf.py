@@ -40,7 +40,7 @@ INERTIA_FLOOR_LENGTH = 1e-6
 
 # Bounds of what a URDF may describe.  Every number read (masses in kg, lengths in m, inertias in kg m^2, angles,
 # mimic multipliers and offsets) has |x| <= MAX_MAGNITUDE: with these, and at most MAX_LINKS links and MAX_JOINTS
-# joints, no quantity of the model overflows float64 (test_reliability checks a model at the bounds), while 1e12
+# joints, no quantity of the model overflows float64 (test_finite_numbers checks a model at the bounds), while 1e12
 # kg or m is far beyond any machine.  The counts bound the memory and time of a load (linear in the links).
 MAX_MAGNITUDE = 1e12
 MAX_LINKS = MAX_JOINTS = 100_000

@@ -156,7 +156,7 @@ def star(n):
 def tree_urdf(n_links: int, shape: str = "chain") -> str:
     """A large URDF of n_links links as an exporter writes them (inertial, visual and collision geometry, joint
     limits and dynamics): link k >= 1 hangs by a revolute joint from link k-1 ("chain") or from link 0 ("star").
-    For load time and memory against size (test_reliability, benchmarks/bench_loading.py)."""
+    For load time and memory against size (test_scaling, benchmarks/bench_loading.py)."""
     if shape not in ("chain", "star"):
         raise ValueError(f"shape must be 'chain' or 'star', got {shape!r}")
     inertial = ('<inertial><origin xyz="0 0 0.05" rpy="0 0 0"/><mass value="1.25"/>'

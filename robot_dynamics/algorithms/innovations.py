@@ -28,7 +28,7 @@ with the inward pass (P packed as its upper triangle, a 1-DoF joint on scalars),
 through P^-1 (floating_root), and F_k, A_k kept in BV's row of k's depth (bodies of one depth own disjoint
 columns), so that they stay in cache.  M^-1 x for one x is the same two passes on one vector: O(n) per right-hand
 side once P, D and G are formed.
-reference.py has none of this: test/test_innovations.py checks it against np.linalg and Pinocchio.
+reference.py has none of this: test/kernels/test_innovations.py checks it against np.linalg and Pinocchio.
 """
 import numpy as np
 from numba import njit

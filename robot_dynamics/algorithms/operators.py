@@ -15,7 +15,7 @@ written out on scalars so that nothing allocates.  Twists and wrenches are [line
     -(adj(s).T @ L + L @ adj(s)), L = spatial_inertia(pi)   spatial_inertia(inertia_rate(pi, s, out))
     I_p += ad_inv(R, p).T @ I @ ad_inv(R, p)           add_transformed_inertia(R, p, I, I_p)
 
-test/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  The helpers that
+test/kernels/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  The helpers that
 touch arrays are inlined into their callers (inline="always": a numba call that is not inlined reference-counts
 each array argument); cross, on scalars alone, is called (`scalar`): LLVM inlines it all the same, and numba does
 not copy and retype its code at each of its ~60 call sites (-1 s of the cold start-up that benchmarks/startup.py

@@ -6,7 +6,8 @@ protocol: one state in C straight into the kernel's C entry point (compiled.fast
 checks), strided views through CHECKED (the kernel within all its checks), batches through the one compiled
 parallel loop (compiled.batch_loop), `out=` checks and error messages.  Adding a quantity is one algorithm module
 (its kernel: kernel(bodies, work, *arrays, [gravity,] *inputs, *outputs) -> status, see kinematics.ERR_*), one row
-here and one method in robot.py.  A per-body quantity an algorithm keeps goes into its module's WORK fields; an array sized by the robot
+here and one method in robot.py (test/api/test_in_place.py lists the methods it checks from the rows).  A
+per-body quantity an algorithm keeps goes into its module's WORK fields; an array sized by the robot
 (an (nv, nv) factor, say) is one of workspace.ARRAYS, named by the row.
 
 Shapes are tuples of ints and the names "nq", "nv", "nb" (bodies) and "ny" (10 nb); an output of shape () is a

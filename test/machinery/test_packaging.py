@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGE_FILES = ("package.xml", "setup.py", "setup.cfg", "resource", "robot_dynamics", "urdf", "launch_scripts")
 # Python requirements (setup.py install_requires) -> their rosdep keys
 ROSDEP_KEYS = {"numpy": "python3-numpy", "scipy": "python3-scipy", "lxml": "python3-lxml", "numba": "python3-numba",

@@ -24,7 +24,7 @@ import pytest
 
 import rclpy  # noqa: E402,F401  (without the ros extra these tests fail rather than skip)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ros_helpers import (URDF_DIR, DescriptionPublisher, NodeProcess, claim_ros_domain, eventually,  # noqa: E402
                          expected_outputs, joint_state, random_state, stamp)

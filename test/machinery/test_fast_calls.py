@@ -7,6 +7,12 @@ kernel, whose arguments (pointers, shapes, strides) are assembled independently.
 cfunc, another compilation of the kernel (LLVM may inline and contract products into FMAs differently): the two
 agree to round-off, ROUNDOFF as the single state and the batch loop do (test_identities); every call of one
 route gives the same bits.
+
+These tests check plumbing, not mathematics: the C calling path (which Call is installed when, the layouts --
+pointers, shapes, strides -- it passes for inputs and outs of any strides, an out that is also an input, the
+errors handed to the Python method) and that the routes agree: bit for bit along one route, to round-off
+between the C and the Python route.  Whether a kernel's numbers are right is for the kernels' own tests
+(test/kernels: against Pinocchio and identities); a kernel wrong in both routes alike passes here.
 """
 import gc
 import os

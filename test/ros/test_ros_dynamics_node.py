@@ -17,7 +17,7 @@ import pytest
 
 import rclpy  # noqa: E402,F401  (without the ros extra these tests fail rather than skip: the test command installs it)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))   # ros_helpers, whatever pytest's import mode
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # ros_helpers, whatever pytest's import mode
 
 from ros_helpers import (URDF_DIR, NodeProcess, claim_ros_domain, expected_outputs,  # noqa: E402
                          eventually, joint_state, odometry, random_state, reference, stamp)

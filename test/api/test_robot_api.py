@@ -44,11 +44,6 @@ def test_xml_string_equals_path():
     np.testing.assert_array_equal(a.mass_matrix(q), b.mass_matrix(q))
 
 
-@pytest.fixture(scope="module")
-def quadruped():
-    return rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
-
-
 def test_floating_base_conventions(quadruped):
     """nq = nv + 1; moving the base by a world offset changes nothing but the CoM; gravity on the base is m g."""
     robot = quadruped

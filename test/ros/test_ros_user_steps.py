@@ -21,7 +21,7 @@ import pytest
 
 import rclpy  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ros_helpers import (URDF_DIR, Probe, claim_ros_domain, expected_outputs,  # noqa: E402
                          eventually, joint_state, odometry, random_state)

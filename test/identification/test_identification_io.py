@@ -257,7 +257,11 @@ def test_demo_from_the_true_parameters_tracks_better_from_the_start(tmp_path, ca
     """``robot-dynamics demo --initial-parameters`` with a file of the simulated arm's true parameters (arm7 and its
     payload): the first second's tracking error is far below the run from the demo's 20-50 % wrong guess, and
     the estimate starts at the truth; a file of another robot is a one-line error."""
+    import sys
+    from pathlib import Path
+
     from robot_dynamics import demo
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "control"))     # test_demo, whatever ran before
     from test_demo import figures
 
     truth = demo.make_scenario(2.0, 1000.0).truth

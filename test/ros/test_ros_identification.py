@@ -15,7 +15,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="ROS 2 is not installed (pip install '.[ros]')")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))   # ros_helpers, whatever pytest's import mode
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # ros_helpers, whatever pytest's import mode
 
 from ros_helpers import URDF_DIR, claim_ros_domain, joint_state  # noqa: E402
 

@@ -7,7 +7,7 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics.controllers import Simulator, payload_parameters, with_payload
 
-URDF = pathlib.Path(__file__).resolve().parents[1] / "urdf"
+URDF = pathlib.Path(__file__).resolve().parents[2] / "urdf"
 CASES = [("arm7.urdf", False), ("torso_two_arm.urdf", False), ("quadruped.urdf", True)]
 
 

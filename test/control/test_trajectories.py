@@ -8,11 +8,6 @@ FD_STEP = 1e-6
 FD_TOL = 1e-7          # central differences of smooth polynomials and sines: error ~ h^2 |q'''| + eps / h ~ 1e-10
 
 
-@pytest.fixture
-def rng():
-    return np.random.default_rng(7)
-
-
 def random_points(rng, N=5, n=3):
     times = np.cumsum(rng.uniform(0.3, 1.0, N)) - 0.2
     return times, rng.normal(size=(N, n)), rng.normal(size=(N, n)), rng.normal(size=(N, n))

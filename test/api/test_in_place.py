@@ -10,12 +10,12 @@ import pytest
 import robot_dynamics as rd
 from oracle import erd_path
 from robot_dynamics.algorithms.registry import QUANTITIES
-from robot_dynamics.bundled import bundled_urdf
 
 
 @pytest.fixture(scope="module")
-def robot():
-    return rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
+def robot(quadruped):
+    """conftest.py's quadruped (floating base), loaded for this module."""
+    return quadruped
 
 
 def methods(robot):

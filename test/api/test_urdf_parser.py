@@ -16,7 +16,7 @@ from oracle import erd_robots_dir, erd_urdfs
 from random_urdf import ALL_JOINT_TYPES, random_urdf
 from robot_dynamics.urdf import URDFError, URDFWarning, parse_urdf
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 # {'<package>/<file>.urdf': path} for every URDF of example-robot-data

@@ -10,7 +10,7 @@ from robot_dynamics.controllers import (ComputedTorque, InertiaMetric, Simulator
                                         excitation_gain, gain_matrix, parameters_from_pseudo_inertia,
                                         pseudo_inertia)
 
-URDF = pathlib.Path(__file__).resolve().parents[1] / "urdf"
+URDF = pathlib.Path(__file__).resolve().parents[2] / "urdf"
 
 
 def load(name, floating_base=False):

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys, numpy as np, robot_dynamics as rd
 assert rd.__file__.startswith(sys.argv[1]), rd.__file__

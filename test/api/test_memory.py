@@ -8,14 +8,13 @@ import gc
 import numpy as np
 import pytest
 
-import robot_dynamics as rd
-from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.memory import MIN_BYTES, PER_SIZE, ResultPool
 
 
 @pytest.fixture(scope="module")
-def robot():
-    return rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
+def robot(quadruped):
+    """conftest.py's quadruped (floating base), loaded for this module."""
+    return quadruped
 
 
 def batch(robot, seed, n=160):

@@ -1,16 +1,10 @@
 """The spatial layer's operators (paper 002, appendix) against their defining identities."""
 import numpy as np
-import pytest
 
 from robot_dynamics.spatial import (ad_inv, adj, momentum_matrix, parameters_from_inertial, quaternion_rotation,
                                     rotation_quaternion, rpy_rotation, skew, spatial_inertia, transform_parameters)
 
 EXACT = 1e-12
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(7)
 
 
 def random_parameters(rng):

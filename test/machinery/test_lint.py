@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-REPO = Path(__file__).resolve().parents[1]
-ROS_PYTHON = ["robot_dynamics/ros", "launch_scripts", "setup.py", "test/ros_helpers.py", "test/test_lint.py",
-              "test/test_packaging.py", *sorted(str(p.relative_to(REPO)) for p in REPO.glob("test/test_ros_*.py")),
+REPO = Path(__file__).resolve().parents[2]
+ROS_PYTHON = ["robot_dynamics/ros", "launch_scripts", "setup.py", "test/ros_helpers.py", "test/machinery/test_lint.py",
+              "test/machinery/test_packaging.py", *sorted(str(p.relative_to(REPO)) for p in REPO.glob("test/ros/*.py")),
               *sorted(str(p.relative_to(REPO)) for p in REPO.glob("benchmarks/bench_ros_*.py"))]
 
 

@@ -74,7 +74,7 @@ def test_ros_demo_prints_the_in_process_figures(in_process, tmp_path):
     """``python -m robot_dynamics.demo --duration 3`` over ROS 2 as a user runs it: the same closed loop, so the
     same figures as in process, and a PNG of its own."""
     pytest.importorskip("rclpy", reason="ROS 2 is not installed (pip install '.[ros]')")
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from ros_helpers import claim_ros_domain
 
     claim_ros_domain()                                   # this process's private domain, inherited by the demo's
@@ -97,7 +97,7 @@ def test_ros_demo_starts_from_initial_parameters(tmp_path):
     figures of the same run in process (which tracks far better from the start than from the demo's guess:
     test_identification_io)."""
     pytest.importorskip("rclpy", reason="ROS 2 is not installed (pip install '.[ros]')")
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from ros_helpers import claim_ros_domain
 
     from robot_dynamics.identification import save_parameters
