@@ -1,18 +1,19 @@
-/* robot_dynamics._fastcall: a Robot method's call for one state, from Python straight into its compiled kernel.
+/* robot_dynamics._fastcall: a quantity's call for one state, from Python straight into its compiled kernel.
  *
- * A Robot method written in Python costs ~0.6 us before its kernel starts (argument checks, attribute look-ups,
- * allocating the result) and numba's entry into the kernel ~0.15 us more (a reference-counted view per array): as
- * long as Pinocchio's whole call on a small robot.  A Call does that work in C: it checks the state arguments
- * (exact float64 ndarrays of the robot's sizes, C-contiguous, aligned) and `out` (no out may overlap an input or
- * another out), allocates the results, and calls the kernel's C entry point (compiled.fast_kernel: a numba cfunc
- * around the kernel with its result checks) with the data pointers and shapes.  Anything else -- a batch, a list,
- * a strided view, another dtype, an unknown keyword, an overlapping out, a kernel that reports an error -- goes to
- * the method written in Python (`function`), which computes it or raises the error naming the culprit, as it did
- * before this module existed: a Call never decides anything on its own.
+ * A route written in Python costs ~0.6 us before its kernel starts (argument checks, attribute look-ups,
+ * allocating the result) and numba's entry into the kernel ~0.15 us more: as long as Pinocchio's whole call on a
+ * small robot.  A Call does that work in C, knowing nothing of what it computes: arrays in, arrays out.  It checks
+ * the state arguments (exact float64 ndarrays of the sizes it was given, C-contiguous, aligned) and `out` (no out
+ * may overlap an input or another out), takes the constant input its key arguments select (a nested table of
+ * arrays, or the one remembered for a sequence of the very same elements), allocates the results, and calls the
+ * kernel's C entry point (compiled.fast_kernel: a numba cfunc around the kernel with its result checks) with the
+ * data pointers and shapes.  Anything else -- a batch, a list, a strided view, another dtype, a keyword other than
+ * out, an unknown key, an overlapping `out`, a kernel that reports an error -- goes to the route written in Python
+ * (`function`), which computes it or raises the error naming the culprit: a Call never decides anything on its own.
  *
- * robot.py installs a Call as an instance attribute of the Robot under the method's name (compiled.install), after
- * the method's first single-state call; the Call holds the robot only weakly (no reference cycle) and the arrays
- * its kernel reads (bodies, workspace, per-robot arrays, gravity) strongly.
+ * dispatch.Calls makes a Call the entry of a registry row at its first use; the Call holds its Python route only
+ * weakly (no reference cycle) and the arrays its kernel reads (bodies, workspace, per-robot arrays, gravity)
+ * strongly.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -38,19 +39,16 @@ typedef struct {
     vectorcallfunc vectorcall;
     kernel_t kernel;
     PyObject *fixed;            /* tuple (bodies, work, *arrays, [gravity]): kept alive for the kernel */
-    PyObject *function;         /* the method written in Python, called as function(robot, *args, **kwargs) */
-    PyObject *owner;            /* weak reference to the robot */
-    PyObject *frames;           /* {frame: (its array in "local", in "world", in "local_world_aligned")} for a
-                                   frame method, else NULL */
-    int references;             /* a frame method takes reference= (else its frame is taken in "local") */
+    PyObject *function;         /* the route written in Python, called as function(owner, *args, **kwargs) */
+    PyObject *owner;            /* weak reference to its owner (dispatch.Quantity) */
+    int keys;                   /* how many arguments after the state select the constant input (0: none) */
+    PyObject *table;            /* NULL, or nested dicts: table[key_1]...[key_keys] is the constant input */
+    PyObject *last_key;         /* NULL, or the tuple of the remembered key's elements (`remember`) */
+    PyObject *last_constant;    /* the constant input of the remembered key */
     PyObject *result_type;      /* NULL, or a class: the results returned as result_type(*results), and an `out`
                                    of that class exactly, whose attributes `fields` receive them (any further
                                    field must be None) */
     PyObject *fields;           /* tuple of str */
-    PyObject *extended;         /* NULL, or the Call that takes more inputs (dynamics with the regressor's) */
-    int contacts;               /* a contact set follows the inputs (constrained_dynamics): the one `remember`ed */
-    PyObject *last_key;         /* NULL, or the tuple of the remembered set's elements */
-    PyObject *last_spec;        /* its spec array (algorithms/contacts.py), the kernel's argument after the inputs */
     int n_inputs;
     npy_intp input_size[MAX_INPUTS];
     int n_outputs;
@@ -64,22 +62,7 @@ typedef struct {
 } Call;
 
 static PyArray_Descr *float64;
-static PyObject *str_out, *str_reference, *str_references[3];   /* "local", "world", "local_world_aligned" */
-
-static int reference_index(PyObject *reference)
-{
-    /* the index of a reference's name in str_references (an interned literal is the same object), else -1 */
-    if (reference == NULL)
-        return 0;                                                   /* the default: "local" */
-    for (int i = 0; i < 3; i++)
-        if (reference == str_references[i])
-            return i;
-    if (PyUnicode_Check(reference))
-        for (int i = 0; i < 3; i++)
-            if (PyUnicode_Compare(reference, str_references[i]) == 0)
-                return i;
-    return -1;
-}
+static PyObject *str_out;
 
 static int matches(PyObject *x, int ndim, const npy_intp *shape, int writeable)
 {
@@ -97,6 +80,13 @@ static int matches(PyObject *x, int ndim, const npy_intp *shape, int writeable)
         if (PyArray_DIM(a, i) != shape[i])
             return 0;
     return 1;
+}
+
+static int usable(PyObject *x)
+{
+    /* x can be a constant input: an exact float64 ndarray, C-contiguous and aligned, of any shape */
+    return PyArray_CheckExact(x) && PyArray_DESCR((PyArrayObject *)x) == float64
+        && PyArray_ISALIGNED((PyArrayObject *)x) && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)x);
 }
 
 /* [*lo, *hi): the bytes the elements of array a may occupy (np.may_share_memory's bounds); lo = hi when a has no
@@ -144,7 +134,7 @@ static void add_array(PyArrayObject *a, void **pointers, int *p, i64 *dims, int 
 
 static int same_elements(PyObject *key, PyObject *x)
 {
-    /* x is a tuple or list of the very objects of the tuple key (Contacts are frozen, names are str) */
+    /* x is a tuple or list of the very objects of the tuple key */
     if (key == NULL || !(PyTuple_CheckExact(x) || PyList_CheckExact(x)) || Py_SIZE(x) != PyTuple_GET_SIZE(key))
         return 0;
     PyObject **items = PyTuple_CheckExact(x) ? ((PyTupleObject *)x)->ob_item : ((PyListObject *)x)->ob_item;
@@ -154,13 +144,33 @@ static int same_elements(PyObject *key, PyObject *x)
     return 1;
 }
 
+static PyObject *constant_of(Call *self, PyObject *const *keys)
+{
+    /* The constant input the key arguments select (borrowed), or NULL, no error set: the table's entry -- a dict
+       look-up per key, whose str hashes are cached -- else, for one key, the remembered constant when the key is a
+       tuple or list of the remembered elements (a key that cannot be hashed, such as a list). */
+    if (self->table != NULL) {
+        PyObject *x = self->table;
+        for (int i = 0; x != NULL && i < self->keys; i++) {
+            x = PyDict_CheckExact(x) ? PyDict_GetItemWithError(x, keys[i]) : NULL;
+            if (x == NULL && PyErr_Occurred())
+                PyErr_Clear();                                      /* an unhashable key, say */
+        }
+        if (x != NULL)
+            return usable(x) ? x : NULL;
+    }
+    if (self->keys == 1 && same_elements(self->last_key, keys[0]))
+        return self->last_constant;
+    return NULL;
+}
+
 static PyObject *fall_back(Call *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    PyObject *robot = PyWeakref_GetObject(self->owner);          /* borrowed */
-    if (robot == NULL)
+    PyObject *owner = PyWeakref_GetObject(self->owner);          /* borrowed */
+    if (owner == NULL)
         return NULL;
-    if (robot == Py_None) {
-        PyErr_SetString(PyExc_ReferenceError, "the Robot of this method no longer exists");
+    if (owner == Py_None) {
+        PyErr_SetString(PyExc_ReferenceError, "the Robot of this quantity no longer exists");
         return NULL;
     }
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
@@ -170,11 +180,11 @@ static PyObject *fall_back(Call *self, PyObject *const *args, size_t nargsf, PyO
         if (all == NULL)
             return PyErr_NoMemory();
     }
-    Py_INCREF(robot);
-    all[0] = robot;
+    Py_INCREF(owner);
+    all[0] = owner;
     memcpy(all + 1, args, (nargs + nkw) * sizeof(PyObject *));
     PyObject *result = PyObject_Vectorcall(self->function, all, nargs + 1, kwnames);
-    Py_DECREF(robot);
+    Py_DECREF(owner);
     if (all != small)
         PyMem_Free(all);
     return result;
@@ -183,38 +193,25 @@ static PyObject *fall_back(Call *self, PyObject *const *args, size_t nargsf, PyO
 static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    int n = self->n_inputs, framed = self->frames != NULL || self->contacts;
-    int references = self->frames != NULL && self->references;
-    PyObject *out = NULL, *reference = NULL, *frame = NULL, *x;
+    int n = self->n_inputs, k = self->keys;
+    PyObject *out = NULL, *x;
 
-    /* the signature: (*inputs, out=None) or, for a frame, (*inputs, frame, reference="local", out=None) or
-       (*inputs, frame, out=None) */
-    if (self->extended != NULL && nargs == ((Call *)self->extended)->n_inputs)
-        return ((Call *)self->extended)->vectorcall(self->extended, args, nargsf, kwnames);
-    if (nargs < n + framed || nargs > n + framed + references + 1)
+    /* the signature: (*inputs, *keys, out=None) */
+    if (nargs < n + k || nargs > n + k + 1)
         return fall_back(self, args, nargsf, kwnames);
-    if (framed) {
-        frame = args[n];
-        if (references && nargs > n + 1)
-            reference = args[n + 1];
-        if (nargs > n + 1 + references)
-            out = args[n + 1 + references];
-    }
-    else if (nargs > n)
-        out = args[n];
+    if (nargs > n + k)
+        out = args[n + k];
     for (Py_ssize_t i = 0; i < nkw; i++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, i);
         if (out == NULL && (key == str_out || PyUnicode_Compare(key, str_out) == 0))
             out = args[nargs + i];
-        else if (references && reference == NULL && (key == str_reference || PyUnicode_Compare(key, str_reference) == 0))
-            reference = args[nargs + i];
         else
             return fall_back(self, args, nargsf, kwnames);       /* unknown or repeated: Python's own error */
     }
 
     void *pointers[MAX_ARRAYS];
     i64 dims[MAX_DIMS];
-    PyArrayObject *given[MAX_ARRAYS];      /* the inputs (the frame's array or contact spec last), then the outputs */
+    PyArrayObject *given[MAX_ARRAYS];      /* the inputs (the constant input last), then the outputs */
     int p = self->n_fixed, d = self->n_fixed_dims, n_given = 0;
     memcpy(pointers, self->fixed_pointers, p * sizeof(void *));
     memcpy(dims, self->fixed_dims, d * sizeof(i64));
@@ -224,31 +221,12 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
         add_array((PyArrayObject *)args[i], pointers, &p, dims, &d);
         given[n_given++] = (PyArrayObject *)args[i];
     }
-    if (self->contacts) {                   /* (*inputs, contacts, out=None): baumgarte, damping go to Python */
-        if (nargs > n + 1 || !same_elements(self->last_key, frame)
-            || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)self->last_spec))
+    if (k > 0) {
+        x = constant_of(self, args + n);
+        if (x == NULL)                                              /* an unknown key: the route says so */
             return fall_back(self, args, nargsf, kwnames);
-        add_array((PyArrayObject *)self->last_spec, pointers, &p, dims, &d);
-        given[n_given++] = (PyArrayObject *)self->last_spec;
-    }
-    else if (framed) {
-        int r = reference_index(reference);
-        if (r < 0)                                                  /* not a reference: the method says so */
-            return fall_back(self, args, nargsf, kwnames);
-        x = PyDict_GetItemWithError(self->frames, frame);         /* borrowed; a frame name is a str whose hash */
-        if (x == NULL) {                                            /* is cached: a dict look-up, no tuple made */
-            if (PyErr_Occurred())                                   /* an unhashable frame, say */
-                PyErr_Clear();
-            return fall_back(self, args, nargsf, kwnames);       /* an unknown frame: the close matches */
-        }
-        if (!PyTuple_CheckExact(x) || PyTuple_GET_SIZE(x) != 3 || !PyArray_CheckExact(PyTuple_GET_ITEM(x, r))) {
-            PyErr_SetString(PyExc_TypeError, "a Call's frames must map a frame to a tuple of its 3 arrays");
-            return NULL;
-        }
-        if (!PyArray_IS_C_CONTIGUOUS((PyArrayObject *)PyTuple_GET_ITEM(x, r)))
-            return fall_back(self, args, nargsf, kwnames);
-        add_array((PyArrayObject *)PyTuple_GET_ITEM(x, r), pointers, &p, dims, &d);
-        given[n_given++] = (PyArrayObject *)PyTuple_GET_ITEM(x, r);
+        add_array((PyArrayObject *)x, pointers, &p, dims, &d);
+        given[n_given++] = (PyArrayObject *)x;
     }
 
     PyObject *results[MAX_OUTPUTS];
@@ -257,8 +235,8 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
         for (int j = 0; j < self->n_outputs; j++) {
             results[j] = PyArray_SimpleNew(self->output_ndim[j], self->output_shape[j], NPY_DOUBLE);
             if (results[j] == NULL) {
-                for (int k = 0; k < j; k++)
-                    Py_DECREF(results[k]);
+                for (int m = 0; m < j; m++)
+                    Py_DECREF(results[m]);
                 return NULL;
             }
         }
@@ -296,7 +274,7 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
                 return fall_back(self, args, nargsf, kwnames);
             given[n_given + j] = (PyArrayObject *)results[j];
         }
-        if (any_overlap(given, n_given, n_given + self->n_outputs))     /* refused, or computed apart: the method */
+        if (any_overlap(given, n_given, n_given + self->n_outputs))     /* refused, or computed apart: Python */
             return fall_back(self, args, nargsf, kwnames);
     }
     for (int j = 0; j < self->n_outputs; j++)
@@ -305,17 +283,17 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
     PyArrayObject *bodies = (PyArrayObject *)PyTuple_GET_ITEM(self->fixed, 0);
     PyArrayObject *work = (PyArrayObject *)PyTuple_GET_ITEM(self->fixed, 1);
     i64 status = self->kernel(PyArray_DATA(bodies), PyArray_DATA(work), pointers, dims);
-    if (status != 0) {                                             /* the method says what went wrong */
+    if (status != 0) {                                             /* the route says what went wrong */
         if (allocated)
             for (int j = 0; j < self->n_outputs; j++)
                 Py_DECREF(results[j]);
         return fall_back(self, args, nargsf, kwnames);
     }
+    if (!allocated) {                                              /* out itself, as the routes return it */
+        Py_INCREF(out);
+        return out;
+    }
     if (self->result_type != NULL) {
-        if (!allocated) {
-            Py_INCREF(out);
-            return out;
-        }
         PyObject *value = PyObject_Vectorcall(self->result_type, results, self->n_outputs, NULL);
         for (int j = 0; j < self->n_outputs; j++)
             Py_DECREF(results[j]);
@@ -327,27 +305,16 @@ static PyObject *call(Call *self, PyObject *const *args, size_t nargsf, PyObject
         Py_DECREF(results[0]);
         return value;
     }
-    if (self->n_outputs == 1) {
-        if (!allocated)
-            Py_INCREF(results[0]);
+    if (self->n_outputs == 1)
         return results[0];
-    }
-    if (!allocated) {                                              /* the tuple `out` itself, as the methods */
-        Py_INCREF(out);
-        return out;
-    }
     PyObject *tuple = PyTuple_New(self->n_outputs);
     if (tuple == NULL) {
-        if (allocated)
-            for (int j = 0; j < self->n_outputs; j++)
-                Py_DECREF(results[j]);
+        for (int j = 0; j < self->n_outputs; j++)
+            Py_DECREF(results[j]);
         return NULL;
     }
-    for (int j = 0; j < self->n_outputs; j++) {
-        if (!allocated)
-            Py_INCREF(results[j]);
+    for (int j = 0; j < self->n_outputs; j++)
         PyTuple_SET_ITEM(tuple, j, results[j]);
-    }
     return tuple;
 }
 
@@ -366,43 +333,57 @@ static int shape_of(PyObject *shape, int *ndim, npy_intp *dims)
     return 0;
 }
 
+static int output_shapes(Call *self, PyObject *shapes)
+{
+    /* the outputs' shapes (a tuple of shapes, one per output); a single output of shape () is a scalar, which
+       the kernel writes as a 1-vector */
+    if (!PyTuple_Check(shapes) || PyTuple_GET_SIZE(shapes) < 1 || PyTuple_GET_SIZE(shapes) > MAX_OUTPUTS) {
+        PyErr_SetString(PyExc_ValueError, "output_shapes must be a tuple of 1 to 6 shapes");
+        return -1;
+    }
+    self->n_outputs = (int)PyTuple_GET_SIZE(shapes);
+    for (int j = 0; j < self->n_outputs; j++)
+        if (shape_of(PyTuple_GET_ITEM(shapes, j), &self->output_ndim[j], self->output_shape[j]) < 0)
+            return -1;
+    self->scalar = self->n_outputs == 1 && self->output_ndim[0] == 0;
+    if (self->scalar) {
+        self->output_ndim[0] = 1;
+        self->output_shape[0][0] = 1;
+    }
+    return 0;
+}
+
 static PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    /* Call(address, fixed, input_sizes, output_shapes, function, owner, frames=None, references=True,
-            result_type=None, fields=(), extended=None) */
-    static char *names[] = {"address", "fixed", "input_sizes", "output_shapes", "function", "owner", "frames",
-                            "references", "result_type", "fields", "extended", "contacts", NULL};
-    PyObject *address, *fixed, *sizes, *shapes, *function, *owner, *frames = Py_None, *result_type = Py_None;
-    PyObject *fields = NULL, *extended = Py_None;
-    int references = 1, contacts = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!O!OO|OpOO!Op", names, &address, &PyTuple_Type, &fixed,
-                                     &PyTuple_Type, &sizes, &PyTuple_Type, &shapes, &function, &owner, &frames,
-                                     &references, &result_type, &PyTuple_Type, &fields, &extended, &contacts))
+    /* Call(address, fixed, input_sizes, output_shapes, function, owner, keys=0, table=None, result_type=None,
+            fields=()) */
+    static char *names[] = {"address", "fixed", "input_sizes", "output_shapes", "function", "owner", "keys",
+                            "table", "result_type", "fields", NULL};
+    PyObject *address, *fixed, *sizes, *shapes, *function, *owner, *table = Py_None, *result_type = Py_None;
+    PyObject *fields = NULL;
+    int keys = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!O!OO|iOOO!", names, &address, &PyTuple_Type, &fixed,
+                                     &PyTuple_Type, &sizes, &PyTuple_Type, &shapes, &function, &owner, &keys,
+                                     &table, &result_type, &PyTuple_Type, &fields))
         return NULL;
-    if (extended != Py_None && Py_TYPE(extended) != type) {
-        PyErr_SetString(PyExc_TypeError, "extended must be a Call or None");
-        return NULL;
-    }
     if (result_type != Py_None && (fields == NULL || PyTuple_GET_SIZE(fields) < PyTuple_GET_SIZE(shapes))) {
         PyErr_SetString(PyExc_ValueError, "a result_type needs a field name per output");
         return NULL;
     }
-    if (PyTuple_GET_SIZE(fixed) < 2 || PyTuple_GET_SIZE(fixed) - 2 + PyTuple_GET_SIZE(sizes) + 1
-            + PyTuple_GET_SIZE(shapes) > MAX_ARRAYS || PyTuple_GET_SIZE(sizes) > MAX_INPUTS
-            || PyTuple_GET_SIZE(shapes) > MAX_OUTPUTS || PyTuple_GET_SIZE(shapes) < 1) {
+    if (PyTuple_GET_SIZE(fixed) < 2 || PyTuple_GET_SIZE(fixed) - 2 + PyTuple_GET_SIZE(sizes) + (keys > 0)
+            + PyTuple_GET_SIZE(shapes) > MAX_ARRAYS || PyTuple_GET_SIZE(sizes) > MAX_INPUTS) {
         PyErr_SetString(PyExc_ValueError, "too many (or too few) arrays for a Call");
         return NULL;
     }
-    if (frames != Py_None && !PyDict_Check(frames)) {
-        PyErr_SetString(PyExc_TypeError, "frames must be a dict or None");
+    if (keys < 0 || keys > 4 || (table != Py_None && (!PyDict_Check(table) || keys == 0))) {
+        PyErr_SetString(PyExc_ValueError, "keys must be 0 to 4, and a table a dict of them");
         return NULL;
     }
     Call *self = (Call *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
     self->vectorcall = (vectorcallfunc)call;
-    self->references = references;
-    self->contacts = contacts;
+    self->keys = keys;
     self->kernel = (kernel_t)PyLong_AsVoidPtr(address);
     if (self->kernel == NULL && PyErr_Occurred())
         goto fail;
@@ -412,15 +393,8 @@ static PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         if (self->input_size[i] == -1 && PyErr_Occurred())
             goto fail;
     }
-    self->n_outputs = (int)PyTuple_GET_SIZE(shapes);
-    for (int j = 0; j < self->n_outputs; j++)
-        if (shape_of(PyTuple_GET_ITEM(shapes, j), &self->output_ndim[j], self->output_shape[j]) < 0)
-            goto fail;
-    if (self->n_outputs == 1 && self->output_ndim[0] == 0) {      /* a scalar: the kernel writes a 1-vector */
-        self->scalar = 1;
-        self->output_ndim[0] = 1;
-        self->output_shape[0][0] = 1;
-    }
+    if (output_shapes(self, shapes) < 0)
+        goto fail;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fixed); i++) {
         PyObject *x = PyTuple_GET_ITEM(fixed, i);
         if (!PyArray_Check(x) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)x)) {
@@ -442,19 +416,15 @@ static PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->owner = PyWeakref_NewRef(owner, NULL);
     if (self->owner == NULL)
         goto fail;
-    if (frames != Py_None) {
-        Py_INCREF(frames);
-        self->frames = frames;
+    if (table != Py_None) {
+        Py_INCREF(table);
+        self->table = table;
     }
     if (result_type != Py_None) {
         Py_INCREF(result_type);
         self->result_type = result_type;
         Py_INCREF(fields);
         self->fields = fields;
-    }
-    if (extended != Py_None) {
-        Py_INCREF(extended);
-        self->extended = extended;
     }
     return (PyObject *)self;
 fail:
@@ -467,12 +437,11 @@ static int call_traverse(Call *self, visitproc visit, void *arg)
     Py_VISIT(self->fixed);
     Py_VISIT(self->function);
     Py_VISIT(self->owner);
-    Py_VISIT(self->frames);
+    Py_VISIT(self->table);
+    Py_VISIT(self->last_key);
+    Py_VISIT(self->last_constant);
     Py_VISIT(self->result_type);
     Py_VISIT(self->fields);
-    Py_VISIT(self->extended);
-    Py_VISIT(self->last_key);
-    Py_VISIT(self->last_spec);
     return 0;
 }
 
@@ -481,12 +450,11 @@ static int call_clear(Call *self)
     Py_CLEAR(self->fixed);
     Py_CLEAR(self->function);
     Py_CLEAR(self->owner);
-    Py_CLEAR(self->frames);
+    Py_CLEAR(self->table);
+    Py_CLEAR(self->last_key);
+    Py_CLEAR(self->last_constant);
     Py_CLEAR(self->result_type);
     Py_CLEAR(self->fields);
-    Py_CLEAR(self->extended);
-    Py_CLEAR(self->last_key);
-    Py_CLEAR(self->last_spec);
     return 0;
 }
 
@@ -497,44 +465,6 @@ static void call_dealloc(Call *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *call_get_doc(Call *self, void *closure)
-{
-    return PyObject_GetAttrString(self->function, "__doc__");
-}
-
-static PyObject *call_get_wrapped(Call *self, void *closure)
-{
-    Py_INCREF(self->function);
-    return self->function;
-}
-
-static PyObject *call_get_name(Call *self, void *closure)
-{
-    return PyObject_GetAttrString(self->function, "__name__");
-}
-
-static PyObject *call_get_extended(Call *self, void *closure)
-{
-    PyObject *x = self->extended ? self->extended : Py_None;
-    Py_INCREF(x);
-    return x;
-}
-
-static int call_set_extended(Call *self, PyObject *value, void *closure)
-{
-    /* set once the method is first called with the further inputs: compiling their kernel costs seconds on a
-       cold cache, so a robot that never asks for them never compiles it */
-    if (value == NULL || (value != Py_None && Py_TYPE(value) != Py_TYPE(self))) {
-        PyErr_SetString(PyExc_TypeError, "extended must be a Call or None");
-        return -1;
-    }
-    PyObject *previous = self->extended;
-    Py_XINCREF(value == Py_None ? NULL : value);
-    self->extended = value == Py_None ? NULL : value;
-    Py_XDECREF(previous);
-    return 0;
-}
-
 static PyObject *call_get_inputs(Call *self, void *closure)
 {
     return PyLong_FromLong(self->n_inputs);
@@ -542,26 +472,37 @@ static PyObject *call_get_inputs(Call *self, void *closure)
 
 static PyObject *call_remember(Call *self, PyObject *args)
 {
-    /* remember(key, spec, m): the contact set whose elements are those of the tuple key, its spec array and its
-       m force rows, computed from now on when the method is called with a tuple or list of those elements */
-    PyObject *key, *spec;
-    Py_ssize_t m;
-    if (!self->contacts || !PyArg_ParseTuple(args, "O!On", &PyTuple_Type, &key, &spec, &m))
-        return self->contacts ? NULL : PyErr_Format(PyExc_TypeError, "remember is for a Call with contacts");
-    if (!PyArray_CheckExact(spec) || PyArray_DESCR((PyArrayObject *)spec) != float64
-            || PyArray_NDIM((PyArrayObject *)spec) != 1 || !PyArray_ISALIGNED((PyArrayObject *)spec) || m < 0) {
-        PyErr_SetString(PyExc_ValueError, "remember(key, spec, m): spec a float64 vector, m >= 0");
+    /* remember(key, constant, output_shapes): for one key argument, the constant input and the outputs' shapes
+       of the key whose elements are those of the tuple `key`, used from now on when the Call is given a tuple or
+       list of those very elements (a key that is not in the table, or cannot be hashed) */
+    PyObject *key, *constant, *shapes;
+    if (self->keys != 1)
+        return PyErr_Format(PyExc_TypeError, "remember is for a Call of one key argument");
+    if (!PyArg_ParseTuple(args, "O!OO!", &PyTuple_Type, &key, &constant, &PyTuple_Type, &shapes))
+        return NULL;
+    if (!usable(constant) || PyTuple_GET_SIZE(shapes) != self->n_outputs) {
+        PyErr_SetString(PyExc_ValueError, "remember(key, constant, output_shapes): a C-contiguous float64 array, "
+                        "a shape per output");
+        return NULL;
+    }
+    npy_intp previous[MAX_OUTPUTS][MAX_NDIM];
+    int previous_ndim[MAX_OUTPUTS], previous_scalar = self->scalar;
+    memcpy(previous, self->output_shape, sizeof(previous));
+    memcpy(previous_ndim, self->output_ndim, sizeof(previous_ndim));
+    if (output_shapes(self, shapes) < 0) {                        /* unchanged when refused */
+        memcpy(self->output_shape, previous, sizeof(previous));
+        memcpy(self->output_ndim, previous_ndim, sizeof(previous_ndim));
+        self->scalar = previous_scalar;
         return NULL;
     }
     Py_INCREF(key);
     Py_XSETREF(self->last_key, key);
-    Py_INCREF(spec);
-    Py_XSETREF(self->last_spec, spec);
-    self->output_shape[self->n_outputs - 1][0] = m;
+    Py_INCREF(constant);
+    Py_XSETREF(self->last_constant, constant);
     Py_RETURN_NONE;
 }
 
-static PyObject *call_get_contacts(Call *self, void *closure)
+static PyObject *call_get_remembered(Call *self, void *closure)
 {
     PyObject *x = self->last_key ? self->last_key : Py_None;
     Py_INCREF(x);
@@ -569,26 +510,21 @@ static PyObject *call_get_contacts(Call *self, void *closure)
 }
 
 static PyMethodDef call_methods[] = {
-    {"remember", (PyCFunction)call_remember, METH_VARARGS, "remember(key, spec, m): the contact set to compute"},
+    {"remember", (PyCFunction)call_remember, METH_VARARGS,
+     "remember(key, constant, output_shapes): the constant input of a sequence key"},
     {NULL},
 };
 
 static PyGetSetDef call_getset[] = {
-    {"contacts", (getter)call_get_contacts, NULL, "the tuple of the remembered contact set's elements, or None",
-     NULL},
+    {"remembered", (getter)call_get_remembered, NULL, "the tuple of the remembered key's elements, or None", NULL},
     {"inputs", (getter)call_get_inputs, NULL, "how many state arrays a call takes", NULL},
-    {"extended", (getter)call_get_extended, (setter)call_set_extended,
-     "None, or the Call of the method with further inputs (dynamics with the regressor's)", NULL},
-    {"__doc__", (getter)call_get_doc, NULL, "the method's docstring", NULL},
-    {"__wrapped__", (getter)call_get_wrapped, NULL, "the method written in Python", NULL},
-    {"__name__", (getter)call_get_name, NULL, "the method's name", NULL},
     {NULL},
 };
 
 static PyTypeObject CallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "robot_dynamics._fastcall.Call",
-    .tp_doc = "A Robot method for one state, called in C (robot_dynamics/_fastcall.c).",
+    .tp_doc = "A quantity for one state, called in C (robot_dynamics/_fastcall.c).",
     .tp_basicsize = sizeof(Call),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_new = call_new,
@@ -601,9 +537,9 @@ static PyTypeObject CallType = {
     .tp_methods = call_methods,
 };
 
-/* ---- Contiguous: a checked kernel for the methods written in Python (robot._Contiguous) -------------------------
+/* ---- Contiguous: a checked kernel for the routes written in Python (dispatch._Contiguous) ---------------------
  * The kernels are compiled for C-contiguous arrays.  A Contiguous calls `kernel` (the compiled function) when its
- * last `n` arguments are C-contiguous ndarrays, and `slow` (robot._Contiguous: copies, then the kernel) otherwise
+ * last `n` arguments are C-contiguous ndarrays, and `slow` (dispatch._Contiguous: copies, then the kernel) otherwise
  * or while `kernel` is None (not compiled yet): the check costs ~10 ns here against 0.3 us in Python. */
 typedef struct {
     PyObject_HEAD
@@ -800,12 +736,7 @@ PyMODINIT_FUNC PyInit__fastcall(void)
     import_array();
     float64 = PyArray_DescrFromType(NPY_DOUBLE);
     str_out = PyUnicode_InternFromString("out");
-    str_reference = PyUnicode_InternFromString("reference");
-    str_references[0] = PyUnicode_InternFromString("local");
-    str_references[1] = PyUnicode_InternFromString("world");
-    str_references[2] = PyUnicode_InternFromString("local_world_aligned");
-    if (float64 == NULL || str_out == NULL || str_reference == NULL || str_references[0] == NULL
-            || str_references[1] == NULL || str_references[2] == NULL)
+    if (float64 == NULL || str_out == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)

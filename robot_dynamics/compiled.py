@@ -8,26 +8,26 @@ beside the package when that is writable, else in the user's cache directory (a 
 first use on a machine compiles for tens of seconds and says so on stderr, once.
 
 Calls.  numba's dispatcher re-derives the types of every argument on each call (about 0.1 us per array here);
-the kernels are always called with the same types, so after the first call -- which compiles, or loads the
-cache -- `resolve` hands out the compiled function itself (the dispatcher's get_overload).  That function does not
-check what it is given: Robot only passes it float64 arrays whose shape it has checked, resolved for C-contiguous
-arrays (a kernel that knows the layout zeroes and walks its arrays up to 2x faster than one that reads strides);
-a view of other strides is copied in and out around it (robot._Contiguous, Robot._run_batch).
+the kernels are always called with the same types, so `compiled` hands out the compiled function itself (the
+dispatcher's get_overload), compiled or loaded at its first use.  That function does not check what it is given:
+dispatch.py only passes it float64 arrays whose shape it has checked, resolved for C-contiguous arrays (a kernel
+that knows the layout zeroes and walks its arrays up to 2x faster than one that reads strides); a view of other
+strides is copied in and out around it (dispatch._Contiguous, Engine.run_batch).
 
-C calls.  Even so, a method written in Python spends ~0.6 us before its kernel starts and numba's entry ~0.15 us
-more: on a small robot, as long as Pinocchio's whole call.  After a method's first single state, Robot installs a
-_fastcall.Call (robot_dynamics/_fastcall.c, built by `pip install`) under the method's name: it checks a single
+C calls.  Even so, a route written in Python spends ~0.6 us before its kernel starts and numba's entry ~0.15 us
+more: on a small robot, as long as Pinocchio's whole call.  A quantity's entry (dispatch.Calls) is therefore a
+_fastcall.Call (robot_dynamics/_fastcall.c, built by `pip install`, made by `fast_call`): it checks a single
 state's arrays and that no `out` overlaps an input or another out, allocates the results and calls the kernel's C
 entry point (`fast_kernel`: a numba cfunc that rebuilds the C-contiguous arrays from pointers and shapes, calls
-the kernel and checks its results); everything else, strided views included, goes to the method.
-ROBOT_DYNAMICS_FAST_CALLS=0 in the environment turns them off.
+the kernel and checks its results); everything else, strided views included, goes to the quantity's route in
+Python (dispatch.Quantity).  ROBOT_DYNAMICS_FAST_CALLS=0 in the environment turns them off.
 
 Checks.  Every kernel's results are checked for a non-finite number (float64 overflow) by `result_checks`, as a
 status code, and no output may overlap an input or another output (their byte extents, np.may_share_memory's
-test): the C entry point leaves the overlaps to its callers (the Call, in C; Robot for a whole batch, before any
+test): the C entry point leaves the overlaps to its callers (the Call, in C; dispatch.Engine for a whole batch, before any
 state is computed: `overlapping`, in C); `checked_kernels` puts every kernel in a compiled function of the same
-arguments that compares them too, for the methods written in Python.  Both call the one compiled kernel, so a
-strided view handed to the method gets the C entry point's very numbers.
+arguments that compares them too, for the route written in Python.  Both call the one compiled kernel, so a
+strided view handed to the Python route gets the C entry point's very numbers.
 
 Batches.  `batch_loop` is one compiled loop over the states of a batch, in parallel on all cores, that calls a
 quantity's C entry point once per state with the workspace of the thread that runs it (numba.get_thread_id):
@@ -36,15 +36,16 @@ quantity compiled that quantity again: ~2 s each at first use).  The per-thread 
 once (`thread_count` says how many): copying a workspace per chunk of states cost ~2 us a chunk, a tenth of a
 batch.
 """
+import atexit
 import contextlib
 import ctypes
 import hashlib
-import linecache
+import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 import types
-import weakref
 from pathlib import Path
 
 import numba
@@ -107,27 +108,6 @@ def compiled(dispatcher, types):
         announce_if_cold()
         dispatcher.compile(types)
     return dispatcher.get_overload(types)
-
-
-def resolve(owner, attribute, dispatcher, types):
-    """Set owner.<attribute> to the compiled function of `dispatcher` for the argument types `types()` (a function
-    returning them, see `signature`, called only when needed): at once when it is already compiled in this
-    process, else on its first call -- so that a run types (~7 ms a quantity), loads (or, the first time,
-    compiles) only the kernels it uses.  The first-call stand-in holds owner weakly: a Robot is freed as soon as
-    it is no longer used."""
-    if dispatcher.signatures:
-        setattr(owner, attribute, compiled(dispatcher, types()))
-        return
-    ref = weakref.ref(owner)
-
-    def first_call(*args):
-        kernel = compiled(dispatcher, types())
-        target = ref()
-        if target is not None:
-            setattr(target, attribute, kernel)
-        return kernel(*args)
-
-    setattr(owner, attribute, first_call)
 
 
 # ---- the parallel batch loop ------------------------------------------------------------------------------------
@@ -269,7 +249,7 @@ def checked_kernels(specs, overflow, overlap):
     The wrappers are generated source (one straight line of pointer comparisons per pair, no loop over a
     tuple) that calls the kernel (not inlined: the machine code of the C entry point, fast_kernel); the source is
     written beside numba's cache of the kernels, so that numba caches them as well.  They are made when first
-    asked for, and compiled when a method written in Python first calls one (a strided view, say): the single
+    asked for, and compiled when a route written in Python first calls one (a strided view, say): the single
     states and batches of float64 arrays go through the C entry points."""
     _specs.update({name: (*spec, overflow) for name, spec in specs.items()})
     return _Wrappers(specs, overflow, overlap)
@@ -281,7 +261,7 @@ class _Wrappers(dict):
     def __init__(self, specs, overflow, overlap):
         super().__init__()
         self.specs, self.codes = specs, (overflow, overlap)
-        self.namespace = self.cacheable = None                 # the exec'd source, made at the first look-up
+        self.namespace = self.cacheable = None                 # the generated module's, made at the first look-up
 
     def __missing__(self, name):
         kernel = self.specs[name][0]                # a KeyError for a name that is not a row's
@@ -290,9 +270,8 @@ class _Wrappers(dict):
                                       *self.codes) for n, (k, inputs, outputs, always) in self.specs.items()]
             source = ('"""Generated by robot_dynamics.compiled.checked_kernels: the checks around every kernel."""'
                       "\n\n\n" + "\n\n".join(sources))
-            filename, self.cacheable = _generated_file("checked_kernels.py", source)
-            self.namespace = {}
-            exec(compile(source, filename, "exec"), self.namespace)
+            module, self.cacheable = _generated_module("checked_kernels.py", source, {})
+            self.namespace = vars(module)
         function = self.namespace["checked_" + name]           # its own globals, with KERNEL its kernel
         function = types.FunctionType(function.__code__, {"__name__": __name__, "KERNEL": kernel,
                                                           "FINITE": finite, "MODERATE": moderate}, function.__name__)
@@ -300,24 +279,37 @@ class _Wrappers(dict):
         return wrapper
 
 
-def _generated_file(name, source):
-    """(filename, cacheable): a file holding `source` in the kernels' cache directory, named after its hash and
-    written once (numba dates its cache by the file) -- or, without a writable one, a placeholder registered with
-    linecache, which numba cannot cache."""
-    if _cache_dir is not None:
-        stem, suffix = os.path.splitext(name)
-        path = _cache_dir / f"{stem}_{hashlib.sha256(source.encode()).hexdigest()[:16]}{suffix}"
+_scratch = None                 # a temporary directory for generated modules when the cache directory is read-only
+
+
+def _generated_module(name, source, namespace):
+    """(module, cacheable): the module of `source`, run with `namespace` among its globals -- a file in the kernels'
+    cache directory named after its hash and written once (numba dates its cache by the file; a reader can open
+    it), or, without a writable one, in a temporary directory of this process, which numba does not cache."""
+    global _scratch
+    stem, suffix = os.path.splitext(name)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    for cacheable in (True, False):
+        if cacheable and _cache_dir is None:
+            continue
+        if not cacheable and _scratch is None:
+            _scratch = Path(tempfile.mkdtemp(prefix="robot_dynamics-generated-"))
+            atexit.register(shutil.rmtree, _scratch, True)
+        path = (_cache_dir if cacheable else _scratch) / f"{stem}_{digest}{suffix}"
         try:
             if not path.exists():
                 temporary = path.with_suffix(f".{os.getpid()}.tmp")
                 temporary.write_text(source)
                 os.replace(temporary, path)        # atomic: another process never reads half a file
-            return str(path), True
+            break
         except OSError:
-            pass
-    filename = f"<robot_dynamics {name}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return filename, False
+            if not cacheable:
+                raise
+    spec = importlib.util.spec_from_file_location(f"robot_dynamics_generated_{stem}_{digest}", path)
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update(namespace)
+    spec.loader.exec_module(module)
+    return module, cacheable
 
 
 # ---- the C entry points of the single-state calls ---------------------------------------------------------------
@@ -327,7 +319,7 @@ except ImportError:                             # not built (a source tree witho
     _fastcall = None                            # written in Python do everything, as fast as before
 FAST_CALLS = _fastcall is not None and os.environ.get("ROBOT_DYNAMICS_FAST_CALLS", "1") != "0"
 # Contiguous(slow, n): calls a kernel directly when its last n arguments are C-contiguous arrays, else slow; the
-# methods written in Python reach their kernels through one (robot._Contiguous), or through slow alone without C
+# routes written in Python reach their kernels through one (dispatch._Contiguous), or through slow alone without C
 Contiguous = _fastcall.Contiguous if FAST_CALLS else None
 
 
@@ -362,7 +354,7 @@ def fast_source(name, types, inputs, outputs, always, overflow):
     inputs, outputs, always, overflow): (bodies, work, pointers, dims) -> KERNEL(...) on arrays rebuilt from the
     pointers -- the body records and the workspace (dims[0] records each), then every other array, C-contiguous,
     from its shape, as _fastcall.c lays them out -- and then the kernel's result checks (result_checks).  Overlaps
-    are compared before: by the Call in C for one state, by Robot for a whole batch."""
+    are compared before: by the Call in C for one state, by dispatch.Engine for a whole batch."""
     args, flat, d = ["carray(bodies, (d[0],))", "carray(work, (d[0],))"], [], 1
     for p, t in enumerate(types[2:]):
         assert t.layout == "C", t
@@ -396,13 +388,11 @@ def fast_kernel(name, types):
     source = ('"""Generated by robot_dynamics.compiled.fast_kernel: a kernel\'s C entry point."""\n'
               "from numba import carray\n\n\n"
               + fast_source("fast_" + name, types, inputs, outputs, always, overflow))
-    filename, cacheable = _generated_file(f"fast_{name}.py", source)
-    namespace = {"__name__": __name__, "KERNEL": kernel, "FINITE": finite, "MODERATE": moderate,
-                 **{f"D{i}": t.dtype for i, t in enumerate(types[2:])}}
-    exec(compile(source, filename, "exec"), namespace)
+    module, cacheable = _generated_module(f"fast_{name}.py", source, {
+        "KERNEL": kernel, "FINITE": finite, "MODERATE": moderate, **{f"D{i}": t.dtype for i, t in enumerate(types[2:])}})
     sig = nt.int64(nt.CPointer(types[0].dtype), nt.CPointer(types[1].dtype), nt.CPointer(nt.voidptr),
                    nt.CPointer(nt.int64))
-    _fast_kernels[name] = cfunc(sig, cache=cacheable)(namespace["fast_" + name])
+    _fast_kernels[name] = cfunc(sig, cache=cacheable)(getattr(module, "fast_" + name))
     return _fast_kernels[name].address
 
 
@@ -420,14 +410,13 @@ def entry(name, types):
     return function
 
 
-def fast_call(name, types, fixed, input_sizes, output_shapes, function, owner, frames=None, references=True,
-              **options):
+def fast_call(name, types, fixed, input_sizes, output_shapes, function, owner, keys=0, table=None, **options):
     """A _fastcall.Call of the kernel of registry row `name` (types: its resolved signature) within its checks
-    (fast_kernel): called as function(owner, *inputs, out=None) is -- or, with frames, function(owner, *inputs,
-    frame, [reference,] out=None), the frame looked up in frames {frame: (its array in "local", "world",
-    "local_world_aligned")} -- for one state of float64 vectors of input_sizes; everything else is handed to
-    `function`, as is an `out` that overlaps an input or another out.  fixed: the body records, workspace,
-    per-robot arrays and gravity the kernel reads, held by the Call; output_shapes: a shape per output.  options:
-    result_type, fields, extended, as _fastcall.c describes them."""
+    (fast_kernel), called as (*inputs, *keys, out=None) for one state of float64 vectors of input_sizes: the `keys`
+    arguments after the state select the kernel's constant input in the nested dicts `table` (or the one the Call
+    `remember`s for a sequence key); everything else is handed to function(owner, *args, **kwargs), as is an `out`
+    that overlaps an input or another out.  fixed: the body records, workspace, per-robot arrays and gravity the
+    kernel reads, held by the Call; output_shapes: a shape per output.  options: result_type, fields, as
+    _fastcall.c describes them."""
     return _fastcall.Call(fast_kernel(name, types), tuple(fixed), tuple(input_sizes), tuple(output_shapes),
-                          function, owner, frames, references, **options)
+                          function, owner, keys, table, **options)

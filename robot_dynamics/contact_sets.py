@@ -78,7 +78,7 @@ class ContactDynamics(Quantity):
 
     def __init__(self, engine, row):
         super().__init__(engine, row)
-        self.shapes = (engine.v_shape, (0,))        # the forces' m rows: the set's (its C Call's `remember`)
+        self.shapes = (engine.v_shape, (0,))        # the forces' m rows: the set's (its C Call `remember`s them)
         self.specs, self.last = {}, None            # {(set, baumgarte, damping): (spec, m, items)}; the last one
 
     def c_call(self):
@@ -161,7 +161,7 @@ class ContactDynamics(Quantity):
             call = None if calls is None else calls.get(self.row.name)
             if (call is not None and call is not self and type(baumgarte) is tuple and baumgarte == (0.0, 0.0)
                     and type(damping) in (int, float) and damping == 0.0):
-                call.remember(key, spec, m)         # the C Call computes this set from now on
+                call.remember(key, spec, (vs, (m,)))  # the C Call computes this set from now on
             outs = list(out) if out is not None else [_empty(vs), _empty(m)]
             status = self.kernel(e.bodies, e.work, *self.arrays, e.gravity, q, v, tau, spec, *outs)
             if status == ERR_OVERLAP:               # extents overlap: refused if memory is shared, else apart

@@ -195,7 +195,7 @@ class _Contiguous:
 # ---- frames --------------------------------------------------------------------------------------------------------
 class FrameTable:
     """Every URDF link of a model as a frame: its frames.FRAME_SIZE array in each reference, looked up by name or
-    index (`rows`, which the C Calls of the frame rows look up too), made at the first look-up."""
+    index: rows[frame][reference], the table the C Calls of the frame rows look up too, made at the first use."""
 
     def __init__(self, model):
         self.model, self.rows = model, None
@@ -203,10 +203,8 @@ class FrameTable:
     def array(self, frame, reference):
         """The array of `frame` (a name of robot.frame_names or its index) in `reference`; a ValueError naming the
         close matches of an unknown name."""
-        if self.rows is None:
-            self.build()
         try:
-            return self.rows[frame][REFERENCES[reference]]
+            return self.build()[frame][reference]
         except (KeyError, TypeError):
             pass
         if not isinstance(reference, str) or reference not in REFERENCES:
@@ -219,16 +217,16 @@ class FrameTable:
                              else f"robot.frame_names lists the {len(names)} frames"))
         if isinstance(frame, (int, np.integer)) and not isinstance(frame, bool):
             if -len(names) <= frame < 0:
-                return self.rows[int(frame) + len(names)][REFERENCES[reference]]
+                return self.rows[int(frame) + len(names)][reference]
             raise ValueError(f"frame index {frame} is out of range for {len(names)} frames")
         raise ValueError(f"frame must be a frame name (robot.frame_names) or its index, got {type(frame).__name__}")
 
     def build(self):
-        """{name or index: its arrays in REFERENCES' order (their codes)}: the table the C Calls look frames up in."""
+        """{name or index: {reference: its array}}."""
         if self.rows is None:
             self.rows = {}
             for i, (name, f) in enumerate(self.model.frames.items()):
-                self.rows[name] = self.rows[i] = tuple(frame_array(f.body, ref, f.R, f.p) for ref in REFERENCES)
+                self.rows[name] = self.rows[i] = {ref: frame_array(f.body, ref, f.R, f.p) for ref in REFERENCES}
         return self.rows
 
 
@@ -374,14 +372,15 @@ class Quantity:
         e, row = self.engine, self.row
         if row.matrices:
             return self
-        frames = e.frames.build() if "frame" in row.inputs else None
-        sizes = tuple(e.nq if x[0] == "q" else e.nv for x in row.state)
         fixed = (e.bodies, e.work, *self.arrays, *self.constants)
         options = {} if self.result_type is None else {"result_type": self.result_type, "fields": self.fields}
-        if "contacts" in row.inputs:                # the contact set it was last given (contact_sets.py)
-            options["contacts"] = 1
+        if self.framed:                             # keys (frame, reference): the frame table's entry
+            options.update(keys=2, table=e.frames.build())
+        elif "contacts" in row.inputs:              # key the contact set, whose spec the Call `remember`s
+            options.update(keys=1)
+        sizes = tuple(e.nq if x[0] == "q" else e.nv for x in row.state)
         return fast_call(row.name, kernel_types(row.name), fixed, sizes, self.shapes, type(self).__call__, self,
-                         frames, **options)
+                         **options)
 
     def out_names(self):
         """How the outputs are named in messages: out, out[i] of a tuple, or out.<field> of a result type."""

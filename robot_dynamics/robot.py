@@ -197,15 +197,16 @@ class Robot:
         return self._calls["momentum_regressor"](q, v, out)
 
     def kinetic_energy(self, q, v, out=None):
-        """1/2 v^T M(q) v, summed body by body: 1/2 sum_k v_k^T Lambda_k v_k.  -> (...,)"""
+        """1/2 v^T M(q) v, summed body by body: 1/2 sum_k v_k^T Lambda_k v_k.  q: (..., nq), v: (..., nv) -> (...,)"""
         return self._calls["kinetic_energy"](q, v, out)
 
     def potential_energy(self, q, out=None):
-        """-m gravity . com, zero with the CoM at the world origin.  -> (...,)"""
+        """-m gravity . com, zero with the CoM at the world origin.  q: (..., nq) -> (...,)"""
         return self._calls["potential_energy"](q, out)
 
     def body_placements(self, q, out=None):
-        """T_{0,k} of every body: (..., nbodies, 4, 4) homogeneous transforms, body frames in the world."""
+        """T_{0,k} of every body: homogeneous transforms, body frames in the world.  q: (..., nq) -> (..., nbodies,
+        4, 4)"""
         return self._calls["body_placements"](q, out)
 
     # ---- Newton-Euler and the articulated-body algorithm ---------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 
 import robot_dynamics as rd
 from oracle import erd_path
-from reliability_helpers import ROWS, frame_reference
+from reliability_helpers import ROWS, public
 
 
 def test_the_issues_overlaps_are_refused(quadruped):
@@ -51,15 +51,9 @@ def overlapping_arguments(robot, name, batch, position):
 def dispatch(robot, name, args, outs):
     """The public method of row `name` with out= in the form it takes (an array, a tuple, a dataclass)."""
     row = ROWS[name]
-    if name.startswith("_dynamics"):
-        return robot.dynamics(*args, out=rd.Dynamics(*outs, *([None] if len(outs) == 5 else [])))
-    if row.matrices:
-        return robot.solve_mass_matrix(*args, out=outs[0])
-    if "contacts" in row.inputs:                      # a point contact at the last link: 3 force rows
-        return robot.constrained_dynamics(*args, robot.frame_names[-1:], out=tuple(outs))
-    if "frame" in row.inputs:
-        return getattr(robot, name[1:])(*args, robot.frame_names[-1], **frame_reference(name), out=outs[0])
-    return getattr(robot, name)(*args, out=outs[0] if len(outs) == 1 else tuple(outs))
+    constant = [robot.frame_names[-1:]] if "contacts" in row.inputs else \
+        [robot.frame_names[-1]] if "frame" in row.inputs else []  # a point contact at the last link: 3 force rows
+    return public(robot, name, [*args, *constant], outs)
 
 
 @pytest.mark.parametrize("batch", [0, 2], ids=["single", "batch"])

@@ -1,14 +1,17 @@
 """The package's shape: the import graph has no cycle and follows the layers, only robot_dynamics/ros imports
-rclpy, nothing reaches into numba's private attributes, and every quantity of the registry is a Robot method
-whose batch runs in the compiled parallel loop."""
+rclpy, nothing reaches into numba's private attributes, Robot is an explicit facade, and every quantity of the
+registry is a Robot method whose batch runs in the compiled parallel loop."""
 import ast
+import inspect
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.algorithms.registry import PARALLEL, QUANTITIES
+from robot_dynamics.algorithms.registry import QUANTITIES
+from robot_dynamics.compiled import batch_loop, compiled
+from robot_dynamics.dispatch import loop_types
 from robot_dynamics.bundled import bundled_urdf
 
 PACKAGE = Path(rd.__file__).parent
@@ -102,27 +105,49 @@ def test_only_ros_imports_rclpy_and_nobody_reaches_into_numba():
         assert not foreign, f"{path}: private attributes {foreign}"
 
 
+def test_robot_is_an_explicit_facade():
+    """Issue 26: every public Robot method is a def in the class body of robot.py (no exec-made or attached
+    method, no class swapped at run time), robot.py is at most 700 lines, and nothing in the package writes
+    attributes onto Robot or generates code with exec."""
+    source = (PACKAGE / "robot.py").read_text()
+    assert len(source.splitlines()) <= 700
+    tree = ast.parse(source)
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Robot").body
+    defined = {n.name for n in body if isinstance(n, ast.FunctionDef)}
+    public = {name for name in dir(rd.Robot) if not name.startswith("_")}
+    assert public - defined - {"frame_names"} == set(), "public Robot methods not written in its class body"
+    for name in public:
+        member = inspect.getattr_static(rd.Robot, name)
+        function = member.fget if isinstance(member, property) else member
+        assert inspect.getsourcefile(function) == str(PACKAGE / "robot.py"), name
+        assert function.__doc__ and function.__qualname__ == f"Robot.{name}", name
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text()
+        assert "exec(" not in text and "setattr(Robot" not in text and "__class__ =" not in text, path
+
+
 @pytest.mark.parametrize("row", [r for r in QUANTITIES if not r.name.startswith("_")], ids=lambda r: r.name)
 def test_every_quantity_is_a_method_with_a_parallel_batch(row):
-    """A registry row is a Robot method with the row's docstring; its batch goes through the row's compiled
-    parallel loop, and each state of the batch equals the single-state call (one compiled pass, two loops)."""
+    """A registry row is a Robot method of the same name, whose docstring gives the shapes it takes and returns;
+    its batch goes through the one compiled parallel loop (one signature for every quantity), and each state of
+    the batch equals the single-state call (one compiled pass, two loops)."""
     robot = rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
     method = getattr(robot, row.name)
-    assert method.__doc__ == row.doc
+    assert "(..., nq)" in method.__doc__ and "->" in method.__doc__, row.name
     rng = np.random.default_rng(3)
     batch = [[robot.random_configuration(rng) if name.startswith("q") else rng.normal(size=robot.nv)
               for name in row.inputs] for _ in range(3)]
     stacked = [np.array(x) for x in zip(*batch)]
-    loop, calls = getattr(robot, "_p" + row.name), []             # the row's compiled loop, as resolved
+    loop, calls = compiled(batch_loop, loop_types()), []
 
     def counted(*args):
         calls.append(args[-1].shape[0])
         return loop(*args)
 
-    setattr(robot, "_p" + row.name, counted)
+    robot._engine.loop = counted                                  # the loop the robot's batches call
     got = method(*stacked)
-    assert calls == [3], "the whole batch went through the row's compiled parallel loop, in one call"
-    assert PARALLEL[row.name].signatures
+    assert calls == [3], "the whole batch went through the compiled parallel loop, in one call"
+    assert len(batch_loop.signatures) == 1, "one compiled loop for every quantity"
     results = got if isinstance(got, tuple) else (got,)
     for i, state in enumerate(batch):
         single = method(*state)

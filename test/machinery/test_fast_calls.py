@@ -1,19 +1,20 @@
-"""The single-state calls in C (robot_dynamics/_fastcall.c, compiled.fast_call): built, installed at a method's
-first single state, the numbers of the method written in Python, and its errors.
+"""The single-state calls in C (robot_dynamics/_fastcall.c, compiled.fast_call): built, made at a quantity's first
+use, the numbers of the route written in Python, and its errors.
 
-Each check compares a Robot's installed Call (robot.<name>, an instance attribute) with the class's method called
-on the same robot (type(robot).<name>(robot, ...)), which runs the Python path: two routes into one checked
-kernel, whose arguments (pointers, shapes, strides) are assembled independently.  The C entry point is a numba
-cfunc, another compilation of the kernel (LLVM may inline and contract products into FMAs differently): the two
-agree to round-off, ROUNDOFF as the single state and the batch loop do (test_identities); every call of one
+Each check compares a robot's entry of a registry row (robot._calls[row], a Call: dispatch.Calls) with the row's
+Quantity on the same robot (robot._calls.quantity(row)), the route in Python the Call hands over to: two routes
+into one kernel, whose arguments (pointers, shapes, strides) are assembled independently.  The C entry point is a
+numba cfunc, another compilation of the kernel (LLVM may inline and contract products into FMAs differently): the
+two agree to round-off, ROUNDOFF as the single state and the batch loop do (test_identities); every call of one
 route gives the same bits.
 
-These tests check plumbing, not mathematics: the C calling path (which Call is installed when, the layouts --
+These tests check plumbing, not mathematics: the C calling path (which Call is made when, the layouts --
 pointers, shapes, strides -- it passes for inputs and outs of any strides, an out that is also an input, the
-errors handed to the Python method) and that the routes agree: bit for bit along one route, to round-off
+errors handed to the Python route) and that the routes agree: bit for bit along one route, to round-off
 between the C and the Python route.  Whether a kernel's numbers are right is for the kernels' own tests
 (test/kernels: against Pinocchio and identities); a kernel wrong in both routes alike passes here.
 """
+import dataclasses
 import gc
 import os
 import subprocess
@@ -28,7 +29,6 @@ from random_urdf import random_urdf
 from robot_dynamics import compiled
 from robot_dynamics.algorithms.registry import QUANTITIES
 from robot_dynamics.bundled import bundled_urdf
-from robot_dynamics.robot import _FAST
 
 ROUNDOFF = 1e-13
 FRAME_METHODS = {"frame_placement": "q", "frame_jacobian": "q", "frame_velocity": "qv",
@@ -49,8 +49,16 @@ def close(x, y, what):
 
 
 def rows():
-    """The registry rows whose public or private method installs a Call."""
-    return [row for row in QUANTITIES if _FAST[row.name] and not row.name.startswith("_dynamics")]
+    """The registry rows whose entry is a Call: every row of state inputs only, without a matrix input."""
+    return [row for row in QUANTITIES if not row.matrices and row.state == row.inputs]
+
+
+def arrays(result):
+    """A row's result as a tuple of arrays: a tuple, a dataclass's fields that are not None, or the one array."""
+    if dataclasses.is_dataclass(result):
+        values = (getattr(result, f.name) for f in dataclasses.fields(result))
+        return tuple(x for x in values if x is not None)
+    return result if isinstance(result, tuple) else (result,)
 
 
 def arguments(robot, row, rng):
@@ -70,27 +78,33 @@ def robot(request):
 
 def test_every_row_is_called_in_c_with_the_python_numbers(robot):
     rng = np.random.default_rng(1)
-    cls = type(robot)
     for row in rows():
         args = arguments(robot, row, rng)
-        first = getattr(robot, row.name)(*args)                    # installs the Call, then calls it
-        call = robot.__dict__.get(row.name)
+        call = robot._calls[row.name]                              # made at its first use
         assert type(call).__name__ == "Call", row.name
-        again = call(*args)
-        python = getattr(cls, row.name)(robot, *args)              # the Python path
-        for a, b, c in zip(*(x if isinstance(x, tuple) else (x,) for x in (first, again, python))):
+        first, again = call(*args, None), call(*args, None)
+        python = robot._calls.quantity(row.name)(*args, None)      # the route written in Python
+        assert type(first) is type(python), row.name               # a numpy scalar for a scalar quantity
+        if hasattr(rd.Robot, row.name):                            # the public method is this Call
+            for a, b in zip(arrays(getattr(robot, row.name)(*args)), arrays(first)):
+                np.testing.assert_array_equal(a, b, err_msg=row.name)
+        for a, b, c in zip(arrays(first), arrays(again), arrays(python)):
             np.testing.assert_array_equal(b, a, err_msg=row.name)
             close(b, c, row.name)
-            assert type(b) is type(c), row.name                    # a numpy scalar for a scalar quantity
-        if not isinstance(python, (tuple, np.ndarray)):            # a scalar: no out=
-            continue
-        several = isinstance(python, tuple)                        # views of any strides, in and out
-        expected = python if several else (python,)
+            assert type(b) is type(c), row.name
+        if not isinstance(python, (tuple, np.ndarray)) and not dataclasses.is_dataclass(python):
+            continue                                               # a scalar: no out=
+        expected = arrays(python)
+        several = len(expected) > 1                                # views of any strides, in and out
         views = [strided(x, rng) for x in args]
         outs = tuple(strided(np.full(x.shape, np.nan), rng) for x in expected)
-        result = call(*views, out=outs if several else outs[0])
-        assert all(r is o for r, o in zip(result, outs)) if several else result is outs[0], row.name
-        for o, c in zip(outs, again if several else (again,)):         # the same entry point: the same bits
+        if dataclasses.is_dataclass(python):
+            given = type(python)(*outs, *([None] * (len(dataclasses.fields(python)) - len(outs))))
+            assert call(*views, given) is given, row.name
+        else:
+            result = call(*views, outs if several else outs[0])
+            assert all(r is o for r, o in zip(result, outs)) if several else result is outs[0], row.name
+        for o, c in zip(outs, arrays(again)):                      # the same kernel: the same bits
             np.testing.assert_array_equal(o, c, err_msg=row.name + " into strided views")
 
 
@@ -104,53 +118,55 @@ def test_frames_the_bundle_and_the_diagonalized_dynamics_are_called_in_c(robot):
         for reference in references:
             extra = () if reference is None else (reference,)
             first = getattr(robot, name)(*args, frame, *extra)
-            assert type(robot.__dict__[name]).__name__ == "Call", name
-            close(first, getattr(type(robot), name)(robot, *args, frame, *extra), name)
+            assert type(robot._calls["_" + name]).__name__ == "Call", name
+            python = robot._calls.quantity("_" + name)(*args, frame, reference or "local", None)
+            close(first, python, name)
             np.testing.assert_array_equal(getattr(robot, name)(*args, frame, *extra), first, err_msg=name)
             if reference is not None:
                 out = np.empty_like(first)
                 assert getattr(robot, name)(*args, frame, reference=reference, out=out) is out
                 np.testing.assert_array_equal(out, first, err_msg=name)
-    robot.dynamics(q, v)
-    assert type(robot.__dict__["dynamics"]).__name__ == "Call"
     for with_y in (False, True):
         args = (q, v, v_r, a_r) if with_y else (q, v)
-        python = type(robot).dynamics(robot, *args)
+        name = "_dynamics_with_regressor" if with_y else "_dynamics"
         d = robot.dynamics(*args)
+        assert type(robot._calls[name]).__name__ == "Call"
+        python = robot._calls.quantity(name)(*args, None)
         assert type(d) is rd.Dynamics and (d.Y is None) != with_y
         for field in ("M", "C", "g", "com", "J_com") + (("Y",) if with_y else ()):
             close(getattr(d, field), getattr(python, field), field)
         assert robot.dynamics(*args, out=d) is d
     tau = rng.normal(size=robot.nv)
-    python = type(robot).diagonalized(robot, q, v, tau)
+    python = robot._calls.quantity("_diagonalized")(q, v, tau, None)
     robot.diagonalized(q, v, tau)
-    assert type(robot.__dict__["diagonalized"]).__name__ == "Call"
+    assert type(robot._calls["_diagonalized"]).__name__ == "Call"
     d = robot.diagonalized(q, v, tau)
     assert type(d) is rd.Diagonalized and robot.diagonalized(q, v, tau, out=d) is d
     for field in ("nu", "epsilon", "coriolis"):
         close(getattr(d, field), getattr(python, field), field)
-    without = robot.diagonalized(q, v)                             # (q, v): the method written in Python
+    without = robot.diagonalized(q, v)                             # (q, v): tau = 0, epsilon dropped
     assert without.epsilon is None
     close(without.nu, python.nu, "nu")
 
 
 @pytest.mark.parametrize("regressor_first", [False, True])
 def test_the_bundle_compiles_the_regressor_kernel_only_when_asked(regressor_first):
-    """dynamics(q, v) and dynamics(q, v, v_ref, a_ref) are two kernels: the first call of either installs its Call
-    alone, the other's comes with its first call (`extended` of the (q, v) Call), and then both are in C."""
+    """dynamics(q, v) and dynamics(q, v, v_ref, a_ref) are two kernels: the first call of either makes its entry
+    alone, the other's comes with its first call, and then both are in C."""
     robot = rd.load_urdf(random_urdf(1, n_links=5))
     q, v, v_r, a_r = robot.random_configuration(0), *np.random.default_rng(3).normal(size=(3, robot.nv))
     calls = [(q, v, v_r, a_r), (q, v)] if regressor_first else [(q, v), (q, v, v_r, a_r)]
+    names = {2: "_dynamics", 4: "_dynamics_with_regressor"}
     robot.dynamics(*calls[0])
-    assert robot.__dict__["dynamics"].inputs == len(calls[0]) and robot.__dict__["dynamics"].extended is None
+    assert set(robot._calls) == {names[len(calls[0])]}
     robot.dynamics(*calls[1])
-    call = robot.__dict__["dynamics"]
-    assert call.inputs == 2 and call.extended.inputs == 4
+    assert set(robot._calls) == set(names.values())
     for args in calls:
-        python, d = type(robot).dynamics(robot, *args), call(*args)
+        call = robot._calls[names[len(args)]]
+        assert type(call).__name__ == "Call"
+        python, d = robot._calls.quantity(names[len(args)])(*args, None), robot.dynamics(*args)
         for field in ("M", "C", "g", "com", "J_com", "Y")[:5 + (len(args) == 4)]:
             close(getattr(d, field), getattr(python, field), field)
-    assert robot.__dict__["dynamics"] is call
 
 
 def test_constrained_dynamics_is_called_in_c_for_the_last_contact_set():
@@ -162,34 +178,35 @@ def test_constrained_dynamics_is_called_in_c_for_the_last_contact_set():
     q, v, tau = robot.random_configuration(rng), *rng.normal(size=(2, robot.nv))
     feet = ["FL_foot", "HR_foot"]
     sets = [[rd.Contact(feet[0])], (rd.Contact(feet[0]), "FR_foot", rd.Contact(feet[1], "surface"))]
+    route = robot._calls.quantity("_constrained_dynamics")
     for contacts in sets + sets[:1]:
-        python = type(robot).constrained_dynamics(robot, q, v, tau, contacts)
+        python = route.solve(q, v, tau, contacts, (0.0, 0.0), 0.0, None)
         robot.constrained_dynamics(q, v, tau, contacts)
-        call = robot.__dict__["constrained_dynamics"]
-        assert type(call).__name__ == "Call" and call.contacts == tuple(contacts)
+        call = robot._calls["_constrained_dynamics"]
+        assert type(call).__name__ == "Call" and call.remembered == tuple(contacts)
         a, f = robot.constrained_dynamics(q, v, tau, list(contacts))        # a list of the same elements: in C
         close(a, python[0], "a"), close(f, python[1], "forces")
         out = (np.empty(robot.nv), np.empty(f.shape))
         assert robot.constrained_dynamics(q, v, tau, contacts, out=out) is out
         np.testing.assert_array_equal(out[1], f)
     gains = robot.constrained_dynamics(q, v, tau, sets[0], baumgarte=(3.0, 1.0))   # Python: its own spec
-    close(gains[1], type(robot).constrained_dynamics(robot, q, v, tau, sets[0], baumgarte=(3.0, 1.0))[1], "gains")
-    assert robot.__dict__["constrained_dynamics"].contacts == tuple(sets[0])
+    close(gains[1], route.solve(q, v, tau, sets[0], (3.0, 1.0), 0.0, None)[1], "gains")
+    assert robot._calls["_constrained_dynamics"].remembered == tuple(sets[0])
     as_array = robot.constrained_dynamics(q, v, tau, sets[0], baumgarte=np.array([3.0, 1.0]))   # not a tuple
     np.testing.assert_array_equal(as_array[1], gains[1])
-    twice = [rd.Contact(feet[1], "surface")] * 2                          # redundant: the Python method's error
+    twice = [rd.Contact(feet[1], "surface")] * 2                          # redundant: the Python route's error
     with pytest.raises(ValueError, match="redundant or singular"):
         robot.constrained_dynamics(q, v, tau, twice)
     with pytest.raises(ValueError, match="redundant or singular"):
         robot.constrained_dynamics(q, v, tau, twice)
 
 
-def test_errors_are_the_python_methods_errors(robot):
-    """Every input the C path does not take goes to the method written in Python: the same result or error."""
+def test_errors_are_the_python_routes_errors(robot):
+    """Every input the C path does not take goes to the route written in Python: the same result or error."""
     rng = np.random.default_rng(3)
     q, v = robot.random_state(rng)
     robot.mass_matrix(q), robot.coriolis_matrix(q, v), robot.frame_jacobian(q, robot.frame_names[0])
-    cls = type(robot)
+    route = robot._calls.quantity
 
     def message(fn, *args, **kwargs):
         with pytest.raises(ValueError) as error:
@@ -198,62 +215,70 @@ def test_errors_are_the_python_methods_errors(robot):
 
     bad = q.copy()
     bad[-1] = np.nan
-    cases = [("mass_matrix", (bad,), {}), ("mass_matrix", (q[:-1],), {}),
-             ("mass_matrix", (q,), {"out": np.empty((robot.nv, robot.nv + 1))}),
-             ("mass_matrix", (q,), {"out": np.empty((robot.nv, robot.nv), dtype=np.float32)}),
-             ("coriolis_matrix", (q, v), {"kind": "nonsense"}),
-             ("frame_jacobian", (q, robot.frame_names[0] + "x"), {}),
-             ("frame_jacobian", (q, robot.frame_names[0], "nowhere"), {})]
-    for name, args, kwargs in cases:
-        assert message(getattr(robot, name), *args, **kwargs) == message(getattr(cls, name), robot, *args, **kwargs)
+    frame = robot.frame_names[0]
+    cases = [("mass_matrix", (bad,), "mass_matrix", (bad, None)),
+             ("mass_matrix", (q[:-1],), "mass_matrix", (q[:-1], None)),
+             ("mass_matrix", (q, np.empty((robot.nv, robot.nv + 1))), "mass_matrix",
+              (q, np.empty((robot.nv, robot.nv + 1)))),
+             ("mass_matrix", (q, np.empty((robot.nv, robot.nv), dtype=np.float32)), "mass_matrix",
+              (q, np.empty((robot.nv, robot.nv), dtype=np.float32))),
+             ("frame_jacobian", (q, frame + "x"), "_frame_jacobian", (q, frame + "x", "local", None)),
+             ("frame_jacobian", (q, frame, "nowhere"), "_frame_jacobian", (q, frame, "nowhere", None))]
+    for name, args, row, row_args in cases:
+        assert message(getattr(robot, name), *args) == message(route(row), *row_args)
+    with pytest.raises(ValueError, match="kind must be one of 'paper002', 'christoffel', got 'nonsense'"):
+        robot.coriolis_matrix(q, v, kind="nonsense")
     a = rng.normal(size=robot.nv)                                # an out that is also an input
-    assert message(robot.inverse_dynamics, q, v, a, out=a) == message(cls.inverse_dynamics, robot, q, v, a, out=a)
+    assert message(robot.inverse_dynamics, q, v, a, out=a) == message(route("inverse_dynamics"), q, v, a, a)
     # what the C path hands on computes as in Python: a batch, a list, another dtype, keywords
     batch = np.stack([q, q])
-    np.testing.assert_array_equal(robot.mass_matrix(batch), cls.mass_matrix(robot, batch))
-    np.testing.assert_array_equal(robot.mass_matrix(list(q)), cls.mass_matrix(robot, q))
+    np.testing.assert_array_equal(robot.mass_matrix(batch), route("mass_matrix")(batch, None))
+    np.testing.assert_array_equal(robot.mass_matrix(list(q)), route("mass_matrix")(q, None))
     np.testing.assert_array_equal(robot.coriolis_matrix(q, v, kind="christoffel"),
-                                  cls.coriolis_matrix(robot, q, v, kind="christoffel"))
-    np.testing.assert_array_equal(robot.mass_matrix(q=q), cls.mass_matrix(robot, q))
-    close(robot.mass_matrix(q), cls.mass_matrix(robot, q), "mass_matrix")
+                                  route("_christoffel_coriolis_matrix")(q, v, None))
+    np.testing.assert_array_equal(robot.mass_matrix(q=q), robot.mass_matrix(q))
+    close(robot.mass_matrix(q), route("mass_matrix")(q, None), "mass_matrix")
 
 
 def test_a_robot_with_calls_is_freed_at_once():
-    """A Call holds its robot weakly: no reference cycle, so the robot goes when its last reference does."""
+    """A Call holds its Quantity weakly and nothing holds the robot: no reference cycle, so the robot goes when its
+    last reference does."""
     robot = rd.load_urdf(bundled_urdf("arm7"))
     q, v = robot.random_state(0)
     robot.mass_matrix(q), robot.dynamics(q, v), robot.frame_jacobian(q, robot.frame_names[-1])
-    mass_matrix = robot.mass_matrix
+    mass_matrix = robot._calls["mass_matrix"]
+    calls = weakref.ref(robot._calls)
     gc.disable()
     try:
         alive = weakref.ref(robot)
         del robot
-        assert alive() is None
+        assert alive() is None and calls() is None
     finally:
         gc.enable()
     with pytest.raises(ReferenceError):
-        mass_matrix(q[:-1])                       # handed to the Python method, whose robot is gone
+        mass_matrix(q[:-1], None)                 # handed to the Python route, which is gone with the robot
 
 
 def test_overridden_methods_stay_overridden():
-    """A robot coupled by mimics overrides the articulated-body methods (Cholesky of M): never shadowed by a Call."""
+    """A robot coupled by mimics replaces the articulated-body entries (Cholesky of M): never a Call for them."""
     for seed in range(100):                                       # the first tree with mimic joints
         urdf = random_urdf(seed, n_links=10, joint_types=("revolute", "prismatic", "continuous", "fixed"), mimic=True)
         robot = rd.load_urdf(urdf, mimic=True)
-        if type(robot) is not rd.Robot:
+        if any(j.mimic is not None for j in robot.model.joints):
             break
-    assert type(robot) is not rd.Robot, "the generator made mimic joints"
+    assert any(j.mimic is not None for j in robot.model.joints), "the generator made mimic joints"
     q, v = robot.random_state(0)
     for _ in range(2):
         robot.forward_dynamics(q, v, v), robot.inverse_mass_matrix(q), robot.mass_matrix(q)
-    assert "forward_dynamics" not in robot.__dict__ and "inverse_mass_matrix" not in robot.__dict__
-    assert type(robot.__dict__["mass_matrix"]).__name__ == "Call"
+    for name in ("forward_dynamics", "inverse_mass_matrix"):
+        assert type(robot._calls[name]).__name__ == "method", name
+    assert type(robot._calls["mass_matrix"]).__name__ == "Call"
 
 
 def test_fast_calls_can_be_switched_off():
     code = ("import numpy as np, robot_dynamics as rd; from robot_dynamics.bundled import bundled_urdf;"
             "r = rd.load_urdf(bundled_urdf('arm7')); q = np.zeros(r.nq); r.mass_matrix(q); r.mass_matrix(q);"
-            "print('mass_matrix' in r.__dict__)")
+            "print(type(r._calls['mass_matrix']).__name__)")
     env = dict(os.environ, ROBOT_DYNAMICS_FAST_CALLS="0")
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert result.stdout.strip() == "False", result.stderr
+    assert result.stdout.strip() == "Quantity", result.stderr

@@ -5,7 +5,8 @@ import numpy as np
 
 import robot_dynamics as rd
 from reliability_helpers import ROOT, ROWS, SMALL, arguments, call, link, robot_xml
-from robot_dynamics.algorithms.registry import CHECKED, PARALLEL
+from robot_dynamics.algorithms.registry import CHECKED
+from robot_dynamics.compiled import batch_loop
 
 
 def test_one_kernel_set_for_every_nv():
@@ -23,5 +24,5 @@ def test_one_kernel_set_for_every_nv():
             call(robot, name, [np.stack([x, x]) for x in arguments(robot, name, q, v)])
             call(robot, name, [np.stack([x, x], axis=-1)[..., 0] for x in arguments(robot, name, q, v)])
     for name in ("mass_matrix", "gravity_derivative", "_dynamics_with_regressor", "_solve_mass_matrix"):
-        for dispatcher in (ROWS[name].kernel, CHECKED[name], PARALLEL[name]):
+        for dispatcher in (ROWS[name].kernel, CHECKED[name], batch_loop):
             assert len(dispatcher.signatures) == 1, (name, dispatcher.signatures)
