@@ -37,7 +37,7 @@ from robot_dynamics.ros.qos import DESCRIPTION_QOS
 REPO = Path(__file__).resolve().parents[1]
 URDF_DIR = REPO / "urdf"
 RTOL = ATOL = 1e-12        # the node must publish the library's result for the same state
-MATRIX_TOPICS = matrix_topics()      # the node's Float64MultiArray outputs (robot_dynamics.ros.outputs), frames' aside
+MATRIX_TOPICS = matrix_topics()      # the node's Float64MultiArray outputs but the per-frame ones (outputs.py)
 _held_locks = []
 
 

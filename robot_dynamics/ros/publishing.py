@@ -6,6 +6,8 @@ not available to pip-installed ROS 2), so each Float64MultiArray's ``layout.dim[
 along that axis, comma-separated (:func:`axis_labels`), and the stamp of the joint state that produced them
 comes in ``~/state`` (and ``~/com``), published after them.
 """
+from collections import namedtuple
+
 from geometry_msgs.msg import PointStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -54,9 +56,11 @@ def _fill_point(msg, value, stamp, frame_id):
     msg.point.x, msg.point.y, msg.point.z = (float(c) for c in value)
 
 
-# message type of outputs.py -> (class, make(output, robot): a message for the model, fill(msg, value, stamp, frame))
-MESSAGES = {FLOAT64_ARRAY: (Float64MultiArray, _array, _fill_array),
-            POINT: (PointStamped, lambda output, robot: PointStamped(), _fill_point)}
+# How each message type of outputs.py is made for a model (make(output, robot)) and filled with a value
+# (fill(msg, value, stamp, world frame)); an output of another type needs its entry here.
+MessageType = namedtuple("MessageType", "cls make fill")
+MESSAGES = {FLOAT64_ARRAY: MessageType(Float64MultiArray, _array, _fill_array),
+            POINT: MessageType(PointStamped, lambda output, robot: PointStamped(), _fill_point)}
 
 
 def output_topics(frames):
@@ -83,7 +87,7 @@ class Served:
 
     def __init__(self, robot, frames=()):
         self.robot = robot
-        self.messages = {topic: MESSAGES[output.message][1](output, robot)
+        self.messages = {topic: MESSAGES[output.message].make(output, robot)
                          for output, _, topic in output_topics(frames)}
         self.state_msg = JointState(name=coordinate_names(robot))
 
@@ -152,7 +156,7 @@ class OutputPublishers:
             return
         for output, _, topic in self._topics:
             if topic not in self.publishers and self._on(output):
-                self.publishers[topic] = self._create(MESSAGES[output.message][0], "~/" + topic)
+                self.publishers[topic] = self._create(MESSAGES[output.message].cls, "~/" + topic)
 
     def wants(self, need):
         """True when an output that is switched on needs ``need`` (outputs.VELOCITIES, outputs.REFERENCE)."""
@@ -178,7 +182,7 @@ class OutputPublishers:
             if self._on(output) and all(have[need] for need in output.needs):
                 x.frame = frame
                 msg = served.messages[topic]
-                MESSAGES[output.message][2](msg, output.value(x), stamp, frame_id)
+                MESSAGES[output.message].fill(msg, output.value(x), stamp, frame_id)
                 self.publishers[topic].publish(msg)
         self._publish_state(served, x, stamp, frame_id, velocities)
 
