@@ -30,14 +30,14 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 import robot_dynamics
 from robot_dynamics.ros.conversions import from_multiarray
+from robot_dynamics.ros.outputs import matrix_topics
 from robot_dynamics.ros.processes import stop as stop_process
 from robot_dynamics.ros.qos import DESCRIPTION_QOS
 
 REPO = Path(__file__).resolve().parents[1]
 URDF_DIR = REPO / "urdf"
 RTOL = ATOL = 1e-12        # the node must publish the library's result for the same state
-MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian", "regressor",
-                 "mass_matrix_derivative", "gravity_derivative")
+MATRIX_TOPICS = matrix_topics()      # the node's Float64MultiArray outputs but the per-frame ones (outputs.py)
 _held_locks = []
 
 

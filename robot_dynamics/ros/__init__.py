@@ -3,7 +3,17 @@
 Modules
 -------
 dynamics_node
-    ``dynamics_node``: robot_description in; M, C, C v, g, the CoM, its Jacobian and the Slotine-Li regressor out.
+    ``dynamics_node``: robot_description in; M, C, C v, g, the CoM, its Jacobian and the Slotine-Li regressor out
+    (``lifecycle_node``: the same as a managed node).
+outputs, publishing
+    dynamics_node's outputs, a row each (topic, message, shape from the registry, value), and their publishers.
+inputs, dynamics_parameters
+    dynamics_node's state from its input messages; its own parameters.
+hotswap
+    The robot description of every node: loaded, checked, swapped in, refused, set back (with description.py and
+    loader.py).
+robot_node, controller_nodes, sim_node
+    The nodes that serve one robot, loaded once: the controllers and the simulator.
 relay_node
     The bare rclpy baseline (receive, publish) that benchmarks/bench_ros_node.py measures beside dynamics_node.
 conversions

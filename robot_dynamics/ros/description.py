@@ -7,8 +7,9 @@ package's share directory from the ament index), ``file:///path`` or the name of
 a path ending in ``.xacro`` is expanded with xacro and the parameter ``xacro_args`` (``["name:=value", ...]``).
 A description given by parameter that cannot be read, does not parse or has no degree of freedom stops the
 node at start-up with that message (exit code 2), as robot_state_publisher does.
-How often a node reloads it is the node's choice (dynamics_node on every change, the controllers and the
-simulator once).
+Loading it, swapping it in and refusing it, the same for every node: robot_dynamics.ros.hotswap (dynamics_node
+on every change, the controllers and the simulator once). This module does not import rclpy: the loader's child
+process (robot_dynamics.ros.loader) uses it.
 """
 import math
 import os

@@ -3,12 +3,12 @@
 Each node reports one DiagnosticStatus named ``<fully qualified node name>: <what it does>``: the rate of the
 messages it answered over the last period, the mean and worst compute time per answer, the messages it skipped,
 in total and per reason (the ``kind`` of conversions.BadMessage), the exceptions its callbacks raised (per
-callback and exception type, robot_dynamics.ros.guard), for the dynamics node the descriptions it refused
-while serving (per reason) and whether one is loading, and for the adaptive controller the ticks its safeguards
-acted in (per kind: ``flagged``). Level OK; WARN when a message was skipped, a description refused or a tick
-flagged in the last period, or nothing was answered while inputs arrived; ERROR when a callback
-raised in the last period, or while the node has no robot model (a lifecycle node that is not active reports
-its state, at level OK).
+callback and exception type, robot_dynamics.ros.guard), for a node with a robot description
+(hotswap.DescriptionSwap) the descriptions it refused (per reason) and whether one is loading, and for the
+adaptive controller the ticks its safeguards acted in (per kind: ``flagged``). Level OK; WARN when a message was
+skipped, a description refused or a tick flagged in the last period, or nothing was answered while inputs
+arrived; ERROR when a callback raised in the last period, or while the node has no robot model (a lifecycle
+node that is not active reports its state, at level OK).
 The ``diagnostic_msgs`` package (PyPI ``ros-diagnostic-msgs``) is optional: without it the node publishes no
 diagnostics (and advertises no /diagnostics topic) and says so once in its log.
 """

@@ -15,6 +15,8 @@ import os
 import sys
 from pathlib import Path
 
+from robot_dynamics.ros.outputs import switch_help, switches
+
 PACKAGE = "robot_dynamics"
 CONTROLLERS = {"adaptive": "adaptive_controller_node", "computed_torque": "computed_torque_node"}
 # the module that runs each executable (python -m ...), for the plain scripts
@@ -32,8 +34,7 @@ DYNAMICS_ARGUMENTS = {
     "floating_base": ("false", "true: the root link is a free body whose state comes from odom"),
     "mimic": ("false", "true: mimic joints follow their masters"),
     "gravity": ("0.0 0.0 -9.81", "gravity in the world frame, three numbers [m/s^2]"),
-    "publish_regressor": ("false", "publish ~/regressor once a ~/reference has arrived"),
-    "publish_derivatives": ("false", "publish ~/mass_matrix_derivative and ~/gravity_derivative"),
+    **{switch: ("false", switch_help(switch)) for switch in switches()},     # publish_regressor, ... (outputs.py)
     "use_robot_state_publisher": ("false", "publish the description with robot_state_publisher; the node reads "
                                            "it from the robot_description topic"),
 }
@@ -142,8 +143,7 @@ def dynamics_plan(args, packages=True):
     params = {"floating_base": flag("floating_base", a["floating_base"], faults),
               "mimic": flag("mimic", a["mimic"], faults),
               "gravity": numbers("gravity", a["gravity"], 3, faults),
-              "publish_regressor": flag("publish_regressor", a["publish_regressor"], faults),
-              "publish_derivatives": flag("publish_derivatives", a["publish_derivatives"], faults),
+              **{switch: flag(switch, a[switch], faults) for switch in switches()},
               "frame_prefix": a["frame_prefix"]}
     xml, _ = resolve_description(a["urdf"], a["xacro_args"], faults)
     _check(faults)

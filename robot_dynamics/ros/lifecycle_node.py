@@ -22,12 +22,11 @@ Run it as ``ros2 run robot_dynamics lifecycle_dynamics_node --ros-args -p urdf_p
 import sys
 
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
-from std_msgs.msg import String
 
 from robot_dynamics.ros.description import SkipsBadMessages
 from robot_dynamics.ros.dynamics_node import DynamicsLogic
 from robot_dynamics.ros.guard import GuardedCallbacks
-from robot_dynamics.ros.qos import DESCRIPTION_QOS, OUTPUT_QOS
+from robot_dynamics.ros.qos import OUTPUT_QOS
 from robot_dynamics.ros.runner import run
 
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
@@ -52,17 +51,12 @@ class LifecycleDynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, L
     def __init__(self, node_name="dynamics_node", **kwargs):
         super().__init__(node_name, **kwargs)
         self.lifecycle_state = "unconfigured"
-        self._setup()
-        self._description_sub = self.create_subscription(String, "robot_description", self._on_description,
-                                                         DESCRIPTION_QOS)
+        self._setup(loading=False)                           # until configure: the topic's description is kept
+        self.description.listen()
 
     @property
     def _active(self):
         return self.lifecycle_state == "active"
-
-    @property
-    def _configured(self):
-        return self.lifecycle_state in ("inactive", "active")
 
     def _create_output(self, msg_type, topic):
         return self.create_lifecycle_publisher(msg_type, topic, OUTPUT_QOS)
@@ -73,7 +67,7 @@ class LifecycleDynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, L
     def on_configure(self, state):
         """Load the description (parameters, else the topic's last), then advertise and subscribe."""
         try:
-            self._load_initial_description()
+            self.description.load_initial()
         except (ValueError, OSError) as err:
             self.get_logger().error(f"configure failed: {err}")
             return FAILURE
@@ -82,6 +76,7 @@ class LifecycleDynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, L
                                     "empty and nothing has arrived on the robot_description topic)")
             return FAILURE
         self._open()
+        self.description.enabled = True                      # a new description now loads and swaps in
         self.lifecycle_state = "inactive"
         return super().on_configure(state)
 
@@ -114,13 +109,9 @@ class LifecycleDynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, L
 
     def _unconfigure(self):
         self.lifecycle_state = "unconfigured"
-        self._cancel_load()
+        self.description.drop()
         self._close()
-        self._served = None
-        self.base_state = self.reference = None
-        if self._waiting_timer is not None:
-            self.destroy_timer(self._waiting_timer)
-            self._waiting_timer = None
+        self.inputs.forget()
 
     def destroy_node(self):
         """Let running callbacks return, abandon a load in progress, then destroy."""

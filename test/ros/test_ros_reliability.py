@@ -234,11 +234,11 @@ def test_an_exception_in_a_callback_is_logged_counted_and_not_fatal(probe, start
     for k, error in enumerate([MemoryError("no memory for this joint state"), KeyError("unforeseen")]):
         def fail(msg, error=error):
             raise error
-        node._merger.merge = fail                                 # the fault, injected where a state is read
+        node.inputs.merger.merge = fail                                 # the fault, injected where a state is read
         key = f"_on_joint_state: {type(error).__name__}"
         assert probe.published(probe.joint_states, joint_state(names, q, v, k=100 + k),
                                until=lambda: node.callback_errors[key] > 0), node.callback_errors
-        del node._merger.merge
+        del node.inputs.merger.merge
         assert probe.exchange(joint_state(names, q, v, k=k), until=probe.matches(
             expected_outputs(robot, q, v, k, robot.root_link)))
     errors = sum(node.callback_errors.values())
@@ -267,7 +267,7 @@ def test_superseded_and_replaced_models_leave_nothing_behind(probe, start_node, 
     heavier = re.sub(r'<mass value="([^"]+)"', lambda m: f'<mass value="{2 * float(m.group(1))!r}"', xml)
     slow = with_fixed_links(xml, 5000)
     assert node.set_parameters([Parameter("robot_description", value=slow)])[0].successful
-    assert eventually(lambda: node._loader._process is not None)        # the slow one is loading
+    assert eventually(lambda: node.description.loader._process is not None)        # the slow one is loading
     assert node.set_parameters([Parameter("robot_description", value=heavier)])[0].successful
     assert eventually(lambda: node.robot is not old() and not node.loading, timeout=60)
     assert node.robot.total_mass == pytest.approx(rd.load_urdf(heavier).total_mass, rel=1e-15)
