@@ -18,22 +18,20 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
+from .algorithms.registry import QUANTITIES
+
 # Every call, as (method, arguments, keywords): the arguments' letters are q, v, a (a state), f (the robot's
 # frame), F (a list of that frame: a contact set) and x (an nv-vector for solve_mass_matrix).  Each call runs on
 # one state and on a batch of two, but for those marked single (test_precompile checks every public method of
-# Robot that computes from a state is here).
-CALLS = [
-    ("mass_matrix", "q"), ("coriolis_matrix", "qv"), ("coriolis_matrix", "qv", {"kind": "christoffel"}),
-    ("gravity_vector", "q"), ("com_position", "q"), ("com_jacobian", "q"), ("regressor", "qvva"),
-    ("momentum_regressor", "qv"), ("dynamics", "qv"), ("dynamics", "qvva"), ("inverse_dynamics", "qva"),
-    ("forward_dynamics", "qva"), ("kinetic_energy", "qv"), ("potential_energy", "q"), ("time_derivatives", "qva"),
-    ("time_derivatives", "qvavaa"), ("gravity_derivative", "qv"), ("state_derivatives", "qv"),
-    ("inverse_dynamics_derivatives", "qva"), ("forward_dynamics_derivatives", "qva"), ("innovations", "q"),
-    ("inverse_mass_matrix", "q"), ("solve_mass_matrix", "qx"), ("diagonalized", "qva"),
-    ("from_diagonalized", "qv"), ("christoffel_symbols", "q"), ("global_factorization", "qv"),
-    ("body_placements", "q"), ("frame_placement", "qf"), ("frame_velocity", "qvf"),
-    ("frame_acceleration_bias", "qvf"), ("centroidal_momentum_matrix", "q"), ("centroidal_momentum_bias", "qv"),
-    ("centroidal_inertia", "q"), ("constrained_dynamics", "qvaF"),
+# Robot that computes from a state is here).  First the registry's rows that are Robot methods of their own name
+# and take the state alone, then the methods written on other rows or with other arguments.
+CALLS = [(row.name, "".join("q" if x.startswith("q") else "v" for x in row.inputs)) for row in QUANTITIES
+         if not row.name.startswith("_") and row.state == row.inputs and not row.matrices] + [
+    ("coriolis_matrix", "qv", {"kind": "christoffel"}), ("dynamics", "qv"), ("dynamics", "qvva"),
+    ("time_derivatives", "qva"), ("time_derivatives", "qvavaa"), ("state_derivatives", "qv"), ("innovations", "q"),
+    ("solve_mass_matrix", "qx"), ("diagonalized", "qva"), ("global_factorization", "qv"),
+    ("frame_placement", "qf"), ("frame_velocity", "qvf"), ("frame_acceleration_bias", "qvf"),
+    ("constrained_dynamics", "qvaF"),
     ("constrained_dynamics", "qvaF", {"baumgarte": (1.0, 1.0), "damping": 1e-6}),
     ("task_space_dynamics", "qvf"), ("task_space_dynamics", "qvf", {"position_only": True}),
     *(("frame_jacobian", "qf", {"reference": r}) for r in ("local", "world", "local_world_aligned")),

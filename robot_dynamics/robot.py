@@ -187,6 +187,11 @@ class Robot:
         """
         return self._calls["regressor"](q, v, v_ref, a_ref, out)
 
+    def momentum(self, q, v, out=None):
+        """p = M(q) v, the generalized momentum (paper 002, Prop. 1), in O(n d) without forming M: the sum of the
+        bodies' spatial momenta projected on the joint axes.  q: (..., nq), v: (..., nv) -> (..., nv)"""
+        return self._calls["momentum"](q, v, out)
+
     def momentum_regressor(self, q, v, out=None):
         """(Y_p, Y_h) with Y_p pi = M(q) v, the generalized momentum (paper 002, Prop. 1), and Y_h pi =
         C(q, v)^T v - g(q), so that d/dt (Y_p pi) = tau + Y_h pi along any motion (Mdot = C + C^T): a

@@ -1,4 +1,5 @@
-"""The momentum regressor: p = M(q) v = Y_p(q, v) pi and its rate pdot = tau + Y_h(q, v) pi, Y_h pi = C^T v - g.
+"""The generalized momentum p = M(q) v, its regressor p = Y_p(q, v) pi and its rate pdot = tau + Y_h(q, v) pi,
+Y_h pi = C^T v - g.
 
 The generalized momentum is linear in the inertial parameters (paper 002, Prop. 1): p = sum_k J_k^T Lambda_k v_k
 with Lambda_k v_k = A(v_k) pi_k (eqs. (8)-(12)), v_k = J_k v the body's twist in its own frame.  In world
@@ -22,10 +23,34 @@ pdot = tau + Y_h pi instead of differentiating velocities.
 from numba import njit
 
 from .kinematics import checked_pass
-from .operators import ad_inv_times, store6
+from .operators import ad_inv_times, ad_inv_transpose_times, spatial_inertia_times, store6
 from .regressor import bar_column, cross_unit, to_world_wrench
 
 WORK = []                    # none of its own: it works in the regressor's block W and twist v_k (regressor.WORK)
+
+
+@njit(cache=True)
+def momentum(bodies, work, q, v, p):
+    """p = M(q) v (paper 002, Prop. 1): p_i = S_i^T sum_{k in subtree(i)} h_k, h_k = Ad_{0,k}^-T Lambda_k v_k
+    body k's spatial momentum in world coordinates (module docstring) -- one outward pass, then each body's
+    momentum added to the rows of its joint and its ancestors' (O(n d), d the depth), M never formed."""
+    status = checked_pass(bodies, work, (q, v), q, v, True)             # with the twists V_k
+    if status != 0:
+        return status
+    p[:] = 0.0
+    for k in range(bodies.shape[0]):
+        b, w = bodies[k], work[k]
+        x = ad_inv_times(w.R0, w.p0, w.V)                                      # v_k, the twist in body k's frame
+        f = spatial_inertia_times(b.pi, x[0], x[1], x[2], x[3], x[4], x[5])    # Lambda_k v_k
+        h = ad_inv_transpose_times(w.R0, w.p0, f[0], f[1], f[2], f[3], f[4], f[5])   # in world coordinates
+        a = k
+        while a >= 0:
+            ba, wa = bodies[a], work[a]
+            for t in range(ba.nvj):
+                S = wa.S[:, t]
+                p[ba.iv + t] += S[0] * h[0] + S[1] * h[1] + S[2] * h[2] + S[3] * h[3] + S[4] * h[4] + S[5] * h[5]
+            a = ba.parent
+    return 0
 
 
 @njit(cache=True)

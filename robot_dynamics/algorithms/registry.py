@@ -57,6 +57,7 @@ QUANTITIES = (
     Quantity("com_jacobian", matrices.com_jacobian, ("q",), (("J_com", (3, "nv")),), False, unbounded=("J_com",)),
     # the regressors (regressor.py, momentum.py)
     Quantity("regressor", regressor.regressor, ("q", "v", "v_ref", "a_ref"), (("Y", ("nv", "ny")),), True),
+    Quantity("momentum", momentum.momentum, ("q", "v"), (("p", ("nv",)),), False),
     Quantity("momentum_regressor", momentum.momentum_regressor, ("q", "v"),
              (("Y_p", ("nv", "ny")), ("Y_h", ("nv", "ny"))), True),
     # recursive Newton-Euler and the articulated-body algorithm (newton_euler.py)

@@ -1,4 +1,4 @@
-"""The momentum regressor (Y_p pi = M v, Y_h pi = C^T v - g) and its filtered form W pi = tau_f.
+"""The momentum p = M v, its regressor (Y_p pi = M v, Y_h pi = C^T v - g) and its filtered form W pi = tau_f.
 
 Independent routes: M and C from dynamics() (a different kernel), the momentum's rate by central differences
 along a simulated motion (pdot = tau + C^T v - g is a physical law, not a definition of Y_h), the kinetic energy's
@@ -27,6 +27,21 @@ def tree(request):
 
 def relative(a, b):
     return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
+
+
+def test_the_momentum_is_m_v(tree):
+    """momentum(q, v) (its own kernel, M never formed) against M v from dynamics(), for one state, a batch of any
+    shape (each state its single call) and out=."""
+    rng = np.random.default_rng(5)
+    Q, V = (np.array(x) for x in zip(*(tree.random_state(rng) for _ in range(6))))
+    for q, v in zip(Q, V):
+        assert relative(tree.momentum(q, v), tree.dynamics(q, v).M @ v) < IDENTITY
+    p = tree.momentum(Q.reshape(2, 3, -1), V.reshape(2, 3, -1))
+    assert p.shape == (2, 3, tree.nv)
+    np.testing.assert_array_equal(p.reshape(6, -1), [tree.momentum(q, v) for q, v in zip(Q, V)])
+    out = np.empty((6, tree.nv))
+    assert tree.momentum(Q, V, out=out) is out
+    np.testing.assert_array_equal(out, p.reshape(6, -1))
 
 
 def test_momentum_and_its_rate_are_linear_in_the_parameters(tree):
@@ -97,6 +112,7 @@ def test_mimic_joints_couple_the_momentum_as_the_mass_matrix():
     Y_p, Y_h = robot.momentum_regressor(q, v)
     d = robot.dynamics(q, v)
     assert relative(Y_p @ robot.parameters, d.M @ v) < IDENTITY
+    assert relative(robot.momentum(q, v), d.M @ v) < IDENTITY
     assert relative(Y_h @ robot.parameters, d.C.T @ v - d.g) < IDENTITY
 
 

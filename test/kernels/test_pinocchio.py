@@ -67,6 +67,7 @@ def test_against_pinocchio(name, floating_base):
         check("Y", d.Y, twin.regressor(q, v, a))
         Y_p, Y_h = robot.momentum_regressor(q, v)                     # C^T v is unique: Mdot v - C v
         check("Y_p pi = M v", Y_p @ robot.parameters, twin.mass_matrix(q) @ v)
+        check("momentum p = M v", robot.momentum(q, v), twin.mass_matrix(q) @ v)
         check("Y_h pi = C^T v - g", Y_h @ robot.parameters, C_pin.T @ v - twin.gravity_vector(q))
         check("inverse dynamics", robot.inverse_dynamics(q, v, a), twin.rnea(q, v, a))
         check("forward dynamics", robot.forward_dynamics(q, v, a), twin.aba(q, v, a))
