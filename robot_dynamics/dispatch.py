@@ -27,7 +27,7 @@ import weakref
 
 import numpy as np
 
-from .algorithms.frames import FRAME_SIZE, REFERENCES, frame_array
+from .algorithms.frames import REFERENCES, frame_array
 from .algorithms.kinematics import ERR_INPUT, ERR_OVERFLOW, ERR_OVERLAP, ERR_QUAT, ERR_SINGULAR
 from .algorithms.registry import CHECKED, QUANTITIES
 from .algorithms.workspace import ARRAYS, EXAMPLES, workspace

@@ -36,7 +36,7 @@ from robot_dynamics.ros.description import SkipsBadMessages, describe
 from robot_dynamics.ros.diagnostics import Diagnostics
 from robot_dynamics.ros.dynamics_parameters import DynamicsParameters
 from robot_dynamics.ros.guard import GuardedCallbacks
-from robot_dynamics.ros.hotswap import DescriptionSwap
+from robot_dynamics.ros.hotswap import Described, DescriptionSwap
 from robot_dynamics.ros.inputs import StateInputs
 from robot_dynamics.ros.loader import Refused, abbreviated
 from robot_dynamics.ros.outputs import REFERENCE, topics_table
@@ -48,7 +48,7 @@ if __doc__:                                   # (python -OO strips docstrings)
     __doc__ += topics_table()
 
 
-class DynamicsLogic:
+class DynamicsLogic(Described):
     """The dynamics node's behaviour, shared by :class:`DynamicsNode` and the lifecycle node
     (robot_dynamics.ros.lifecycle_node): mixed in before GuardedCallbacks, SkipsBadMessages and an rclpy node.
 
@@ -87,16 +87,6 @@ class DynamicsLogic:
         """The model that serves (None before the first description)."""
         served = self.description.served
         return None if served is None else served.robot
-
-    @property
-    def refused(self):
-        """Descriptions refused while serving, per kind (hotswap.DescriptionSwap.refused)."""
-        return self.description.refused
-
-    @property
-    def loading(self):
-        """True while a new description is loading in the background."""
-        return self.description.loading
 
     @property
     def base_state(self):

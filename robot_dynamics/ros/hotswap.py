@@ -47,6 +47,21 @@ MEMORY_LIMIT_MB = 2048                    # default of description_memory_limit_
 TIMEOUT = 120.0                           # default of description_timeout, s
 
 
+class Described:
+    """What a node with a DescriptionSwap (``self.description``) says of it: mixed into dynamics_node's
+    DynamicsLogic and robot_node's RobotNode."""
+
+    @property
+    def refused(self):
+        """Descriptions refused, per kind (DescriptionSwap.refused)."""
+        return self.description.refused
+
+    @property
+    def loading(self):
+        """True while a description is loading in the background."""
+        return self.description.loading
+
+
 class DescriptionSwap:
     """The robot description of ``node`` (see the module docstring).
 

@@ -11,14 +11,14 @@ from rclpy.node import Node
 
 from robot_dynamics.ros.description import SkipsBadMessages, describe
 from robot_dynamics.ros.guard import GuardedCallbacks
-from robot_dynamics.ros.hotswap import DescriptionSwap
+from robot_dynamics.ros.hotswap import Described, DescriptionSwap
 
 # ros2_control's JointGroupEffortController named effort_controller listens on its ~/commands: relative, so
 # it follows the namespace (-r __ns:=/robot1 -> /robot1/effort_controller/commands) and can be remapped.
 COMMAND_TOPIC = "effort_controller/commands"
 
 
-class RobotNode(GuardedCallbacks, SkipsBadMessages, Node):
+class RobotNode(Described, GuardedCallbacks, SkipsBadMessages, Node):
     """A node serving one robot, loaded once: the ``robot_description`` parameter, else ``urdf_path``, else the
     ``robot_description`` topic (transient local), as dynamics_node reads it (hotswap.DescriptionSwap).
 
@@ -50,16 +50,6 @@ class RobotNode(GuardedCallbacks, SkipsBadMessages, Node):
     def robot(self):
         """The model (robot_dynamics.Robot); None until a description has been installed."""
         return self.description.robot
-
-    @property
-    def refused(self):
-        """Descriptions refused, per kind (hotswap.DescriptionSwap.refused)."""
-        return self.description.refused
-
-    @property
-    def loading(self):
-        """True while a description from the topic is loading in the background."""
-        return self.description.loading
 
     def _load_description(self):
         """Install the description of the parameters now (ValueError, OSError if it fails), else wait for the topic."""

@@ -90,10 +90,10 @@ def test_what_a_pool_keeps_is_bounded():
 def test_out_arrays_are_never_taken_into_the_pool(robot):
     states = batch(robot, 6)
     out = np.empty((160, robot.nv, 10 * robot.nbodies))
-    kept = robot._results.kept_bytes
+    kept = robot._engine.results.kept_bytes
     robot.regressor(*states, out=out)
     del out
-    assert robot._results.kept_bytes == kept
+    assert robot._engine.results.kept_bytes == kept
 
 
 def test_threads_sharing_a_robot_never_share_a_result(robot):
