@@ -350,9 +350,9 @@ class Engine:
 class Quantity:
     """Registry row `row` for the robot of `engine`: called as quantity(*state, [frame, reference,] out), as the
     Robot methods and the C Call's hand-over do (`out` also as a keyword); a frame row's frame and reference give
-    its constant input, the frame's array (FrameTable.array).  Returns an array (a numpy
-    scalar for a scalar quantity), a tuple of arrays, or the row's result type (results.RESULT_TYPES); into `out`
-    (an array, a tuple, or the result type) when given."""
+    its constant input, the frame's array (FrameTable.array).  Returns an array (a numpy scalar for a scalar
+    quantity), a tuple of arrays, or the row's result type (results.RESULT_TYPES); into `out` (an array, a tuple,
+    or the result type) when given."""
 
     def __init__(self, engine, row):
         self.engine, self.row = engine, row
@@ -364,6 +364,10 @@ class Quantity:
         self.result_type, self.fields = RESULT_TYPES.get(row.name, (None, None))
         self.names = self.out_names()
         self.kernel = _Contiguous(row).front
+        self.calls = None                           # a weak reference to the Calls that made it (Calls.quantity)
+        e = engine
+        self.sizes = tuple(e.q_shape if x[0] == "q" else e.v_shape for x in row.state)
+        self.fixed = (e.bodies, e.work, *self.arrays, *self.constants)     # the kernel's arguments before the state
 
     def c_call(self):
         """The _fastcall.Call of this row: one state of float64 vectors in C, everything else handed to this
@@ -534,6 +538,49 @@ def solve(quantity, q, x, out):
 
 
 # ---- the entries the Robot methods call -------------------------------------------------------------------------------
+def lean_entry(quantity):
+    """The entry of a row without the C extension: what a _fastcall.Call does, in Python -- one state of float64
+    vectors (and a frame's keys) straight into the kernel with new results, or into an `out` array; anything else,
+    and a kernel's error, goes to the Quantity, which computes it or raises the error naming the culprit.  A
+    closure, so that its look-ups are local: the Quantity's route costs ~1 us more a call."""
+    kernel, fixed, sizes, n = quantity.kernel, quantity.fixed, quantity.sizes, quantity.n
+    shapes = [(1,) if s == () else s for s in quantity.shapes]   # a scalar's kernel writes a 1-vector
+    shape = shapes[0]
+    keys = 2 if quantity.framed else 0
+    table = quantity.engine.frames.build() if keys else None
+    single, scalar = len(shapes) == 1 and quantity.shapes[0] != (), quantity.shapes[0] == ()
+    result_type = quantity.result_type
+
+    def entry(*args):
+        if len(args) != n + keys + 1:
+            return quantity(*args)
+        state, out = args[:n], args[-1]
+        for x, size in zip(state, sizes):
+            if type(x) is not _ND or x.dtype is not _F64 or x.shape != size:
+                return quantity(*args)
+        constant = ()
+        if keys:
+            try:
+                constant = (table[args[n]][args[n + 1]],)
+            except (KeyError, TypeError):
+                return quantity(*args)
+        if out is None:
+            outs = [_empty(shape)] if single or scalar else [_empty(s) for s in shapes]
+        elif single and fits(out, shape):
+            outs = [out]
+        else:
+            return quantity(*args)
+        if kernel(*fixed, *state, *constant, *outs):
+            return quantity(*args)                  # the Quantity says what went wrong, or computes apart
+        if out is not None or single:
+            return outs[0]
+        if scalar:
+            return outs[0][0]
+        return tuple(outs) if result_type is None else result_type(*outs)
+
+    return entry
+
+
 class MatrixQuantity(Quantity):
     """A row with a matrix input of a free number of columns (_solve_mass_matrix): `solve`, no C Call."""
 
@@ -547,7 +594,7 @@ class MatrixQuantity(Quantity):
 class Calls(dict):
     """The entry of every registry row of one robot, by the row's name (calls["mass_matrix"], calls["_dynamics"],
     ...), made at its first use (__missing__) and kept: the row's C Call (Quantity.c_call) in front of its
-    Quantity, or the Quantity alone without the C extension.  routes: {row name: a Quantity subclass} for rows
+    Quantity, or without the C extension its lean_entry (the Quantity itself for a route of its own).  routes: {row name: a Quantity subclass} for rows
     with a route of their own (contact_sets.ContactDynamics for the contact set)."""
 
     def __init__(self, engine, routes=()):
@@ -565,7 +612,11 @@ class Calls(dict):
 
     def __missing__(self, name):
         quantity = self.quantity(name)              # a KeyError for a name that is not a row's
-        value = self[name] = quantity.c_call() if FAST_CALLS else quantity
+        if FAST_CALLS:
+            value = quantity.c_call()
+        else:                                       # a route of its own (contacts, matrices): the Quantity itself
+            value = quantity if type(quantity) is not Quantity else lean_entry(quantity)
+        self[name] = value
         return value
 
     def forget(self, name):
