@@ -22,6 +22,7 @@ from .urdf import MAX_LINKS, URDFError, parse_urdf
 __all__ = ["Contact", "Diagonalized", "Dynamics", "GlobalFactorization", "Innovations", "ParameterDerivatives",
            "Robot", "StateDerivatives", "TaskSpaceDynamics", "TimeDerivatives", "contact_list", "load_urdf"]
 
+_NO_GAINS, _NO_DAMPING = (0.0, 0.0), 0.0       # constrained_dynamics' defaults, told by identity first
 _FRAME_DOC = """
     frame: a link name of robot.frame_names (every URDF link, those merged into a body by fixed joints included)
     or its index there.  reference: Pinocchio's reference frames -- "local" (LOCAL, the default: the frame's own
@@ -442,7 +443,7 @@ class Robot:
     frame_acceleration_bias.__doc__ += _FRAME_DOC
 
     # ---- contacts and task space ---------------------------------------------------------------------------------
-    def constrained_dynamics(self, q, v, tau, contacts, baumgarte=(0.0, 0.0), damping=0.0, out=None):
+    def constrained_dynamics(self, q, v, tau, contacts, baumgarte=_NO_GAINS, damping=_NO_DAMPING, out=None):
         """(a, forces): the forward dynamics of the robot held by contacts, from the KKT system
             M a + C v + g = tau + J^T forces,    J a + Jdot v = -(Kp e + Kd J v),
         J (m, nv) the contacts' rows of their frames' Jacobians (3 for a point, 6 for a surface, in the contact's
@@ -461,7 +462,8 @@ class Robot:
         q: (..., nq), v, tau: (..., nv)  ->  a (..., nv), forces (..., m): each contact's 3 or 6 rows in the list's
         order, [force] or [force; torque] on the robot in the contact's reference.  out: a tuple (a, forces).
         """
-        if type(baumgarte) is tuple and baumgarte == (0.0, 0.0) and type(damping) is float and damping == 0.0:
+        if (baumgarte is _NO_GAINS and damping is _NO_DAMPING) or (
+                type(baumgarte) is tuple and baumgarte == (0.0, 0.0) and type(damping) is float and damping == 0.0):
             return self._calls["_constrained_dynamics"](q, v, tau, contacts, out)   # the set last given: in C
         return self._calls.quantity("_constrained_dynamics").solve(q, v, tau, contacts, baumgarte, damping, out)
 
