@@ -465,11 +465,6 @@ static void call_dealloc(Call *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *call_get_inputs(Call *self, void *closure)
-{
-    return PyLong_FromLong(self->n_inputs);
-}
-
 static PyObject *call_remember(Call *self, PyObject *args)
 {
     /* remember(key, constant, output_shapes): for one key argument, the constant input and the outputs' shapes
@@ -517,7 +512,6 @@ static PyMethodDef call_methods[] = {
 
 static PyGetSetDef call_getset[] = {
     {"remembered", (getter)call_get_remembered, NULL, "the tuple of the remembered key's elements, or None", NULL},
-    {"inputs", (getter)call_get_inputs, NULL, "how many state arrays a call takes", NULL},
     {NULL},
 };
 

@@ -12,10 +12,10 @@ import numpy as np
 
 from .algorithms import contacts as _contacts
 from .algorithms.frames import REFERENCES
-from .algorithms.kinematics import ERR_OVERLAP, ERR_SINGULAR
-from .dispatch import ROWS, Quantity, checked_out, finite, fits, merged_batch, refuse_shared
+from .algorithms.kinematics import ERR_SINGULAR
+from .dispatch import ROWS, Quantity, finite, refuse_shared
 
-_ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
+_empty = np.empty
 KINDS = {"point": 3, "surface": 6}                       # rows of a contact
 CONTACT_REFERENCES = ("local_world_aligned", "local")
 
@@ -147,60 +147,21 @@ class ContactDynamics(Quantity):
         return spec, m, items
 
     def solve(self, q, v, tau, contacts, baumgarte, damping, out):
-        """(a, forces) of Robot.constrained_dynamics."""
+        """(a, forces) of Robot.constrained_dynamics: the row's route (Quantity.compute) with the set's spec as
+        its constant input and m force rows."""
         spec, m, items, key = self.spec(contacts, baumgarte, damping)
-        e, vs = self.engine, self.engine.v_shape
-        if e.coupled:
-            return self.coupled(q, v, tau, spec, m, items, out)
-        if out is not None and not (type(out) is tuple and len(out) == 2 and fits(out[0], vs)
-                                    and fits(out[1], (m,))):
-            self.check(out, np.shape(q)[:-1], m)
-        if (type(q) is _ND and q.dtype is _F64 and q.shape == e.q_shape and type(v) is _ND and v.dtype is _F64
-                and v.shape == vs and type(tau) is _ND and tau.dtype is _F64 and tau.shape == vs):
-            calls = self.calls()
-            call = None if calls is None else calls.get(self.row.name)
-            if (call is not None and call is not self and type(baumgarte) is tuple and baumgarte == (0.0, 0.0)
-                    and type(damping) in (int, float) and damping == 0.0):
-                call.remember(key, spec, (vs, (m,)))  # the C Call computes this set from now on
-            outs = list(out) if out is not None else [_empty(vs), _empty(m)]
-            status = self.kernel(e.bodies, e.work, *self.arrays, e.gravity, q, v, tau, spec, *outs)
-            if status == ERR_OVERLAP:               # extents overlap: refused if memory is shared, else apart
-                refuse_shared(("q", "v", "tau"), (q, v, tau), outs, self.names)
-                fresh = [_empty(vs), _empty(m)]
-                status = self.kernel(e.bodies, e.work, *self.arrays, e.gravity, q, v, tau, spec, *fresh)
-                outs[0][...], outs[1][...] = fresh
-            if status:
-                raise e.error(status, self.row, (q, v, tau, spec))
-            return out if out is not None else tuple(outs)
-        Q, V, T, batch = e.batch(False, q=q, v=v, tau=tau)
-        B = Q.shape[0]
-        results = (_empty(batch + vs), _empty(batch + (m,))) if out is None else self.check(out, batch, m)
-        targets = [merged_batch(x, len(batch), B) for x in results]
-        if any(x is None for x in targets):         # views whose batch dimensions do not merge: computed apart
-            if out is not None:
-                refuse_shared(("q", "v", "tau"), (Q, V, T), results, self.names)
-            targets = [_empty((B,) + x.shape[len(batch):]) for x in results]
-        specs = np.lib.stride_tricks.as_strided(spec, (B, spec.shape[0]), (0, spec.strides[0]))
-        status = e.run_batch(self.row, self.arrays, (Q, V, T, specs), targets)
-        if status.any() and status[0] == ERR_OVERLAP:   # extents overlap: refused if memory is shared, else apart
-            refuse_shared(("q", "v", "tau"), (Q, V, T), results, self.names)
-            targets = [_empty((B,) + x.shape[len(batch):]) for x in results]
-            status = e.run_batch(self.row, self.arrays, (Q, V, T, specs), targets)
-        if status.any():
-            i = np.flatnonzero(status)[0]
-            raise e.error(status[i], self.row, (Q[i], V[i], T[i], spec))
-        for x, y in zip(results, targets):
-            if not np.may_share_memory(x, y):
-                x[...] = y.reshape(x.shape)
-        return results if out is None else out
+        shapes = (self.engine.v_shape, (m,))
+        if self.engine.coupled:
+            return self.coupled(q, v, tau, spec, shapes, items, out)
+        calls = self.calls()
+        call = None if calls is None else calls.get(self.row.name)
+        if (call is not None and call is not self and type(baumgarte) is tuple and baumgarte == (0.0, 0.0)
+                and type(damping) in (int, float) and damping == 0.0):
+            call.remember(key, spec, shapes)        # the C Call computes this set from now on
+        results = self.compute((q, v, tau), self.outputs(out), spec, shapes)
+        return tuple(results) if out is None else out
 
-    def check(self, out, batch, m):
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise ValueError(f"out must be a tuple of 2 arrays (a, forces), got {type(out).__name__}")
-        return (checked_out(out[0], batch + self.engine.v_shape, "out[0]"),
-                checked_out(out[1], batch + (m,), "out[1]"))
-
-    def coupled(self, q, v, tau, spec, m, items, out):
+    def coupled(self, q, v, tau, spec, shapes, items, out):
         """The KKT system of contacts.py written densely, through a Cholesky factor of M (joints coupled by mimics:
         no innovations), the rows and Jdot v from the frame rows, e from the frames' placements."""
         from scipy.linalg import cho_factor, cho_solve
@@ -208,8 +169,12 @@ class ContactDynamics(Quantity):
         e, calls = self.engine, self.calls()
         nv = e.nv
         Q, V, T, batch = e.batch(q=q, v=v, tau=tau)
-        results = (_empty(batch + e.v_shape), _empty(batch + (m,))) if out is None else self.check(out, batch, m)
-        refuse_shared(("q", "v", "tau"), (q, v, tau), results, ["out[0]", "out[1]"])
+        m = shapes[1][0]
+        results = self.outputs(out)
+        if results is None:
+            results = [_empty(batch + s) for s in shapes]
+        self.check_outs(batch, results, shapes)
+        refuse_shared(("q", "v", "tau"), (q, v, tau), results, self.names)
         Kp, Kd, mu = spec[2:5]
         A, F = results[0].reshape(-1, nv), results[1].reshape(-1, m)
         for i, (qi, vi, ti) in enumerate(zip(Q, V, T)):
@@ -251,4 +216,4 @@ class ContactDynamics(Quantity):
         if not np.may_share_memory(A, results[0]):
             results[0][...] = A.reshape(results[0].shape)
             results[1][...] = F.reshape(results[1].shape)
-        return results if out is None else out
+        return tuple(results) if out is None else out

@@ -20,6 +20,7 @@ The Engine holds what the quantities of one robot share: the body records, the w
 copies, gravity, the batch lock, the result pool and the frame table.  Nothing here holds the Robot: a Robot is
 freed as soon as it is no longer used (the Calls hold their Quantity weakly, the Quantities hold the Engine).
 """
+import dataclasses
 import functools
 import math
 import threading
@@ -361,7 +362,8 @@ class Quantity:
         self.shapes = engine.shapes[row.name]
         self.arrays = tuple(ARRAYS[x](engine.model) for x in row.arrays)   # per-robot arrays, made when first used
         self.constants = (engine.gravity,) if row.gravity else ()
-        self.result_type, self.fields = RESULT_TYPES.get(row.name, (None, None))
+        self.result_type = RESULT_TYPES.get(row.name)
+        self.fields = None if self.result_type is None else tuple(f.name for f in dataclasses.fields(self.result_type))
         self.names = self.out_names()
         self.kernel = _Contiguous(row).front
         self.calls = None                           # a weak reference to the Calls that made it (Calls.quantity)
@@ -427,16 +429,17 @@ class Quantity:
             return tuple(results)
         return results[0][()] if self.shapes[0] == () and results[0].ndim == 0 else results[0]
 
-    def compute(self, state, outs, constant=None):
-        """The row's outputs at `state` (one state or a batch), into `outs` (a list of arrays) or new arrays."""
-        e = self.engine
-        for x, name in zip(state, self.row.state):
-            if not (type(x) is _ND and x.dtype is _F64 and x.shape == (e.nq if name[0] == "q" else e.nv,)):
-                return self.batched(state, outs, constant)
+    def compute(self, state, outs, constant=None, shapes=None):
+        """The row's outputs at `state` (one state or a batch), into `outs` (a list of arrays) or new arrays.
+        shapes: the outputs' shapes for one state, if not the row's (the contact set's forces)."""
+        e, shapes = self.engine, self.shapes if shapes is None else shapes
+        for x, size in zip(state, self.sizes):
+            if not (type(x) is _ND and x.dtype is _F64 and x.shape == size):
+                return self.batched(state, outs, constant, shapes)
         if outs is None:
-            outs = [_empty(s) for s in self.shapes]
-        elif not all(fits(x, s) for x, s in zip(outs, self.shapes)):
-            self.check_outs((), outs)
+            outs = [_empty(s) for s in shapes]
+        elif not all(fits(x, s) for x, s in zip(outs, shapes)):
+            self.check_outs((), outs, shapes)
         given = (constant,) if constant is not None else ()
         kernel_outs = [x[None] if x.ndim == 0 else x for x in outs]      # a scalar: its kernel writes a 1-vector
         status = self.kernel(e.bodies, e.work, *self.arrays, *self.constants, *state, *given, *kernel_outs)
@@ -444,9 +447,9 @@ class Quantity:
             self.failed(status, state + given, kernel_outs)
         return outs
 
-    def check_outs(self, batch, outs):
+    def check_outs(self, batch, outs, shapes):
         """Each of outs can receive its output for this batch shape, else a ValueError naming it."""
-        for name, shape, x in zip(self.names, self.shapes, outs):
+        for name, shape, x in zip(self.names, shapes, outs):
             checked_out(x, batch + shape, name)
 
     def failed(self, status, inputs, outputs):
@@ -463,28 +466,28 @@ class Quantity:
         for x, y in zip(outputs, fresh):
             x[...] = y
 
-    def batched(self, state, outs, constant=None):
+    def batched(self, state, outs, constant, shapes):
         """The row for validated states (any batch shape, or one state given as lists, other dtypes...) by the
         compiled parallel loop; a constant input passed as a batch of stride 0."""
         e, row = self.engine, self.row
         *flat, batch = e.batch(False, **dict(zip(row.state, state)))
         B, nd = flat[0].shape[0], len(batch)
         if outs is None:
-            results = [e.results.empty(batch + s) for s in self.shapes]
+            results = [e.results.empty(batch + s) for s in shapes]
         else:
             results = outs
-            self.check_outs(batch, results)
+            self.check_outs(batch, results, shapes)
         if constant is not None:
             flat.append(np.lib.stride_tricks.as_strided(constant, (B,) + constant.shape, (0,) + constant.strides))
         targets = [merged_batch(x, nd, B) for x in results]
         if any(x is None for x in targets):         # views whose batch dimensions do not merge: computed apart,
             if outs is not None:                    # copied in (an out sharing memory with an input is refused)
                 refuse_shared(row.state, flat, results, self.names)
-            targets = [_empty((B,) + s) for s in self.shapes]
+            targets = [_empty((B,) + s) for s in shapes]
         status = e.run_batch(row, self.arrays, flat, targets)
         if status.any() and status[0] == ERR_OVERLAP:   # extents overlap: refused if memory is shared, else
             refuse_shared(row.state, flat, results, self.names)                 # computed apart
-            targets = [_empty((B,) + s) for s in self.shapes]
+            targets = [_empty((B,) + s) for s in shapes]
             status = e.run_batch(row, self.arrays, flat, targets)
         if status.any():
             i = np.flatnonzero(status)[0]
@@ -493,48 +496,6 @@ class Quantity:
             if not np.may_share_memory(x, y):
                 x[...] = y.reshape(x.shape)
         return results
-
-
-def solve(quantity, q, x, out):
-    """M(q)^-1 x of the _solve_mass_matrix row, x (..., nv) or (..., nv, k): its input x is a matrix of a free
-    number of columns per state, which the single-state Calls do not take."""
-    e, row = quantity.engine, quantity.row
-    q = np.asarray(q)
-    batch = q.shape[:-1]
-    x = np.array(x, dtype=float) if not (type(x) is _ND and x.dtype is _F64) else x
-    nv = e.nv
-    if x.shape == batch + (nv,):
-        X = x[..., None]
-    elif x.ndim == len(batch) + 2 and x.shape[:-1] == batch + (nv,):
-        X = x
-    else:
-        raise ValueError(f"x must have shape {batch + (nv,)} or {batch + (nv,)[:-1]}(..., {nv}, k) for q of "
-                         f"batch shape {batch}, got {x.shape}")
-    result = _empty(x.shape) if out is None else checked_out(out, x.shape)
-    target = result[..., None] if X is not x else result
-    if q.shape == e.q_shape and q.dtype is _F64:
-        status = quantity.kernel(e.bodies, e.work, q, X, target)
-        if status:
-            quantity.failed(status, (q, X), [target])
-        return result
-    Q, batch = e.batch(False, q=q)
-    B, k = Q.shape[0], X.shape[-1]
-    Xf = X.reshape((B, nv, k))
-    Tf = merged_batch(target, len(batch), B) if target.shape[:len(batch)] == batch else None
-    if Tf is None and out is not None:
-        refuse_shared(row.inputs, (Q, Xf), (target,), ("out",))
-    work_out = Tf if Tf is not None else _empty((B, nv, k))
-    status = e.run_batch(row, (), (Q, Xf), (work_out,))
-    if status.any() and status[0] == ERR_OVERLAP:
-        refuse_shared(row.inputs, (Q, Xf), (target,), ("out",))
-        Tf, work_out = None, _empty((B, nv, k))
-        status = e.run_batch(row, (), (Q, Xf), (work_out,))
-    if status.any():
-        i = np.flatnonzero(status)[0]
-        raise e.error(status[i], row, (Q[i], Xf[i]))
-    if Tf is None:
-        target[...] = work_out.reshape(target.shape)
-    return result
 
 
 # ---- the entries the Robot methods call -------------------------------------------------------------------------------
@@ -582,13 +543,50 @@ def lean_entry(quantity):
 
 
 class MatrixQuantity(Quantity):
-    """A row with a matrix input of a free number of columns (_solve_mass_matrix): `solve`, no C Call."""
-
-    def __call__(self, q, x, out=None):
-        return solve(self, q, x, out)
+    """A row with a matrix input of a free number of columns (_solve_mass_matrix): no C Call."""
 
     def c_call(self):
         return self
+
+    def __call__(self, q, x, out=None):
+        """M(q)^-1 x, x (..., nv) or (..., nv, k)."""
+        e, row = self.engine, self.row
+        q = np.asarray(q)
+        batch = q.shape[:-1]
+        x = np.array(x, dtype=float) if not (type(x) is _ND and x.dtype is _F64) else x
+        nv = e.nv
+        if x.shape == batch + (nv,):
+            X = x[..., None]
+        elif x.ndim == len(batch) + 2 and x.shape[:-1] == batch + (nv,):
+            X = x
+        else:
+            raise ValueError(f"x must have shape {batch + (nv,)} or {batch + (nv,)[:-1]}(..., {nv}, k) for q of "
+                             f"batch shape {batch}, got {x.shape}")
+        result = _empty(x.shape) if out is None else checked_out(out, x.shape)
+        target = result[..., None] if X is not x else result
+        if q.shape == e.q_shape and q.dtype is _F64:
+            status = self.kernel(e.bodies, e.work, q, X, target)
+            if status:
+                self.failed(status, (q, X), [target])
+            return result
+        Q, batch = e.batch(False, q=q)
+        B, k = Q.shape[0], X.shape[-1]
+        Xf = X.reshape((B, nv, k))
+        Tf = merged_batch(target, len(batch), B) if target.shape[:len(batch)] == batch else None
+        if Tf is None and out is not None:
+            refuse_shared(row.inputs, (Q, Xf), (target,), ("out",))
+        work_out = Tf if Tf is not None else _empty((B, nv, k))
+        status = e.run_batch(row, (), (Q, Xf), (work_out,))
+        if status.any() and status[0] == ERR_OVERLAP:
+            refuse_shared(row.inputs, (Q, Xf), (target,), ("out",))
+            Tf, work_out = None, _empty((B, nv, k))
+            status = e.run_batch(row, (), (Q, Xf), (work_out,))
+        if status.any():
+            i = np.flatnonzero(status)[0]
+            raise e.error(status[i], row, (Q[i], Xf[i]))
+        if Tf is None:
+            target[...] = work_out.reshape(target.shape)
+        return result
 
 
 class Calls(dict):

@@ -150,13 +150,7 @@ class TaskSpaceDynamics:
     N: np.ndarray
 
 
-# registry row -> (its result class, the fields its outputs fill, in the row's order)
-RESULT_TYPES = {
-    "_dynamics": (Dynamics, ("M", "C", "g", "com", "J_com", "Y")),
-    "_dynamics_with_regressor": (Dynamics, ("M", "C", "g", "com", "J_com", "Y")),
-    "_time_derivatives": (TimeDerivatives, ("M_dot", "C_dot", "g_dot", "J_com_dot", "Y_dot")),
-    "_time_derivatives_with_regressor": (TimeDerivatives, ("M_dot", "C_dot", "g_dot", "J_com_dot", "Y_dot")),
-    "_state_derivatives": (StateDerivatives, ("dM_dq", "dC_dq", "dC_dv", "dg_dq", "dJcom_dq")),
-    "_innovations": (Innovations, ("L", "D", "L_inv")),
-    "_diagonalized": (Diagonalized, ("nu", "epsilon", "coriolis")),
-}
+# registry row -> its result class; the row's outputs fill the class's fields in order
+RESULT_TYPES = {"_dynamics": Dynamics, "_dynamics_with_regressor": Dynamics, "_time_derivatives": TimeDerivatives,
+                "_time_derivatives_with_regressor": TimeDerivatives, "_state_derivatives": StateDerivatives,
+                "_innovations": Innovations, "_diagonalized": Diagonalized}
