@@ -24,9 +24,9 @@ Python (dispatch.Quantity).  ROBOT_DYNAMICS_FAST_CALLS=0 in the environment turn
 
 Checks.  Every kernel's results are checked for a non-finite number (float64 overflow) by `result_checks`, as a
 status code, and no output may overlap an input or another output (their byte extents, np.may_share_memory's
-test): the C entry point leaves the overlaps to its callers (the Call, in C; dispatch.Engine for a whole batch, before any
-state is computed: `overlapping`, in C); `checked_kernels` puts every kernel in a compiled function of the same
-arguments that compares them too, for the route written in Python.  Both call the one compiled kernel, so a
+test): the C entry point leaves the overlaps to its callers (the Call, in C; dispatch.Engine for a whole batch,
+before any state is computed: `overlapping`, in C); `checked_kernels` puts every kernel in a compiled function of
+the same arguments that compares them too, for the route written in Python.  Both call the one compiled kernel, so a
 strided view handed to the Python route gets the C entry point's very numbers.
 
 Batches.  `batch_loop` is one compiled loop over the states of a batch, in parallel on all cores, that calls a
@@ -394,7 +394,8 @@ def fast_kernel(name, types):
               "from numba import carray\n\n\n"
               + fast_source("fast_" + name, types, inputs, outputs, always, overflow))
     module, cacheable = _generated_module(f"fast_{name}.py", source, {
-        "KERNEL": kernel, "FINITE": finite, "MODERATE": moderate, **{f"D{i}": t.dtype for i, t in enumerate(types[2:])}})
+        "KERNEL": kernel, "FINITE": finite, "MODERATE": moderate,
+        **{f"D{i}": t.dtype for i, t in enumerate(types[2:])}})
     sig = nt.int64(nt.CPointer(types[0].dtype), nt.CPointer(types[1].dtype), nt.CPointer(nt.voidptr),
                    nt.CPointer(nt.int64))
     _fast_kernels[name] = cfunc(sig, cache=cacheable)(getattr(module, "fast_" + name))

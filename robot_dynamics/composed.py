@@ -32,8 +32,9 @@ def external_torques(robot, q, f_ext, reference):
 
 
 def task_space_dynamics(robot, frames, q, v, frame, reference, position_only, damping, out):
-    """Robot.task_space_dynamics (frames: the robot's dispatch.FrameTable): M^-1 J^T by one solve per row (solve_mass_matrix: O(n), no M formed), eta from
-    the unactuated acceleration a_0 = forward_dynamics(q, v, 0): eta = -Lambda (J a_0 + Jdot v)."""
+    """Robot.task_space_dynamics (frames: the robot's dispatch.FrameTable): M^-1 J^T by one solve per row
+    (solve_mass_matrix: O(n), no M formed), eta from the unactuated acceleration a_0 = forward_dynamics(q, v, 0):
+    eta = -Lambda (J a_0 + Jdot v)."""
     if out is not None and type(out) is not TaskSpaceDynamics:
         raise ValueError(f"out must be a TaskSpaceDynamics, got {type(out).__name__}")
     mu = float(damping) if isinstance(damping, (int, float, np.floating, np.integer)) else np.nan
@@ -100,8 +101,8 @@ def parameter_derivatives(robot, weightless, engine, q, v, out):
     if out is not None:
         for name, shape in (("dM_dpi", (nv, nv, ny)), ("dC_dpi", (nv, nv, ny)), ("dg_dpi", (nv, ny))):
             checked_out(getattr(out, name), batch + shape, "out." + name)
-        refuse_shared(("q", "v"), given, (out.dM_dpi, out.dC_dpi, out.dg_dpi), ("out.dM_dpi", "out.dC_dpi",
-                                                                                   "out.dg_dpi"))
+        refuse_shared(("q", "v"), given, (out.dM_dpi, out.dC_dpi, out.dg_dpi),
+                      ("out.dM_dpi", "out.dC_dpi", "out.dg_dpi"))
     E, Z = np.eye(nv), np.zeros((nv, nv))
     Y0 = weightless.regressor(np.repeat(q, 2 * nv, axis=0), np.repeat(v, 2 * nv, axis=0),
                               np.tile(np.vstack([Z, E]), (B, 1)), np.tile(np.vstack([E, Z]), (B, 1)))

@@ -498,7 +498,7 @@ class Quantity:
         return results
 
 
-# ---- the entries the Robot methods call -------------------------------------------------------------------------------
+# ---- the entries the Robot methods call -----------------------------------------------------------------------
 def lean_entry(quantity):
     """The entry of a row without the C extension: what a _fastcall.Call does, in Python -- one state of float64
     vectors (and a frame's keys) straight into the kernel with new results, or into an `out` array; anything else,
@@ -592,8 +592,8 @@ class MatrixQuantity(Quantity):
 class Calls(dict):
     """The entry of every registry row of one robot, by the row's name (calls["mass_matrix"], calls["_dynamics"],
     ...), made at its first use (__missing__) and kept: the row's C Call (Quantity.c_call) in front of its
-    Quantity, or without the C extension its lean_entry (the Quantity itself for a route of its own).  routes: {row name: a Quantity subclass} for rows
-    with a route of their own (contact_sets.ContactDynamics for the contact set)."""
+    Quantity, or without the C extension its lean_entry (the Quantity itself for a route of its own).  routes: {row
+    name: a Quantity subclass} for rows with a route of their own (contact_sets.ContactDynamics, MatrixQuantity)."""
 
     def __init__(self, engine, routes=()):
         super().__init__()

@@ -340,8 +340,8 @@ class Robot:
             return self._calls["_diagonalized"](q, v, tau, out)
         if out is not None and type(out) is not Diagonalized:
             raise ValueError(f"out must be a Diagonalized, got {type(out).__name__}")
-        d = self._calls["_diagonalized"](q, v, np.zeros(np.shape(v)), None if out is None else
-                                      Diagonalized(out.nu, np.empty(np.shape(out.nu)), out.coriolis))
+        into = None if out is None else Diagonalized(out.nu, np.empty(np.shape(out.nu)), out.coriolis)
+        d = self._calls["_diagonalized"](q, v, np.zeros(np.shape(v)), into)
         d.epsilon = None
         return d if out is None else out
 
@@ -481,4 +481,5 @@ class Robot:
         ValueError), > 0 gives the damped Lambda of a configuration near one.
         q: (..., nq), v: (..., nv) -> TaskSpaceDynamics (see its docstring for shapes); out: one to fill.
         """
-        return composed.task_space_dynamics(self, self._engine.frames, q, v, frame, reference, position_only, damping, out)
+        return composed.task_space_dynamics(self, self._engine.frames, q, v, frame, reference, position_only, damping,
+                                            out)

@@ -322,7 +322,7 @@ def _read_robot(source, xacro_args=None) -> etree._Element:
 def check_xml(source) -> None:
     """The checks of a URDF's XML itself, before any link is read: readable, well-formed within libxml2's limits,
     no entity declarations, a <robot> root, at most MAX_LINKS links and MAX_JOINTS joints (URDFError naming the
-    fault).  Cheap enough to refuse a description on the spot (dynamics_node's robot_description)."""
+    fault).  Cheap enough to refuse a description on the spot (a node's robot_description parameter: ros.hotswap)."""
     _check_size(_read_robot(source))
 
 

@@ -242,12 +242,16 @@ class CompositeSlotineLi:
         if dt <= 0:
             return Lambda, kd, False
         top = self._Lambda_radius
+
+        def kd_limit(M_hat):
+            return GAIN_BOUND / (dt * np.maximum(np.diag(M_ref) / M_hat, 1.0))
+
         M_hat = np.diag(self.initial.mass_matrix(q))
-        limit = GAIN_BOUND / (dt * np.maximum(np.diag(M_ref) / M_hat, 1.0))
+        limit = kd_limit(M_hat)
         if np.any(kd > limit):                          # the estimate may have grown: its own diagonal then
-            M_hat = np.maximum(M_hat, [self.robot.momentum_regressor(q, e)[0][j] @ self._pi_hat
-                                       for j, e in enumerate(np.eye(self.robot.nv))])     # diag M(q; pi_hat)
-            limit = GAIN_BOUND / (dt * np.maximum(np.diag(M_ref) / M_hat, 1.0))
+            nv = self.robot.nv                          # diag M(q; pi_hat)_j = Y_p(q, e_j)[j] pi_hat, one batch
+            Y_p = self.robot.momentum_regressor(np.broadcast_to(q, (nv, q.shape[0])), np.eye(nv))[0]
+            limit = kd_limit(np.maximum(M_hat, np.einsum("jjk,k->j", Y_p, self._pi_hat)))
         capped = top * dt > GAIN_BOUND or bool(np.any(kd > limit))
         if top * dt > GAIN_BOUND:
             Lambda = Lambda * (GAIN_BOUND / (top * dt))

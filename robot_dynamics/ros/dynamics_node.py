@@ -83,12 +83,6 @@ class DynamicsLogic(Described):
         self.add_post_set_parameters_callback(self._after_set_parameters)
 
     @property
-    def robot(self):
-        """The model that serves (None before the first description)."""
-        served = self.description.served
-        return None if served is None else served.robot
-
-    @property
     def base_state(self):
         """``(q_base (7,), v_base (6,), world frame id)`` from the last usable odometry (floating base only)."""
         return self.inputs.base_state

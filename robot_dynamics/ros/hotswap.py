@@ -52,6 +52,11 @@ class Described:
     DynamicsLogic and robot_node's RobotNode."""
 
     @property
+    def robot(self):
+        """The model that serves (robot_dynamics.Robot); None before the first description."""
+        return self.description.robot
+
+    @property
     def refused(self):
         """Descriptions refused, per kind (DescriptionSwap.refused)."""
         return self.description.refused

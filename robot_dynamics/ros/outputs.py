@@ -5,8 +5,8 @@ gives its shape (robot_dynamics.algorithms.registry: the Robot method that compu
 result), when it is published and how the node takes its value from what it computed for a joint state. From
 the rows come: the messages sized and labelled for a model and the publishers (robot_dynamics.ros.publishing),
 the parameters that switch outputs on and their descriptions, the table of topics in dynamics_node's docstring
-(:func:`topics_table`; ``python -m robot_dynamics.ros.outputs`` prints it), the launch argument
-``publish_derivatives``'s help (launch_plan) and the topics the tests listen to (test/ros_helpers.py).
+(:func:`topics_table`; ``python -m robot_dynamics.ros.outputs`` prints it), the launch arguments of the switches and
+their help (launch_plan) and the topics the tests listen to (test/ros_helpers.py).
 
 Adding an output is adding its row to :data:`OUTPUTS`.
 
@@ -127,7 +127,7 @@ OUTPUTS = (
            row=("gravity_derivative", "g_dot"), switch="publish_derivatives", needs=(VELOCITIES,),
            doc="along q' = v (paper 002, Prop. 6), in O(n)"),
     Output("frame_jacobians/{frame}", FLOAT64_ARRAY, "J_f",
-           lambda x: x.robot.frame_jacobian(x.q, x.frame, x.frame_reference), row=("_frame_jacobian", "J"),
+           lambda x: x.robot.frame_jacobian(x.q, x.frame, x.frame_reference, out=x.out), row=("_frame_jacobian", "J"),
            doc="of each frame of the parameter frames, in frame_reference: [linear; angular] rows"),
 )
 

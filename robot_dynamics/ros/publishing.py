@@ -8,6 +8,7 @@ comes in ``~/state`` (and ``~/com``), published after them.
 """
 from collections import namedtuple
 
+import numpy as np
 from geometry_msgs.msg import PointStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -83,13 +84,16 @@ class Served:
         The stamped companion, its names the coordinates in v order.
     """
 
-    __slots__ = ("robot", "messages", "state_msg")
+    __slots__ = ("robot", "messages", "state_msg", "buffers")
 
     def __init__(self, robot, frames=()):
         self.robot = robot
         self.messages = {topic: MESSAGES[output.message].make(output, robot)
                          for output, _, topic in output_topics(frames)}
         self.state_msg = JointState(name=coordinate_names(robot))
+        numbers = sizes(robot)                # a per-frame output is computed into its own array (out=)
+        self.buffers = {topic: np.empty(tuple(numbers.get(s, s) for s in output.shape_symbols()))
+                        for output, frame, topic in output_topics(frames) if frame is not None}
 
 
 class Evaluation:
@@ -106,13 +110,15 @@ class Evaluation:
         The parameter ``frame_reference``.
     frame : str or None
         The frame of the per-frame output being published.
+    out : ndarray or None
+        The array a per-frame output is computed into (Served.buffers).
     """
 
-    __slots__ = ("robot", "q", "v", "dynamics", "frame_reference", "frame")
+    __slots__ = ("robot", "q", "v", "dynamics", "frame_reference", "frame", "out")
 
     def __init__(self, robot, q, v, dynamics, frame_reference):
         self.robot, self.q, self.v, self.dynamics = robot, q, v, dynamics
-        self.frame_reference, self.frame = frame_reference, None
+        self.frame_reference, self.frame, self.out = frame_reference, None, None
 
 
 class OutputPublishers:
@@ -136,6 +142,8 @@ class OutputPublishers:
         self.frames = list(frames)
         self._topics = output_topics(self.frames)
         self.switches = {}
+        self._live = []                       # (output, frame, topic, fill) of the outputs switched on
+        self._wanted = {VELOCITIES: False, REFERENCE: False}
         self.publishers = {}                  # topic -> publisher, while open
         self.state_publisher = None
 
@@ -152,15 +160,18 @@ class OutputPublishers:
     def switch(self, switches):
         """Publish the outputs that ``switches`` turns on (advertising them when open) and no others."""
         self.switches = dict(switches)
+        self._live = [(output, frame, topic, MESSAGES[output.message].fill) for output, frame, topic in self._topics
+                      if self._on(output)]
+        self._wanted = {need: any(need in output.needs for output, *_ in self._live) for need in self._wanted}
         if not self.open:
             return
-        for output, _, topic in self._topics:
-            if topic not in self.publishers and self._on(output):
+        for output, _, topic, _ in self._live:
+            if topic not in self.publishers:
                 self.publishers[topic] = self._create(MESSAGES[output.message].cls, "~/" + topic)
 
     def wants(self, need):
         """True when an output that is switched on needs ``need`` (outputs.VELOCITIES, outputs.REFERENCE)."""
-        return any(need in output.needs and self._on(output) for output in OUTPUTS)
+        return self._wanted[need]
 
     def publish(self, served, x, stamp, frame_id, velocities):
         """Publish the answer of one joint state: every output switched on whose needs are met, in the table's
@@ -178,11 +189,11 @@ class OutputPublishers:
             True when the joint state brought velocities (else v is zero).
         """
         have = {VELOCITIES: velocities, REFERENCE: x.dynamics.Y is not None}
-        for output, frame, topic in self._topics:
-            if self._on(output) and all(have[need] for need in output.needs):
-                x.frame = frame
+        for output, frame, topic, fill in self._live:
+            if all(have[need] for need in output.needs):
+                x.frame, x.out = frame, served.buffers.get(topic)
                 msg = served.messages[topic]
-                MESSAGES[output.message].fill(msg, output.value(x), stamp, frame_id)
+                fill(msg, output.value(x), stamp, frame_id)
                 self.publishers[topic].publish(msg)
         self._publish_state(served, x, stamp, frame_id, velocities)
 

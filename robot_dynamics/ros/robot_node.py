@@ -46,11 +46,6 @@ class RobotNode(Described, GuardedCallbacks, SkipsBadMessages, Node):
         self.skipped = collections.Counter()
         self.description = DescriptionSwap(self, self._adopt, hot=False)
 
-    @property
-    def robot(self):
-        """The model (robot_dynamics.Robot); None until a description has been installed."""
-        return self.description.robot
-
     def _load_description(self):
         """Install the description of the parameters now (ValueError, OSError if it fails), else wait for the topic."""
         self.description.load_initial()
