@@ -41,7 +41,8 @@ def main():
                         ("C v + g vs rnea(q, v, 0)", d.C @ v + d.g, twin.rnea(q, v, np.zeros(robot.nv))),
                         ("C + C^T", d.C + d.C.T, C_pin + C_pin.T), ("Y(q, v, v, a)", d.Y, twin.regressor(q, v, a)),
                         ("inverse dynamics", robot.inverse_dynamics(q, v, a), twin.rnea(q, v, a)),
-                        ("forward dynamics", robot.forward_dynamics(q, v, a), twin.aba(q, v, a))):
+                        ("forward dynamics", robot.forward_dynamics(q, v, a), twin.aba(q, v, a)),
+                        ("momentum p = M v", robot.momentum(q, v), twin.mass_matrix(q) @ v)):
                     err = relative_error(ours, theirs)
                     if err >= worst.get(what, (-1.0,))[0]:
                         worst[what] = (err, f"{name}{' floating' if floating_base else ''}")
