@@ -15,6 +15,8 @@ A body is what one moving joint carries: its URDF child link plus every link hun
     RA[k], RA2[k], Ra[k]   R_tree [a]x, R_tree [a]x^2 and R_tree a for the axis a: a revolute joint's
                        T_{p,k} rotation is R_tree + sin(theta) RA + (1 - cos(theta)) RA2 (Rodrigues), a prismatic
                        joint's translation p_tree + d Ra
+    armature[k]        (6,), first nvj[k] entries: the armature of the joint's coordinates (drives.py; zero for a
+                       mimic joint, whose coordinate is its master's)
 
 Free joints follow Pinocchio's free-flyer convention: q = [x, y, z, qx, qy, qz, qw], v = [linear; angular] in
 the child frame, so that Xi = E_6 is constant (paper 002, remark 7).  Planar joints take q = [x, y, theta]
@@ -23,6 +25,7 @@ the child frame, so that Xi = E_6 is constant (paper 002, remark 7).  Planar joi
 from dataclasses import dataclass, field
 import numpy as np
 
+from .drives import Drives
 from .urdf import MAX_MAGNITUDE, URDFDescription, URDFError
 
 REVOLUTE, PRISMATIC, PLANAR, FREE = 0, 1, 2, 3
@@ -35,6 +38,8 @@ _URDF_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMA
                "floating": FREE}
 _NQ = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 7}
 _NV = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 6}
+BASE_COORDINATES = ("base_linear_x", "base_linear_y", "base_linear_z",
+                    "base_angular_x", "base_angular_y", "base_angular_z")
 
 
 # One record per body: the whole model travels into a compiled kernel as a single array argument.
@@ -45,6 +50,7 @@ BODY = np.dtype([
     ("R_tree", np.float64, (3, 3)), ("p_tree", np.float64, (3,)), ("axis", np.float64, (3,)),
     ("Xi", np.float64, (6, 6)), ("pi", np.float64, (10,)), ("Lam", np.float64, (6, 6)),
     ("RA", np.float64, (3, 3)), ("RA2", np.float64, (3, 3)), ("Ra", np.float64, (3,)),
+    ("armature", np.float64, (6,)),                  # the drives' armature of the body's own coordinates (drives.py)
 ], align=True)
 
 
@@ -82,6 +88,7 @@ class RobotModel:
     gravity: np.ndarray           # (3,) world frame
     bodies: np.ndarray            # (nb,) records of dtype BODY, read-only
     frames: dict = field(repr=False)
+    drives: Drives = None         # armature, damping, friction per coordinate (drives.py); None: zero
 
     @property
     def pi(self):
@@ -105,6 +112,31 @@ class RobotModel:
     def joint_names(self):
         """Joints that own coordinates, in the order of q (the floating base excluded, mimic joints excluded)."""
         return [j.name for j in self.joints if j.mimic is None and not (self.floating_base and j.body == 0)]
+
+    @property
+    def coordinate_names(self):
+        """A name per coordinate of v: a floating base's six (base_linear_x .. base_angular_z), then each joint's
+        name ("<joint>[k]" for a joint of several coordinates; mimic joints have none)."""
+        names = list(BASE_COORDINATES) if self.floating_base else []
+        for joint in self.joints:
+            if joint.mimic is None and not (self.floating_base and joint.body == 0):
+                names += [joint.name] if joint.nv == 1 else [f"{joint.name}[{k}]" for k in range(joint.nv)]
+        return names
+
+    def with_drives(self, armature=None, damping=None, friction=None, model=None):
+        """The same robot with other drives (drives.py): each of armature, damping, friction (nv,), or a number for
+        every joint coordinate (a floating base's six rows stay zero), None to keep the present one; model: a
+        friction model (None keeps the present one)."""
+        drives = (self.drives or Drives.zero(self.nv)).replaced(
+            self.coordinate_names, model, 6 if self.floating_base else 0, armature=armature, damping=damping,
+            friction=friction)
+        bodies = self.bodies.copy()
+        bodies["armature"] = 0.0
+        for k, joint in enumerate(self.joints):
+            if joint.mimic is None:
+                bodies["armature"][k, :joint.nv] = drives.armature[joint.idx_v:joint.idx_v + joint.nv]
+        bodies.flags.writeable = False
+        return _replace(self, bodies=bodies, drives=drives)
 
     def with_parameters(self, pi):
         """The same kinematics with other inertial parameters.  pi: (10 * nbodies,) or (nbodies, 10), each entry
@@ -285,4 +317,4 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
     bodies["Lam"] = _body_inertias(bodies["pi"])
     bodies.flags.writeable = False
     return RobotModel(desc.name, nq, nv, tuple(body_names), tuple(infos), desc.root, bool(floating_base),
-                      gravity, bodies, frames)
+                      gravity, bodies, frames, Drives.zero(nv))

@@ -96,6 +96,42 @@ class Robot:
         """The same robot under another gravity vector (3,), world frame."""
         return Robot(self.model.with_gravity(vector(gravity, "gravity", 3)))
 
+    # ---- drives (drives.py) --------------------------------------------------------------------------------------
+    @property
+    def armature(self):
+        """(nv,) reflected rotor inertias, added to M's diagonal wherever M is (Pinocchio's model.armature)."""
+        return self.model.drives.armature
+
+    @property
+    def damping(self):
+        """(nv,) viscous friction coefficients (Pinocchio's model.damping)."""
+        return self.model.drives.damping
+
+    @property
+    def friction(self):
+        """(nv,) Coulomb friction torques (Pinocchio's model.friction)."""
+        return self.model.drives.friction
+
+    @property
+    def coordinate_names(self):
+        """A name per coordinate of v (model.RobotModel.coordinate_names)."""
+        return self.model.coordinate_names
+
+    def with_drives(self, armature=None, damping=None, friction=None, model=None):
+        """The same robot with other drives: armature, damping, friction each (nv,) or a number for every joint
+        coordinate (a floating base's six rows stay zero; None keeps the present one), model a friction model
+        (drives.py; None keeps the present one)."""
+        return Robot(self.model.with_drives(armature, damping, friction, model))
+
+    def friction_torque(self, v, out=None):
+        """tau_f(v), the torque the drives' friction takes (drives.Drives.torque): v (..., nv) -> (..., nv)."""
+        v, shape = self._engine.batch(v=v)
+        tau = finite(self.model.drives.torque(v), "friction_torque", "v").reshape(shape + (self.nv,))
+        if out is None:
+            return tau
+        out[...] = tau
+        return out
+
     # ---- configurations ------------------------------------------------------------------------------------------
     def neutral(self):
         """A valid q: zero joint positions, identity orientations.  -> (nq,)"""

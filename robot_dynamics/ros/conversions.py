@@ -8,6 +8,8 @@ import array
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
+from ..model import BASE_COORDINATES
+
 
 class BadMessage(ValueError):
     """A message that cannot be used; ``kind`` names the fault (``"joint_state_lengths"``, ``"odom_frame"``, ...)."""
@@ -19,8 +21,6 @@ class BadMessage(ValueError):
 
 # --- Float64MultiArray -------------------------------------------------------------------------------------
 
-BASE_COORDINATES = ("base_linear_x", "base_linear_y", "base_linear_z",
-                    "base_angular_x", "base_angular_y", "base_angular_z")
 
 
 def coordinate_names(robot):

@@ -1,0 +1,81 @@
+"""Drives: what lies between a joint's motor and its link, per coordinate of v, with Pinocchio's names.
+
+    armature   (nv,)  reflected rotor inertia, I_m N^2 for a motor of inertia I_m behind a reduction N (kg m^2, or
+                      kg for a prismatic joint): M(q) + diag(armature) wherever M is, armature * a in the inverse
+                      dynamics (Pinocchio 4.1's model.armature, MuJoCo's joint armature, Drake's rotor inertia)
+    damping    (nv,)  viscous friction coefficient, N m s/rad (Pinocchio's model.damping, MuJoCo's damping)
+    friction   (nv,)  Coulomb friction torque, N m (Pinocchio's model.friction, MuJoCo's frictionloss)
+
+The friction torque, without a friction model (model=None), is viscous plus Coulomb,
+    tau_f(v) = damping v + friction tanh(v / COULOMB_VELOCITY),
+the sign of v smoothed over COULOMB_VELOCITY (0.01 rad/s, m/s) so that a controller or a simulator never chatters
+at a velocity reversal (identification fits the sign itself: identification/least_squares.py).
+
+A free joint's six rows are zero unless given.  Armature is constant: it adds to M and not to C, Mdot or the
+Christoffel symbols.  The joint torque a drive needs is the rigid body's plus the friction torque,
+    tau = (M(q) + diag(armature)) a + C(q, v) v + g(q) + tau_f(v),
+tau_f the friction model's (robot.friction_torque).  A mimic joint has no coordinate of its own: its drive is its
+master's (a transmission that couples several joints is refused by name where it is read).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+# The largest armature, damping or friction entry a model takes: as model.MAX_PARAMETER bounds the inertias.
+MAX_DRIVE = 1e60
+FIELDS = ("armature", "damping", "friction")
+COULOMB_VELOCITY = 0.01       # rad/s (m/s): the width of the smoothed Coulomb sign (module docstring)
+
+
+@dataclass(frozen=True, eq=False)
+class Drives:
+    """The drives of a robot's nv coordinates (module docstring); arrays are read-only."""
+    armature: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    model: object = None          # a friction model (friction.py) beyond viscous + Coulomb; None: those two alone
+
+    def torque(self, v):
+        """tau_f(v) (module docstring, or the friction model's): v (..., nv) -> (..., nv)."""
+        if self.model is not None:
+            return self.model.torque(v)
+        return self.damping * v + self.friction * np.tanh(v / COULOMB_VELOCITY)
+
+    @property
+    def rigid(self):
+        """True when every entry is zero and no friction model is set: the rigid-body robot."""
+        return self.model is None and not any(getattr(self, name).any() for name in FIELDS)
+
+    @classmethod
+    def zero(cls, nv):
+        return cls(*(_frozen(np.zeros(nv)) for _ in FIELDS))
+
+    def replaced(self, names, model=None, joints_from=0, **values):
+        """Drives with some of armature, damping, friction replaced: each (nv,) finite, >= 0 and at most MAX_DRIVE,
+        else a ValueError naming it and the coordinate (names: the coordinates' names, for that message).  A
+        number is every joint coordinate's, from index joints_from on (6 with a floating base: its six rows stay
+        zero)."""
+        nv = len(self.armature)
+        fields = {name: getattr(self, name) for name in FIELDS}
+        for name, value in values.items():
+            if value is None:
+                continue
+            array = np.array(value, dtype=float)
+            if array.ndim == 0:
+                array = np.where(np.arange(nv) >= joints_from, array, 0.0)
+            if array.shape != (nv,):
+                raise ValueError(f"{name}: expected a number or an array of shape ({nv},) (one per coordinate of "
+                                 f"v), got shape {array.shape}")
+            bad = ~((array >= 0.0) & (array <= MAX_DRIVE))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(f"{name}[{i}] (coordinate '{names[i]}') = {float(array[i])!r}: a drive's {name} "
+                                 f"must be a finite number between 0 and {MAX_DRIVE:g}")
+            fields[name] = _frozen(array)
+        return Drives(**fields, model=self.model if model is None else model)
+
+
+def _frozen(array):
+    array = np.array(array, dtype=float)
+    array.flags.writeable = False
+    return array
