@@ -21,8 +21,6 @@ class BadMessage(ValueError):
 
 # --- Float64MultiArray -------------------------------------------------------------------------------------
 
-
-
 def coordinate_names(robot):
     """The names of the nv velocity coordinates: the six base velocities (floating base), then the joints."""
     return (list(BASE_COORDINATES) if robot.floating_base else []) + list(robot.joint_names)
