@@ -18,6 +18,19 @@ robot.constrained_dynamics(q, v, tau, contacts, baumgarte, damping)[0]: the fram
 gripper on a handle).  A run anchors every contact without a target where its frame is at the run's start, so that
 the Baumgarte gains (Kp, Kd) pull a frame that drifts (integration error) back to where it touched down.
 ``with_payload`` builds the "real" robot of a mismatch experiment: the controller's model plus a payload.
+
+Drives (robot_dynamics/drives.py).  The armature is in M, so forward_dynamics simulates it.  Friction is a passive
+force: the joints receive tau - tau_f(v) (robot.friction_torque: viscous plus a Coulomb sign smoothed over
+drives.COULOMB_VELOCITY, or the robot's friction model), never a bare sign().  Smoothed, Coulomb friction is a
+stiff damper near v = 0 (slope friction / COULOMB_VELOCITY, ~100 N m s/rad): explicit steps would ring or blow
+up on a light wrist.  So without contacts the friction is taken linearly implicitly, as MuJoCo's "implicitfast"
+integrator takes its damping:
+
+    (M(q) + h D(v)) vdot = tau - tau_f(v) - (C(q, v) v + g(q)),     D = diag(d tau_f / d v) >= 0,
+
+at every stage (h the step): it equals forward dynamics up to h M^-1 D vdot, which matters only where the
+friction is stiff -- a joint sticking, which it then does without ringing.  With contacts, tau - tau_f(v) goes to
+constrained_dynamics explicitly.
 """
 from dataclasses import replace
 from typing import NamedTuple
@@ -75,6 +88,8 @@ class Simulator:
             robot.constrained_dynamics(robot.neutral(), np.zeros(robot.nv), np.zeros(robot.nv), self.contacts,
                                        baumgarte, damping)                  # checks the set and the gains now
         self.baumgarte, self.damping = tuple(baumgarte), damping
+        drives = robot.model.drives
+        self._frictionless = not (drives.damping.any() or drives.friction.any() or drives.model is not None)
         self._held = self.contacts
         self._groups = [(j.idx_v, *_BRACKETS[j.type]) for j in robot.model.joints
                         if j.mimic is None and j.type in _BRACKETS]
@@ -96,10 +111,7 @@ class Simulator:
 
         def f(t, q, v, z):
             tau, z_dot = closed_loop(t, q, v, z)
-            if self._held is None:
-                return robot.forward_dynamics(q, v, tau), np.asarray(z_dot, dtype=float), tau
-            a = robot.constrained_dynamics(q, v, tau, self._held, self.baumgarte, self.damping)[0]
-            return a, np.asarray(z_dot, dtype=float), tau
+            return self.acceleration(q, v, tau, h), np.asarray(z_dot, dtype=float), tau
 
         a1, zd1, tau = f(t, q, v, z)
         if self.method == "euler":
@@ -118,6 +130,22 @@ class Simulator:
         v_next = v + h / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
         z_next = z + h / 6 * (zd1 + 2 * zd2 + 2 * zd3 + zd4)
         return robot.integrate(q, theta, 1.0), v_next, z_next, tau
+
+    def acceleration(self, q, v, tau, h=None):
+        """vdot (nv,) at (q, v) under the joint torques tau (nv,): forward dynamics, the drives' friction taken
+        linearly implicitly over a step h (default dt; module docstring), or the contact-constrained dynamics."""
+        robot = self.robot
+        if self._frictionless:
+            if self._held is None:
+                return robot.forward_dynamics(q, v, tau)
+            return robot.constrained_dynamics(q, v, tau, self._held, self.baumgarte, self.damping)[0]
+        tau = tau - robot.friction_torque(v)
+        if self._held is not None:
+            return robot.constrained_dynamics(q, v, tau, self._held, self.baumgarte, self.damping)[0]
+        h = self.dt if h is None else h
+        M = robot.mass_matrix(q)
+        M[np.diag_indices(robot.nv)] += h * friction_slope(robot, v)
+        return np.linalg.solve(M, tau - robot.inverse_dynamics(q, v, np.zeros(robot.nv)))
 
     def step(self, t, q, v, torque, h=None):
         """One step of (q, v) under torque: a held (nv,) array or a function (t, q, v) -> (nv,).
@@ -193,6 +221,14 @@ class Simulator:
         if steps:
             tau[-1] = tau[-2]
         return Rollout(t, np.array(Q), np.array(V), tau, np.array(Z) if z0.size else None)
+
+
+def friction_slope(robot, v):
+    """d tau_f / d v (nv,) at v: each drive's friction depends on its own velocity alone (drives.py), so one
+    central difference of robot.friction_torque gives every diagonal entry; clipped at 0 (friction dissipates)."""
+    step = 1e-6 * np.maximum(1.0, np.abs(v))
+    slope = (robot.friction_torque(v + step) - robot.friction_torque(v - step)) / (2.0 * step)
+    return np.maximum(slope, 0.0)
 
 
 def _without_state(torque):

@@ -117,6 +117,10 @@ OUTPUTS = (
     Output("regressor", FLOAT64_ARRAY, "Y", lambda x: x.dynamics.Y, row=("regressor", "Y"),
            switch="publish_regressor", needs=(VELOCITIES, REFERENCE),
            doc="Y pi = M a_r + C v_r + g, the Slotine-Li regressor of ~/reference's v_r, a_r"),
+    Output("friction", FLOAT64_ARRAY, "tau_f", lambda x: x.robot.friction_torque(x.v), shape=("nv",),
+           needs=(VELOCITIES,), doc="the drives' friction torque at the joint state (Robot.friction_torque; zero "
+                                    "for a robot without <dynamics>, transmissions or a drives file): the torque a "
+                                    "drive needs is M a + C v + g + tau_f, M with the armature"),
     Output("com", POINT, "CoM", lambda x: x.dynamics.com, row=("com_position", "com"),
            doc="in the world frame: odom's frame_id (floating base), frame_prefix + the root link (fixed base); "
                "stamped with the joint state's stamp"),
