@@ -31,6 +31,9 @@ twist: a contact at rest stays at rest.
 The contact set travels into the kernel as one array `spec`: HEADER entries [number of contacts, m, Kp, Kd, mu], then
 CONTACT_SIZE per contact: [body, rows (3 or 6), first row, reference code, R_kf (row by row), p_kf, has target,
 R_target (row by row), p_target].
+
+M is the robot's with the drives' armature (drives.py): `factor` puts it into D, and the Newton-Euler bias b
+(qddot = 0) has no armature term, so a_0, J M^-1 J^T and M^-1 J^T f are those of M + diag(armature).
 """
 import numpy as np
 from numba import njit
