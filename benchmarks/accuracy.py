@@ -3,7 +3,9 @@
     python benchmarks/accuracy.py [--states 20]
 
 The same comparisons as test/kernels/test_pinocchio.py (which asserts 1e-9), reported as figures; relative error is
-max |ours - Pinocchio| / max |Pinocchio| per evaluation.  Also counts the example-robot-data URDFs that load.
+max |ours - Pinocchio| / max |Pinocchio| per evaluation.  Then the same robots with a random armature on every
+coordinate (0.05-0.5, a floating base's six rows too; Pinocchio's model.armature, test/kernels/test_armature.py):
+M, inverse and forward dynamics, their derivatives and M^-1.  Also counts the example-robot-data URDFs that load.
 """
 import argparse
 import sys
@@ -11,6 +13,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "kernels"))     # test_pinocchio, ...
@@ -50,6 +53,9 @@ def main():
           "random states:")
     for what, (err, where) in worst.items():
         print(f"  {what:<26}{err:10.2e}   ({where})")
+    print("the same with a random armature on every coordinate:")
+    for what, (err, where) in armature_errors(args.states).items():
+        print(f"  {what:<26}{err:10.2e}   ({where})")
     loaded = 0
     for path in erd_urdfs():
         try:
@@ -58,6 +64,48 @@ def main():
         except ValueError as exc:
             print(f"  does not load: {path.name}: {exc}")
     print(f"example-robot-data URDFs that load: {loaded} of {len(erd_urdfs())}")
+
+
+def symmetric(X):
+    """A matrix of which Pinocchio fills the upper triangle."""
+    return np.triu(X) + np.triu(X, 1).T
+
+
+def armature_errors(states):
+    """{quantity: (worst relative error, robot)} with a random armature, against Pinocchio's model.armature."""
+    worst = {}
+    for name in ROBOTS:
+        for floating_base in (False, True):
+            rng = np.random.default_rng(1)
+            rigid = rd.load_urdf(erd_path(name), floating_base=floating_base)
+            armature = rng.uniform(0.05, 0.5, rigid.nv)
+            robot = rigid.with_drives(armature=armature)
+            twin = PinocchioTwin(robot, erd_path(name), floating_base=floating_base)
+            twin.model.armature = twin.v(armature)
+            m, d = twin.model, twin.data
+            for _ in range(states):
+                q, v = robot.random_state(rng)
+                a = rng.normal(size=robot.nv)
+                qp, vp, ap = twin.q(q), twin.v(v), twin.v(a)
+                dtau_dq, dtau_dv = (twin.mat(x) for x in pin.computeRNEADerivatives(m, d, qp, vp, ap)[:2])
+                ours_id = robot.inverse_dynamics_derivatives(q, v, a)
+                pin.computeABADerivatives(m, d, qp, vp, ap)
+                da_dq, da_dv, da_dtau = (twin.mat(x) for x in (d.ddq_dq, d.ddq_dv, symmetric(d.Minv)))
+                ours_fd = robot.forward_dynamics_derivatives(q, v, a)
+                M_inv = np.array(pin.computeMinverse(m, d, qp))
+                for what, ours, theirs in (
+                        ("M", robot.mass_matrix(q), twin.mass_matrix(q)),
+                        ("inverse dynamics", robot.inverse_dynamics(q, v, a), twin.rnea(q, v, a)),
+                        ("forward dynamics", robot.forward_dynamics(q, v, a), twin.aba(q, v, a)),
+                        ("dtau/dq", ours_id[0], dtau_dq), ("dtau/dv", ours_id[1], dtau_dv),
+                        ("dtau/da = M", ours_id[2], twin.mass_matrix(q)),
+                        ("da/dq", ours_fd[0], da_dq), ("da/dv", ours_fd[1], da_dv),
+                        ("da/dtau = M^-1", ours_fd[2], da_dtau),
+                        ("M^-1", robot.inverse_mass_matrix(q), twin.mat(symmetric(M_inv)))):
+                    err = relative_error(ours, theirs)
+                    if err >= worst.get(what, (-1.0,))[0]:
+                        worst[what] = (err, f"{name}{' floating' if floating_base else ''}")
+    return worst
 
 
 if __name__ == "__main__":

@@ -4,10 +4,11 @@ A URDF is prepared for MuJoCo by stripping its geometry (no mesh files needed, n
 chosen joints (a gripper's fingers), optionally bolting a payload to a link by a fixed joint (MuJoCo keeps it a
 body of its own; robot_dynamics merges it into its moving ancestor), and adding the extension
 ``<mujoco><compiler discardvisual="true" fusestatic="false"/></mujoco>`` after ``<robot>``. The compiled model has
-contacts and joint limits disabled, zero dof damping, armature and friction loss, RK4 at the given step.
-``MujocoTwin.mass_matrix`` / ``bias`` are mj_fullM and qfrc_bias in our joint order, and ``run`` closes a
-controller's loop at the model's step with torques applied through ``qfrc_applied`` (zero-order hold over each
-control period), as STYLE.md describes.
+contacts and joint limits disabled, zero friction loss, RK4 at the given step, and zero dof damping and armature
+unless given (per joint, in our order: MuJoCo's dof_armature on M's diagonal, dof_damping a passive -damping v).
+``MujocoTwin.mass_matrix`` / ``bias`` / ``forward_dynamics`` are mj_fullM, qfrc_bias and qacc in our joint order,
+and ``run`` closes a controller's loop at the model's step with torques applied through ``qfrc_applied``
+(zero-order hold over each control period), as STYLE.md describes.
 """
 import re
 from typing import NamedTuple
@@ -73,10 +74,11 @@ def prepared_urdf(source, fixed_joints=(), payload=None):
 class MujocoTwin:
     """MuJoCo's model of a URDF (text from prepared_urdf) and the map of our joints onto its dofs.
 
-    robot: the robot_dynamics Robot of the same text (fixed base, every joint one dof).
+    robot: the robot_dynamics Robot of the same text (fixed base, every joint one dof); armature, damping: None
+    (zero) or (nv,) per joint in our order, MuJoCo's dof_armature and dof_damping.
     """
 
-    def __init__(self, urdf_text, robot, dt=1e-3):
+    def __init__(self, urdf_text, robot, dt=1e-3, armature=None, damping=None):
         import mujoco
         self.mj = mujoco
         mujoco.set_mju_user_warning(WARNINGS.append)
@@ -86,14 +88,14 @@ class MujocoTwin:
         m.opt.timestep = dt
         m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
         m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
-        m.dof_damping[:] = 0.0
-        m.dof_armature[:] = 0.0
         m.dof_frictionloss[:] = 0.0
         self.data = mujoco.MjData(m)
         self.robot = robot
         self.qadr = np.array([m.joint(name).qposadr[0] for name in robot.joint_names])
         self.dadr = np.array([m.joint(name).dofadr[0] for name in robot.joint_names])
         assert m.nv == robot.nv and sorted(self.dadr) == list(range(m.nv)), "every MuJoCo dof is one of ours"
+        m.dof_damping[self.dadr] = 0.0 if damping is None else damping
+        m.dof_armature[self.dadr] = 0.0 if armature is None else armature
         self.dt = dt
 
     def set_state(self, q, v):
@@ -115,6 +117,16 @@ class MujocoTwin:
         """qfrc_bias = C(q, v) v + g(q) at (q, v), in our joint order."""
         self.set_state(q, v)
         return self.data.qfrc_bias[self.dadr].copy()
+
+    def forward_dynamics(self, q, v, tau):
+        """qacc at (q, v) under the joint torques tau (qfrc_applied) and the dofs' passive damping, in our joint
+        order: (M + diag(armature))^-1 (tau - damping v - C v - g)."""
+        self.data.qfrc_applied[:] = 0.0
+        self.data.qfrc_applied[self.dadr] = tau
+        self.set_state(q, v)
+        qacc = self.data.qacc[self.dadr].copy()
+        self.data.qfrc_applied[:] = 0.0
+        return qacc
 
     def run(self, q0, v0, torque, duration, control_period=None, forces=None):
         """Simulate from (q0, v0): torque(t, q, v) -> (nv,) once per control period (default the step), held.

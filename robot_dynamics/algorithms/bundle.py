@@ -1,5 +1,6 @@
 """Everything `Robot.dynamics` returns from one outward pass (paper 002, section VI): M, C, g, the CoM and J_com
-(matrices.py) and, with references, the Slotine-Li regressor (regressor.py), which reuses the pass's rates."""
+(matrices.py) and, with references, the Slotine-Li regressor (regressor.py), which reuses the pass's rates.  M
+includes the drives' armature (matrices.mass_matrix_terms); Y pi does not (regressor.py)."""
 from numba import njit
 
 from .matrices import (com_jacobian_terms, com_terms, coriolis_matrix_terms, gravity_terms, mass_matrix_terms,

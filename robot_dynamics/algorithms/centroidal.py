@@ -18,6 +18,8 @@ since cdot x l = cdot x m cdot = 0,
     Adot_G v = d/dt h_G |_(qddot = 0) = [ldot; kdot_0 - c x ldot],   (ldot, kdot_0) = sum_k F_k.
 The centroidal inertia I_G = [[m E, 0], [0, I_c]] is the whole robot's composite inertia about c (world axes):
 the average spatial velocity of the robot is I_G^-1 h_G.
+The drives' armature (drives.py) is not in h_G, A_G or I_G: the links' momentum alone, as Pinocchio's
+computeCentroidalMap (a rotor's spin about its own axis is not counted as the robot's momentum).
 """
 import numpy as np
 from numba import njit

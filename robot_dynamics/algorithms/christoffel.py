@@ -42,6 +42,10 @@ N_ij = 1/2 S_i^T (Bc_D - Bc_D^T) S_j + 1/2 [S_i, S_j]^T h_D, with N v = 0.  Per 
 (arXiv:2010.01033), which iDynTree's fixed-base C implements; Pinocchio's computeCoriolisMatrix is this same C,
 fixed and floating base, to round-off (test_christoffel).  (2) costs O(n d) like paper 002's C, (1) O(n d^2) for
 its O(n d^2) nonzero entries.
+The drives' armature (drives.py), constant and on M's diagonal, changes neither Gamma nor C: for joints of one
+coordinate Gamma is then the Levi-Civita connection of M + diag(armature) too (its derivatives vanish); on a free or
+planar joint's coordinates, whose directions do not commute, Gamma stays the rigid bodies', the convention of
+Pinocchio and MuJoCo (armature in M alone), under which Mdot = C + C^T and the power balance still hold.
 """
 import numpy as np
 from numba import njit

@@ -31,6 +31,9 @@ twist: a contact at rest stays at rest.
 The contact set travels into the kernel as one array `spec`: HEADER entries [number of contacts, m, Kp, Kd, mu], then
 CONTACT_SIZE per contact: [body, rows (3 or 6), first row, reference code, R_kf (row by row), p_kf, has target,
 R_target (row by row), p_target].
+
+M is the robot's with the drives' armature (drives.py): `factor` puts it into D, and the Newton-Euler bias b
+(qddot = 0) has no armature term, so a_0, J M^-1 J^T and M^-1 J^T f are those of M + diag(armature).
 """
 import numpy as np
 from numba import njit
@@ -307,13 +310,16 @@ def add_contact_accelerations(bodies, work, W, spec, f, a):
                         x = f[c]
                         w0, w1, w2 = w0 + W[k, 0, c] * x, w1 + W[k, 1, c] * x, w2 + W[k, 2, c] * x
                         w3, w4, w5 = w3 + W[k, 3, c] * x, w4 + W[k, 4, c] * x, w5 + W[k, 5, c] * x
-        y = w.dA                                                   # S^T W_j f, until dA is written
-        for s in range(n):
+        y, qdd = w.dA, w.Fn                                        # S^T W_j f, until dA is written; qddot_j
+        for s in range(n):                                         # (Fn: free once a_0 is formed)
             y[s] = S[0, s] * w0 + S[1, s] * w1 + S[2, s] * w2 + S[3, s] * w3 + S[4, s] * w4 + S[5, s] * w5
-        for s in range(n):
+        for s in range(n):                                         # all of qddot_j from A_p, before A_j: G^T S
             x = -(G[0, s] * a0 + G[1, s] * a1 + G[2, s] * a2 + G[3, s] * a3 + G[4, s] * a4 + G[5, s] * a5)
-            for t in range(n):
+            for t in range(n):                                     # = E - D^-1 diag(armature) is not diagonal
                 x += w.Dki[s, t] * y[t]
+            qdd[s] = x
+        for s in range(n):
+            x = qdd[s]
             a[b.iv + s] += x
             a0, a1, a2 = a0 + S[0, s] * x, a1 + S[1, s] * x, a2 + S[2, s] * x
             a3, a4, a5 = a3 + S[3, s] * x, a4 + S[4, s] * x, a5 + S[5, s] * x

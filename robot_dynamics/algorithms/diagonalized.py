@@ -19,6 +19,8 @@ Pdot_k = Lambdadot_k + sum over children c of (Pdot_c - Gdot_c U_c^T - G_c Udot_
 Lambda + Lambda adj(V)) for a world-frame inertia carried by its body.  Rdot = R Phi(R^-1 Ddot R^-T), Phi the lower
 triangle with half its diagonal (the rate of a Cholesky factor).  C qdot comes from Newton-Euler in world
 coordinates: f_k = Lambda_k W_k - adj(V_k)^T Lambda_k V_k, (C qdot)_k = S_k^T (sum of f over k's subtree).
+With the drives' armature (drives.py) M is M + diag(armature) throughout: innovations.factor puts it into D, and
+being constant it leaves Ddot, Pdot and C qdot as they are.
 """
 import numpy as np
 from numba import njit

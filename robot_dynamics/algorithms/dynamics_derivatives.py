@@ -15,13 +15,14 @@ gives, for i in the subtree of j's body (d's: descendants) and j in the subtree 
 (Carpentier and Mansard, "Analytical derivatives of rigid body dynamics algorithms", RSS 2018):
     dtau_d/dq_j = (Yc_d S_d)^T dA/dq_j + (dYc_d^T S_d)^T dV/dq_j       (d strictly below j)
     dtau_j/dq_d = S_j^T dF/dq_d,  dF/dq_d = dYc dV/dq_d + Yc dA/dq_d (+ S_d x* f_d once d's own rows are done)
-and the same for v with dA/dv, S in place of dA/dq, dV/dq; dtau/da = M.  Joints coupled by mimics are not
-covered (nor are they by Pinocchio).
+and the same for v with dA/dv, S in place of dA/dq, dV/dq; dtau/da = M.  The drives' armature term armature a
+(drives.py) depends on a alone: it adds diag(armature) to dtau/da = M and nothing to dtau/dq, dtau/dv (as
+Pinocchio's computeRNEADerivatives).  Joints coupled by mimics are not covered (nor are they by Pinocchio).
 
 Forward dynamics.  a = FD(q, v, tau) solves tau = ID(q, v, a), so da/dq = -M^-1 dtau/dq, da/dv = -M^-1 dtau/dv
-and da/dtau = M^-1, with M factored as L^T D L in the tree's sparsity (Featherstone, RBDA section 6.5: L[k, i]
-is non-zero only for coordinates i on the path from k to the root, so a factorization costs O(n d^2) and a solve
-O(n d), d the depth).
+and da/dtau = M^-1 (M and a with the armature), with M factored as L^T D L in the tree's sparsity (Featherstone,
+RBDA section 6.5: L[k, i] is non-zero only for coordinates i on the path from k to the root, so a factorization
+costs O(n d^2) and a solve O(n d), d the depth).
 """
 import numpy as np
 from numba import njit
@@ -142,6 +143,7 @@ def _backward(bodies, work, dtau_dq, dtau_dv, M):
                     if d != k:                               # strictly below: the columns of k's coordinates
                         dtau_dq[j, i] = dot_columns(wd.dFda, e, w.dAdq, c) + dot_columns(wd.dYtJ, e, w.dVdq, c)
                         dtau_dv[j, i] = dot_columns(wd.dFda, e, w.dAdv, c) + dot_columns(wd.dYtJ, e, w.S, c)
+            M[i, i] += b.armature[c]                         # + diag(armature)
         for c in range(b.nvj):                              # dF/dq += S x* f, for the rows of the ancestors
             f = w.fc
             g = force_cross(w.S[:, c], f[0], f[1], f[2], f[3], f[4], f[5])

@@ -1,6 +1,8 @@
-"""Kinetic and potential energy, body by body: T = 1/2 sum_k v_k^T Lambda_k v_k with v_k = Ad_{0,k}^-1 V_k the
-body's twist in its own frame (paper 002, eq. (2): the kinetic energy of one body), and U = -gravity . sum_k m_k
-c_k^w (c_k^w = p_{0,k} + R_{0,k} c_k, the body's CoM in the world).  Independent of M: 1/2 v^T M v = T is a test."""
+"""Kinetic and potential energy, body by body: T = 1/2 sum_k v_k^T Lambda_k v_k + 1/2 sum_i armature_i v_i^2 with
+v_k = Ad_{0,k}^-1 V_k the body's twist in its own frame (paper 002, eq. (2): the kinetic energy of one body) and
+the second sum the drives' rotors (drives.py; as Pinocchio 4.1's computeKineticEnergy, and what the power balance
+d/dt (T + U) = v^T tau needs once the forward dynamics carry the armature), and U = -gravity . sum_k m_k c_k^w
+(c_k^w = p_{0,k} + R_{0,k} c_k, the body's CoM in the world).  Independent of M: 1/2 v^T M v = T is a test."""
 from numba import njit
 
 from .kinematics import checked_pass
@@ -19,6 +21,9 @@ def kinetic_energy(bodies, work, q, v, T):
         v0, v1, v2, v3, v4, v5 = ad_inv_times(w.R0, w.p0, w.V)
         l0, l1, l2, l3, l4, l5 = spatial_inertia_times(bodies[k].pi, v0, v1, v2, v3, v4, v5)
         T[0] += 0.5 * (v0 * l0 + v1 * l1 + v2 * l2 + v3 * l3 + v4 * l4 + v5 * l5)
+        b = bodies[k]
+        for t in range(b.nvj):                                     # the rotors: 1/2 armature v^2
+            T[0] += 0.5 * (b.armature[t] * v[b.iv + t] * v[b.iv + t])
     return 0
 
 

@@ -23,6 +23,8 @@ Translation from paper 000 ([angular; linear] order) to ours ([linear; angular],
 his ad_x = [[w~, 0], [v~, w~]] is our adj(x) = [[w~, v~], [0, w~]]; and his
     C_bar_i = [[w~ I_o + I_o w~, m r~ w~], [-m w~ r~, m w~]]  becomes  [[m w~, -w~ h~], [h~ w~, w~ I_o + I_o w~]],
 with C_bar_k V_k = -adj(V_k)^T Lambda_k V_k (his C_i V_i), depending on w alone.
+The drives' armature (drives.py) is not in these body operators: M = S^T G^T J G S is the rigid bodies', and the
+robot's M is that plus diag(armature) (constant: Mdot and C are unchanged).
 """
 from numba import njit
 

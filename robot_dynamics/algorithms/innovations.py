@@ -3,11 +3,13 @@ world coordinates, for trees (not for joints coupled by mimics).
 
 Paper 003's articulated-body Riccati recursion (Algorithm 4.1, eq. (4.7)), run from the tips to the root:
     P(k) = sum over children c of P+(c) + M(k)        articulated inertia (the paper's phi shifts are identities in
-    D(k) = H(k) P(k) H*(k)                            world coordinates: every body's quantities are seen from the
+    D(k) = H(k) P(k) H*(k) + diag(armature_k)         world coordinates: every body's quantities are seen from the
     G(k) = P(k) H*(k) D^-1(k)                         same frame, as in matrices.py)
     tau_bar(k) = I - G(k) H(k),   P+(k) = tau_bar(k) P(k)
-with H*(k) = S_k, the world axes of body k's coordinates (kinematics.py), and M(k) = Lambda_k^w its world spatial
-inertia.  Then (eqs. (4.1b)-(4.1d))
+with H*(k) = S_k, the world axes of body k's coordinates (kinematics.py), M(k) = Lambda_k^w its world spatial
+inertia, and armature_k the drives' armature of its coordinates (drives.py): a rotor turning with the joint adds
+to D(k) alone, so that everything below is that of M + diag(armature), as Pinocchio's aba and computeMinverse add
+it to StU.  Then (eqs. (4.1b)-(4.1d))
     M    = [I + H phi K] D [I + H phi K]^*,     [I + H phi K]^-1 = I - H psi K,
     M^-1 = [I - H psi K]^* D^-1 [I - H psi K],
 where, for a coordinate i of body a and j of body b with a a strict ancestor of b (zero otherwise),
@@ -87,6 +89,7 @@ def factor(bodies, work):
                 x = P[r, 0] * s0 + P[r, 1] * s1 + P[r, 2] * s2 + P[r, 3] * s3 + P[r, 4] * s4 + P[r, 5] * s5
                 U[r, 0] = x
                 d += S[r, 0] * x
+            d += b.armature[0]
             if not d > 1e-12 * max(abs(d), 1e-300):
                 return ERR_SINGULAR
             w.Dk[0, 0], w.Dki[0, 0] = d, 1.0 / d
@@ -99,7 +102,9 @@ def factor(bodies, work):
                     for c in range(6):
                         Pp[r, c] += P[r, c] - g * U[c, 0]
             continue
-        project(S, P, U, w.Dk, n)                                  # U = P H*, D = H P H*
+        project(S, P, U, w.Dk, n)                                  # U = P H*, D = H P H* + diag(armature)
+        for i in range(n):
+            w.Dk[i, i] += b.armature[i]
         if n == 1:
             d = w.Dk[0, 0]
             if not d > 1e-12 * max(abs(d), 1e-300):
@@ -309,8 +314,10 @@ def unpack(P, F):
 @njit(cache=True, inline="always")
 def floating(b, c1, nv):
     """Body b is the free root of a floating base (its subtree, up to coordinate c1, the whole tree), with world
-    axes S = Ad_{0,0} (Xi = E_6): floating_root's case."""
-    return b.jtype == FREE and b.parent < 0 and b.iv == 0 and c1 == nv and b.mult == 1.0
+    axes S = Ad_{0,0} (Xi = E_6) and no armature on its six rows (D = S^T P S): floating_root's case."""
+    a = b.armature
+    return (b.jtype == FREE and b.parent < 0 and b.iv == 0 and c1 == nv and b.mult == 1.0
+            and a[0] == 0.0 and a[1] == 0.0 and a[2] == 0.0 and a[3] == 0.0 and a[4] == 0.0 and a[5] == 0.0)
 
 
 @njit(cache=True, fastmath=CONTRACT)
@@ -420,6 +427,7 @@ def inverse_inward(bodies, work, BV, M_inv):
             u4 = (p04 * s0 + p14 * s1) + (p24 * s2 + p34 * s3) + (p44 * s4 + p45 * s5)
             u5 = (p05 * s0 + p15 * s1) + (p25 * s2 + p35 * s3) + (p45 * s4 + p55 * s5)
             d = (s0 * u0 + s1 * u1) + (s2 * u2 + s3 * u3) + (s4 * u4 + s5 * u5)       # D = H P H*
+            d += b.armature[0]                                                       # + armature
             if not d > 1e-12 * max(abs(d), 1e-300):
                 return ERR_SINGULAR
             dinv = 1.0 / d
@@ -455,7 +463,9 @@ def inverse_inward(bodies, work, BV, M_inv):
             continue
         S, U, P, D, G = w.S, w.HU, w.Pk, w.Dki, w.Gk               # several coordinates: on 6x6 matrices
         unpack(w.Pm, P)
-        project(S, P, U, w.Dk, n)                                  # U = P H*, D = H P H*
+        project(S, P, U, w.Dk, n)                                  # U = P H*, D = H P H* + diag(armature)
+        for i in range(n):
+            w.Dk[i, i] += b.armature[i]
         if not invert_spd(w.Dk, n, D, w.GJk):
             return ERR_SINGULAR
         for c in range(n):                                         # G = P H* D^-1

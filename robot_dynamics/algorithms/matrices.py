@@ -11,6 +11,8 @@ Bc_d = sum of adj(V_k)^T Lambda_k^w over the same subtree.  The C form follows f
 Ad^-1 (-adj(V_k)^T Lambda^w_k S + Lambda^w_k Sdot) in world coordinates: the Lambda adj terms of eq. (6b) cancel
 against those of eq. (28).  C is exactly eq. (6b), so Mdot = C + C^T holds (remark 5).  Each coordinate pair
 costs one 6-vector product: the cost grows with the depth of the tree, not with the square of the DoFs.
+M carries the drives' armature on its diagonal (drives.py: M + diag(armature), as Pinocchio's crba); C, g, the CoM
+and J_com do not (a constant armature adds nothing to Mdot, hence to C).
 reference.py sums eqs. (6a)-(6c) and (7) over the bodies as they stand, with J_k formed explicitly.
 
 Each quantity has its own function below, run after `outward_pass` and `composites`; the entry points at the end
@@ -76,7 +78,8 @@ def composite_times(w, x, out):
 
 @njit(cache=True, fastmath=CONTRACT)
 def mass_matrix_terms(bodies, work, M):
-    """M (eq. (6a)) into the zeroed M: M_ts = S_t^T Ic_j S_s for s of body j and t of j or an ancestor."""
+    """M (eq. (6a)) into the zeroed M: M_ts = S_t^T Ic_j S_s for s of body j and t of j or an ancestor, and the
+    drives' armature on the diagonal."""
     for j in range(bodies.shape[0]):
         bj, wj = bodies[j], work[j]
         for s in range(bj.nvj):
@@ -109,6 +112,7 @@ def mass_matrix_terms(bodies, work, M):
                         if a != j:
                             M[cs, ct] += x
                 a = ba.parent
+            M[cs, cs] += bj.armature[s]                            # + diag(armature) (drives.py)
 
 
 @njit(cache=True, fastmath=CONTRACT)

@@ -1,6 +1,12 @@
 """The generalized momentum p = M(q) v, its regressor p = Y_p(q, v) pi and its rate pdot = tau + Y_h(q, v) pi,
 Y_h pi = C^T v - g.
 
+The drives' armature (drives.py) is in p: p = dT/dv = (M + diag(armature)) v, each rotor's momentum armature_i v_i
+with the links', as the kinetic energy (energy.py) has it.  Its rate is still tau + C^T v - g, since the armature
+is constant: d/dt (diag(armature) v) = diag(armature) a is part of tau.  The regressors are the rigid bodies'
+alone, linear in pi: Y_p pi = M v without the armature (p = Y_p pi + armature v: the armature's columns, diag(v),
+live with the drives' parameters, as in regressor.py), and Y_h pi = C^T v - g holds with or without it.
+
 The generalized momentum is linear in the inertial parameters (paper 002, Prop. 1): p = sum_k J_k^T Lambda_k v_k
 with Lambda_k v_k = A(v_k) pi_k (eqs. (8)-(12)), v_k = J_k v the body's twist in its own frame.  In world
 coordinates, h_k = Ad_{0,k}^-T A(v_k) pi_k is body k's spatial momentum and p_i = S_i^T sum_{k in subtree(i)} h_k,
@@ -33,7 +39,8 @@ WORK = []                    # none of its own: it works in the regressor's bloc
 def momentum(bodies, work, q, v, p):
     """p = M(q) v (paper 002, Prop. 1): p_i = S_i^T sum_{k in subtree(i)} h_k, h_k = Ad_{0,k}^-T Lambda_k v_k
     body k's spatial momentum in world coordinates (module docstring) -- one outward pass, then each body's
-    momentum added to the rows of its joint and its ancestors' (O(n d), d the depth), M never formed."""
+    momentum added to the rows of its joint and its ancestors' (O(n d), d the depth), M never formed; plus the
+    rotors' armature_i v_i."""
     status = checked_pass(bodies, work, (q, v), q, v, True)             # with the twists V_k
     if status != 0:
         return status
@@ -50,6 +57,8 @@ def momentum(bodies, work, q, v, p):
                 S = wa.S[:, t]
                 p[ba.iv + t] += S[0] * h[0] + S[1] * h[1] + S[2] * h[2] + S[3] * h[3] + S[4] * h[4] + S[5] * h[5]
             a = ba.parent
+        for t in range(b.nvj):                                                 # + armature v
+            p[b.iv + t] += b.armature[t] * v[b.iv + t]
     return 0
 
 
@@ -86,7 +95,8 @@ def add_block_rows(bodies, work, k, W, Y, rate, sign):
 
 @njit(cache=True)
 def momentum_regressor(bodies, work, gravity, q, v, Y_p, Y_h):
-    """Y_p, Y_h (nv, 10 nb) with Y_p pi = M(q) v and Y_h pi = C(q, v)^T v - g(q) (module docstring)."""
+    """Y_p, Y_h (nv, 10 nb) with Y_p pi = M(q) v (the rigid bodies' M) and Y_h pi = C(q, v)^T v - g(q) (module
+    docstring)."""
     status = checked_pass(bodies, work, (q, v), q, v, True)
     if status != 0:
         return status

@@ -4,8 +4,12 @@ Inverse dynamics, the recursive Newton-Euler algorithm (paper 001, eqs. (22)-(27
     outward:  v_k = Ad^-1_{p,k} v_p + xi_k
               a_k = Ad^-1_{p,k} a_p + Xi_k qddot + adj(v_k) xi_k          (a_world = gamma_0 = [-gravity; 0])
               f_k = Lambda_k a_k - adj(v_k)^T Lambda_k v_k                paper 002, eq. (2)
-    inward:   tau_k = Xi_k^T f_k,   f_p += Ad^-T_{p,k} f_k
+    inward:   tau_k = Xi_k^T f_k + armature_k qddot_k,   f_p += Ad^-T_{p,k} f_k
 It shares only the joint kinematics with the closed-form matrices, so tau = M a + C v + g is a real check.
+The drives' armature (drives.py; Pinocchio's model.armature) is a rotor spinning with its joint's coordinate, on
+the diagonal of M: armature qddot in the inverse dynamics, and in the forward dynamics the joint block of the
+articulated inertia D_k = Xi_k^T IA_k Xi_k + diag(armature_k) (as Pinocchio's aba adds it to StU), which the rest
+of the algorithm carries into Ia and pa unchanged.
 
 Forward dynamics, the articulated-body algorithm (paper 003, Algorithm 8.1; Featherstone's ABA) with the same
 operators: articulated inertias IA_k and bias forces pA_k inward, accelerations outward.
@@ -94,7 +98,7 @@ def carried(bodies, work, k, gravity):
 # ---- inverse dynamics ---------------------------------------------------------------------------------------------
 @njit(cache=True, fastmath=CONTRACT)
 def rnea(bodies, work, gravity, q, v, a, tau):
-    """tau <- M(q) a + C(q, v) v + g(q).  Returns 0 or ERR_QUAT."""
+    """tau <- M(q) a + C(q, v) v + g(q), M with the armature.  Returns 0 or ERR_QUAT."""
     status = placements_and_twists(bodies, work, q, v, False)
     if status != 0:
         return status
@@ -123,17 +127,19 @@ def rnea(bodies, work, gravity, q, v, a, tau):
     for k in range(bodies.shape[0] - 1, -1, -1):
         b, w = bodies[k], work[k]
         f0, f1, f2, f3, f4, f5 = w.f[0], w.f[1], w.f[2], w.f[3], w.f[4], w.f[5]
-        if b.nvj == 1:                                             # tau += mult Xi_k^T f_k
+        if b.nvj == 1:                                             # tau += mult Xi_k^T f_k + armature qddot
             if b.jtype == REVOLUTE:
                 tau[b.iv] += b.mult * (b.Xi[3, 0] * f3 + b.Xi[4, 0] * f4 + b.Xi[5, 0] * f5)
             else:
                 tau[b.iv] += b.mult * (b.Xi[0, 0] * f0 + b.Xi[1, 0] * f1 + b.Xi[2, 0] * f2)
+            tau[b.iv] += b.armature[0] * a[b.iv]
         else:
             for j in range(b.nvj):
                 x = 0.0
                 for r in range(6):
                     x += b.Xi[r, j] * w.f[r]
                 tau[b.iv + j] += b.mult * x
+                tau[b.iv + j] += b.armature[j] * a[b.iv + j]
         if b.parent >= 0:                                          # f_p += Ad^-T_{p,k} f_k
             add6(work[b.parent].f, ad_inv_transpose_times(w.R_pk, w.p_pk, f0, f1, f2, f3, f4, f5))
     return 0
@@ -178,7 +184,7 @@ def invert_spd(D, n, Dinv, A):
 @njit(cache=True, fastmath=CONTRACT, inline="always")
 def one_dof_inward(b, w, tau):
     """Step k of paper 003, Algorithm 8.1's inward pass for a 1-DoF joint (Xi_k: one column, block e at row o):
-        U = IA Xi,  D = Xi^T U (a scalar),  u = tau - Xi^T pA,
+        U = IA Xi,  D = Xi^T U + armature (a scalar),  u = tau - Xi^T pA,
     and for a non-root body Ia = IA - U D^-1 U^T and
         pa = pA + Ia c + U D^-1 u = pA + IA c + U D^-1 (u - U^T c).
     For the outward pass it keeps U and W = Ad^-T_{p,k} U (UD[:, 0], UD[:, 1]), D^-1 and u - U^T c (in u[0]), so
@@ -192,6 +198,7 @@ def one_dof_inward(b, w, tau):
         U[r, 0] = IA[r, o] * e0 + IA[r, o + 1] * e1 + IA[r, o + 2] * e2
         pa[r] = IA[r, 0] * c0 + IA[r, 1] * c1 + IA[r, 2] * c2 + IA[r, 3] * c3 + IA[r, 4] * c4 + IA[r, 5] * c5
     D = e0 * U[o, 0] + e1 * U[o + 1, 0] + e2 * U[o + 2, 0]
+    D += b.armature[0]
     if not abs(D) > 1e-12 * max(abs(D), 1e-300):
         return False
     Dinv = 1.0 / D
@@ -226,12 +233,13 @@ def multi_dof_inward(b, w, tau):
             for j in range(6):
                 s += w.IA[r, j] * b.Xi[j, c]
             w.UD[r, c] = s
-    for i in range(n):                                             # D = Xi^T U, u = tau - Xi^T pA
-        for c in range(n):
+    for i in range(n):                                             # D = Xi^T U + diag(armature),
+        for c in range(n):                                         # u = tau - Xi^T pA
             s = 0.0
             for r in range(6):
                 s += b.Xi[r, i] * w.UD[r, c]
             Ia[i, c] = s                                           # D, kept in Ia's corner for a moment
+        Ia[i, i] += b.armature[i]
         s = 0.0
         for r in range(6):
             s += b.Xi[r, i] * w.pA[r]

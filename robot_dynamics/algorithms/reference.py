@@ -15,6 +15,8 @@ Notation (paper 002): twists and wrenches [linear; angular] in body coordinates,
     J_k, Jdot_k (6, nv)          body Jacobian, V_k = J_k v the body twist, and its time derivative
     Lam_k (6, 6), pi_k (10,)     body inertia at the body origin and its ten parameters (eq. (9))
     gamma_0 = [-gravity; 0]      the world's fictitious acceleration that brings in the weights (footnote 1)
+    armature (nv,)               the drives' reflected rotor inertias (drives.py), model.drives.armature: on M's
+                                 diagonal, armature a in the inverse dynamics, in each joint's D of the ABA
 """
 import numpy as np
 
@@ -99,9 +101,9 @@ def _world_to_body(model, q):
 
 
 def mass_matrix(model, q):
-    """M = sum_k J_k^T Lam_k J_k (paper 002, eq. (6a)).  q: (nq,)  ->  (nv, nv)"""
+    """M = sum_k J_k^T Lam_k J_k (paper 002, eq. (6a)) + diag(armature).  q: (nq,)  ->  (nv, nv)"""
     J, _ = jacobians(model, q, np.zeros(model.nv))
-    return sum(J[k].T @ model.Lam[k] @ J[k] for k in range(model.nbodies))
+    return sum(J[k].T @ model.Lam[k] @ J[k] for k in range(model.nbodies)) + np.diag(model.drives.armature)
 
 
 def coriolis_matrix(model, q, v):
@@ -161,7 +163,7 @@ def regressor(model, q, v, v_ref, a_ref):
 
 def inverse_dynamics(model, q, v, a):
     """tau = M a + C v + g by the recursive Newton-Euler algorithm (Featherstone's ID.m; paper 001, eqs.
-    (22)-(27), in the body coordinates of paper 002).  q: (nq,), v, a: (nv,)  ->  (nv,)"""
+    (22)-(27), in the body coordinates of paper 002), plus armature a.  q: (nq,), v, a: (nv,)  ->  (nv,)"""
     nb, gamma_0 = model.nbodies, _gamma_0(model)
     Ad_inv_pk, Xi = np.zeros((nb, 6, 6)), np.zeros((nb, 6, model.nv))
     V, A, f = np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nb, 6))
@@ -173,7 +175,7 @@ def inverse_dynamics(model, q, v, a):
         V[k] = Ad_inv_pk[k] @ V_p + xi                                     # paper 002, eq. (26)
         A[k] = Ad_inv_pk[k] @ A_p + Xi[k] @ a + adj(V[k]) @ xi             # its time derivative
         f[k] = model.Lam[k] @ A[k] - adj(V[k]).T @ model.Lam[k] @ V[k]     # paper 002, eq. (2)
-    tau = np.zeros(model.nv)
+    tau = model.drives.armature * a                                        # the rotors
     for k in range(nb - 1, -1, -1):
         tau += Xi[k].T @ f[k]
         p = model.bodies[k]["parent"]
@@ -206,7 +208,7 @@ def forward_dynamics(model, q, v, tau):
     U, d, u = [None] * nb, [None] * nb, [None] * nb
     for k in range(nb - 1, -1, -1):
         U[k] = IA[k] @ S[k]
-        d[k] = S[k].T @ U[k]
+        d[k] = S[k].T @ U[k] + np.diag(model.drives.armature[dofs[k]])    # the joint's rotors
         u[k] = tau[dofs[k]] - S[k].T @ pA[k]
         p = model.bodies[k]["parent"]
         if p >= 0:

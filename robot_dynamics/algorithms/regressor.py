@@ -9,6 +9,8 @@ P_world = gamma_0, and Ad_{0,k} alpha_k = P_k (the adj(v_k) terms cancel).  The 
 own frame -- A(.) is the momentum matrix of eq. (8), linear in the body's own parameters -- and mapped back to
 the world as W_k = Ad_{0,k}^-T (A(alpha_k) - adj(v_k)^T A(u_k)); then Y[i, 10k:10k+10] = S_i^T W_k for every
 coordinate i of k and its ancestors.  reference.regressor writes eq. (16) as it stands.
+M here is the rigid bodies' alone: a drive's armature term armature_i qddot_r,i is linear in the armature, not in
+pi, and its column lives with the drives' parameters, not in Y (drives.py).
 """
 import numpy as np
 from numba import njit

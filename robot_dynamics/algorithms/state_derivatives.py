@@ -26,6 +26,7 @@ C^e_st = -C^e_ts in A;  C^e_ts = S_t . G^e_s, C^e_st = -(Ic_j (S_k x S_s)) . S_t
 (Ic_K S_s), C^e_st = -(Ic_K (S_k x S_s)) . S_t in C.  Only pairs whose lower body is in K's subtree or above K
 contribute to direction k: O((|subtree(K)| + depth(K)) d) pairs, O(n d^2) for all directions, each a few dot
 products of 6-vectors, against the 2 nv evaluations of M, C, g, J_com that central differences need.
+The drives' armature (drives.py) is constant: dM/dq, dC/dq, dC/dv, dg/dq and dJ_com/dq are the same with or without it.
 """
 import numpy as np
 from numba import njit

@@ -21,6 +21,7 @@ alpha, u, v change as Ad^-1 (Xdot - adj(V_k) X) of their world forms X = P, U, V
 U_k = U_p + S v_r and P_k = P_p + S a_r + Sdot v_r; so, with A linear,
     Wdot_k = -adj(V_k)^T W_k + Ad^-T (A(alphadot) - adj(v_k)^T A(udot)) - Ad^-T adj(vdot_k)^T A(u_k),
     Ydot[i, block k] = Sdot_i^T W_k + S_i^T Wdot_k,   Ydot pi = Mdot a_r + M j_r + Cdot v_r + C a_r + gdot.
+The drives' armature (drives.py) is constant: Mdot, Cdot, gdot and J_com_dot are the same with or without it.
 """
 import numpy as np
 from numba import njit
