@@ -1,19 +1,47 @@
 """URDF (file path or XML text) -> validated plain data; the only XML code in robot_dynamics.
 
-The parser reads what dynamics needs -- the link/joint tree, joint origins and axes, inertials and mimic
-couplings -- and checks it, so that every later layer may assume a well-formed single tree with physical
-inertias. Geometry, materials, transmissions, gazebo and sensor tags are never read.
+The parser reads what dynamics needs -- the link/joint tree, joint origins and axes, inertials, mimic couplings
+and the drives (joint <dynamics> and the motor inertias of transmissions) -- and checks it, so that every later
+layer may assume a well-formed single tree with physical inertias. Geometry, materials, gazebo and sensor tags
+are never read.
 
 Conventions follow the URDF spec (http://wiki.ros.org/urdf/XML):
 
 - ``<origin xyz rpy>`` gives the child frame in the parent frame, with R = Rz(yaw) @ Ry(pitch) @ Rx(roll);
 - ``<inertial><origin>`` places the centre-of-mass frame in the link frame; ``<inertia>`` is about the CoM,
   in the axes of that frame;
-- ``<axis xyz>`` (default 1 0 0) is expressed in the joint frame, which is the child link frame.
+- ``<axis xyz>`` (default 1 0 0) is expressed in the joint frame, which is the child link frame;
+- ``<dynamics damping friction>`` (default 0 0): the joint's viscous coefficient (N m s/rad, N s/m) and Coulomb
+  friction (N m, N), Pinocchio's model.damping and model.friction (drives.py).
+
+Drives from transmissions.  A transmission gives a joint armature I_m N^2 (drives.py) when it states the inertia
+I_m of its motor's rotor; its reduction N alone changes no dynamics, so a transmission without a motor inertia is
+not read at all (published files hold many, of every type, some naming joints that a reduced model dropped).  The
+URDF spec has no motor inertia; the three forms read are:
+
+- ROS 1 (``<type>transmission_interface/SimpleTransmission</type>``, or the pre-Hydro ``type`` attribute):
+  ``<actuator><motorInertia>I_m</motorInertia><mechanicalReduction>N</mechanicalReduction></actuator>``, the
+  inertia beside the reduction as urdfdom's maintainers placed it (ros/urdfdom issue 78); a pre-Hydro
+  ``<mechanicalReduction>`` directly under ``<transmission>`` is read where the actuator has none;
+- ros2_control (``<plugin>transmission_interface/SimpleTransmission</plugin>``, under ``<ros2_control>`` or the
+  robot): ``<joint><mechanical_reduction>N</mechanical_reduction></joint>``, the reduction that ros2_control's
+  SimpleTransmission applies, and ``<param name="motor_inertia">I_m</param>``, ros2_control's free parameters of a
+  transmission (its parser has no motor inertia of its own);
+- Drake (any SimpleTransmission): ``<actuator><drake:rotor_inertia value="I_m"/><drake:gear_ratio value="N"/>
+  </actuator>`` (Drake's URDF parser; N defaults to 1, and Drake ignores ``mechanicalReduction``), with
+  ``xmlns:drake="http://drake.mit.edu"`` declared.
+
+N defaults to 1 in each form.  Only a SimpleTransmission of one joint and one actuator is read: a motor inertia in
+any other (a DifferentialTransmission or FourBarLinkage couples two joints into a full reflected-inertia matrix; a
+custom type has an unknown law) is a URDFWarning naming the transmission, and the robot loads without it -- give
+the joints' armature in a drives file (drive_files.py) if a diagonal approximation will do.  Two motor inertias in
+one transmission, two transmissions with motor inertias on one joint, a negative motor inertia or a joint the URDF
+lacks are URDFErrors; a motor inertia on a fixed joint is a URDFWarning (as Drake), and it is dropped.
 """
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import functools
 import math
 import os
@@ -47,9 +75,9 @@ MAX_LINKS = MAX_JOINTS = 100_000
 
 # xs:double, the type of URDF numbers (the XSD of the URDF spec): ASCII digits, optional sign, fraction and
 # exponent; no '_' separators, no non-ASCII digits, no hexadecimal.  Attribute values are XML-whitespace separated.
-_DOUBLE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_NUMBER_LIST = re.compile(rf"[ \t\r\n]*(?:{_DOUBLE}(?:[ \t\r\n]+{_DOUBLE})*)?[ \t\r\n]*")
-_NUMBER = re.compile(rf"[ \t\r\n]*{_DOUBLE}[ \t\r\n]*")
+DOUBLE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_NUMBER_LIST = re.compile(rf"[ \t\r\n]*(?:{DOUBLE}(?:[ \t\r\n]+{DOUBLE})*)?[ \t\r\n]*")
+_NUMBER = re.compile(rf"[ \t\r\n]*{DOUBLE}[ \t\r\n]*")
 _XML_SPACE = re.compile(r"[ \t\r\n]+")
 _NON_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)   # xs:double's INF and NaN, any case
 
@@ -104,6 +132,9 @@ class Joint:
     rotation: (3, 3) and translation: (3,) place the joint (= child) frame in the parent link frame at q = 0.
     axis: (3,) unit vector in the joint frame; (1, 0, 0) for fixed and floating joints, whose axis is unused.
     mimic: None for fixed joints, whose <mimic> is vacuous (talos_reduced has such joints).
+    damping, friction: the ``<dynamics>`` attributes, >= 0 (0 for fixed joints, whose <dynamics> is vacuous);
+    armature: I_m N^2 of a transmission's motor (module docstring), >= 0.  A mimic joint's and a planar or floating
+    joint's are dropped where the model is built, with a URDFWarning (model.build_model).
     """
 
     name: str
@@ -114,6 +145,9 @@ class Joint:
     translation: np.ndarray
     axis: np.ndarray
     mimic: Mimic | None
+    damping: float = 0.0
+    friction: float = 0.0
+    armature: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -187,6 +221,7 @@ def parse_urdf(source: str | bytes | os.PathLike, *, strict_inertia: bool = Fals
         names.add(joint.name)
     root = _check_tree(links, joints)
     _check_mimics(joints)
+    joints = _parse_transmissions(robot, joints)
     return URDFDescription(robot.get("name", ""), links, joints, root)
 
 
@@ -412,9 +447,14 @@ def _parse_joint(element) -> Joint:
         if norm == 0:
             raise URDFError(f"{where}: <axis xyz> is the zero vector")
         axis = axis / norm
-    # a fixed joint has no coordinate to couple: its <mimic> is vacuous and ignored, as urdfdom and Pinocchio do
-    mimic = None if kind == "fixed" else _parse_mimic(element.find("mimic"), where)
-    return Joint(name, kind, parent, child, _frozen(rotation), _frozen(translation), _frozen(axis), mimic)
+    # a fixed joint has no coordinate to couple or damp: its <mimic> and <dynamics> are vacuous and ignored, as
+    # urdfdom and Pinocchio do
+    if kind == "fixed":
+        return Joint(name, kind, parent, child, _frozen(rotation), _frozen(translation), _frozen(axis), None)
+    mimic = _parse_mimic(element.find("mimic"), where)
+    damping, friction = _parse_dynamics(element.find("dynamics"), where)
+    return Joint(name, kind, parent, child, _frozen(rotation), _frozen(translation), _frozen(axis), mimic, damping,
+                 friction)
 
 
 def _link_reference(element, tag: str, where: str) -> str:
@@ -435,6 +475,123 @@ def _parse_mimic(element, where: str) -> Mimic | None:
     multiplier = _floats(element, "multiplier", 1, where, default=(1.0,))[0]
     offset = _float(element, "offset", where)
     return Mimic(master, float(multiplier), float(offset))
+
+
+def _parse_dynamics(element, where: str) -> tuple[float, float]:
+    """URDF spec <dynamics damping friction>: both default to 0 and may not be negative (other attributes, such as
+    Gazebo's, are not read)."""
+    values = tuple(_float(element, key, where) for key in ("damping", "friction"))
+    for key, value in zip(("damping", "friction"), values):
+        if value < 0:
+            raise URDFError(f"{where}: <dynamics {key}=\"{element.get(key)}\"> is negative")
+    return values
+
+
+# --- transmissions: the motor inertias of the drives (module docstring) ------------------------------------------
+
+def _parse_transmissions(robot, joints: list[Joint]) -> list[Joint]:
+    """`joints` with the armature I_m N^2 of every SimpleTransmission that gives its motor's inertia (module
+    docstring): the <transmission> elements of the robot and of its <ros2_control> elements, in document order."""
+    by_name = {joint.name: joint for joint in joints}
+    armature: dict[str, tuple[float, str]] = {}          # joint -> (I_m N^2, the transmission's name)
+    elements = [*robot.iterchildren("transmission"),
+                *(t for control in robot.iterchildren("ros2_control") for t in control.iterchildren("transmission"))]
+    for element in elements:
+        name = element.get("name") or f"on line {element.sourceline}"
+        where = f"transmission '{name}'"
+        found = _motor_inertia(element, where)
+        if found is None:
+            continue                                     # a reduction alone changes no dynamics: not read
+        inertia, reduction = found
+        kind = _transmission_type(element)
+        joint_names = [j.get("name") for j in element.iterchildren("joint")]
+        if "SimpleTransmission" not in kind or len(joint_names) != 1 or len(element.findall("actuator")) > 1:
+            joint_list = ", ".join(f"'{j}'" for j in joint_names)
+            warnings.warn(f"{where} (type '{kind}', joints {joint_list}) gives a motor inertia, but only a "
+                          f"SimpleTransmission of one joint and one actuator is read: loaded without it (give the "
+                          f"joints' armature in a drives file, drive_files.py)", URDFWarning, stacklevel=4)
+            continue
+        joint = by_name.get(joint_names[0])
+        if joint is None:
+            raise URDFError(f"{where} gives a motor inertia to joint '{joint_names[0]}', which the URDF does not have")
+        if joint.type == "fixed":
+            warnings.warn(f"{where} gives a motor inertia to the fixed joint '{joint.name}': dropped", URDFWarning,
+                          stacklevel=4)
+            continue
+        if joint.name in armature:
+            raise URDFError(f"joint '{joint.name}' has motor inertias in two transmissions, "
+                            f"'{armature[joint.name][1]}' and '{name}'")
+        armature[joint.name] = (inertia * reduction**2, name)
+    return [dataclasses.replace(j, armature=armature[j.name][0]) if j.name in armature else j for j in joints]
+
+
+def _transmission_type(element) -> str:
+    """The type of a transmission: ROS 1's <type>, ros2_control's <plugin>, or the pre-Hydro type attribute."""
+    for tag in ("type", "plugin"):
+        child = element.find(tag)
+        if child is not None:
+            return (child.text or "").strip()
+    return element.get("type", "")
+
+
+def _motor_inertia(element, where: str) -> tuple[float, float] | None:
+    """(I_m, N) of a transmission that gives its motor's inertia in one of the three forms of the module docstring,
+    or None when it gives none."""
+    actuators = list(element.iterchildren("actuator"))
+    ros1 = [e for a in [*actuators, element] for e in a.iterchildren("motorInertia")]
+    ros2 = [e for e in element.iterchildren("param") if e.get("name") == "motor_inertia"]
+    drake = [e for a in actuators for e in _drake_children(a, "rotor_inertia")]
+    given = ros1 + ros2 + drake
+    if not given:
+        return None
+    if len(given) > 1:
+        tags = ", ".join(f"<{_tag(e)}>" for e in given)
+        raise URDFError(f"{where} gives {len(given)} motor inertias ({tags}); give one")
+    if ros1:
+        inertia = _text_float(ros1[0], where)
+        actuator = ros1[0].getparent()
+        reduction = actuator.find("mechanicalReduction")
+        if reduction is None:
+            reduction = element.find("mechanicalReduction")          # pre-Hydro: beside <actuator>
+        reduction = 1.0 if reduction is None else _text_float(reduction, where)
+    elif ros2:
+        inertia = _text_float(ros2[0], where)
+        joint = element.find("joint")
+        reduction = None if joint is None else joint.find("mechanical_reduction")
+        reduction = 1.0 if reduction is None else _text_float(reduction, where)
+    else:
+        if drake[0].get("value") is None:
+            raise URDFError(f"{where}: <drake:rotor_inertia> has no value attribute")
+        inertia = _float(drake[0], "value", where)
+        ratios = list(_drake_children(drake[0].getparent(), "gear_ratio"))
+        if ratios and ratios[0].get("value") is None:
+            raise URDFError(f"{where}: <drake:gear_ratio> has no value attribute")
+        reduction = _float(ratios[0], "value", where) if ratios else 1.0
+    if inertia < 0:
+        raise URDFError(f"{where}: the motor inertia <{_tag(given[0])}> {inertia:g} is negative")
+    return inertia, reduction
+
+
+def _drake_children(element, name: str):
+    """The children <drake:name> of an element (the prefix drake, whatever namespace it is bound to)."""
+    return (e for e in element if isinstance(e.tag, str) and e.prefix == "drake" and etree.QName(e).localname == name)
+
+
+def _tag(element) -> str:
+    """An element's tag as written, with its prefix: drake:rotor_inertia rather than {http://drake.mit.edu}..."""
+    local = etree.QName(element).localname
+    tag = f"{element.prefix}:{local}" if element.prefix else local
+    return f'param name="{element.get("name")}"' if tag == "param" else tag
+
+
+def _text_float(element, where: str) -> float:
+    """The number that is the text of an element (<mechanicalReduction>50</mechanicalReduction>): an xs:double of
+    magnitude at most MAX_MAGNITUDE, else a URDFError naming the element."""
+    text = element.text or ""
+    if _NUMBER.fullmatch(text) and -MAX_MAGNITUDE <= float(text) <= MAX_MAGNITUDE:
+        return float(text)
+    raise URDFError(f"{where}: <{_tag(element)}>{_excerpt(text.strip())}</...> is not a number of magnitude at "
+                    f"most {MAX_MAGNITUDE:g} (xs:double: ASCII digits, as 1.5e-3)")
 
 
 def _numbers(element, attribute: str, n: int, where: str, default=None) -> np.ndarray:
