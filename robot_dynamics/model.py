@@ -23,10 +23,12 @@ the child frame, so that Xi = E_6 is constant (paper 002, remark 7).  Planar joi
 (positions along e1, e2 of the plane, angle about the normal) and v = [vx, vy, w] in the child frame.
 """
 from dataclasses import dataclass, field
+import warnings
+
 import numpy as np
 
 from .drives import Drives
-from .urdf import MAX_MAGNITUDE, URDFDescription, URDFError
+from .urdf import MAX_MAGNITUDE, URDFDescription, URDFError, URDFWarning
 
 REVOLUTE, PRISMATIC, PLANAR, FREE = 0, 1, 2, 3
 
@@ -236,7 +238,11 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
     """RobotModel of a parsed URDF.  Bodies are numbered depth first from the root, children in document order.
 
     Fixed joints merge their child into the moving ancestor (or into the world); with `mimic` a mimic joint
-    gets a body but no coordinates: q_joint = multiplier q_master + offset.
+    gets a body but no coordinates: q_joint = multiplier q_master + offset.  The drives are the URDF's (urdf.Joint:
+    damping, friction, armature) on the coordinate of each 1-DoF joint; those of a joint without a coordinate of
+    its own -- a mimic joint with `mimic`, a planar or floating joint -- are dropped with a URDFWarning naming it,
+    as Pinocchio 4.1 drops them (its URDF parser reads <dynamics> for revolute, continuous and prismatic joints,
+    and none for a mimic joint).
     """
     gravity = _gravity(gravity)
     if not desc.root and floating_base:
@@ -316,5 +322,22 @@ def build_model(desc: URDFDescription, floating_base=False, gravity=(0.0, 0.0, -
         np.add.at(bodies["pi"], [f.body for _, f in placed], pi_links)   # paper 002, eq. (9): linear in the masses
     bodies["Lam"] = _body_inertias(bodies["pi"])
     bodies.flags.writeable = False
-    return RobotModel(desc.name, nq, nv, tuple(body_names), tuple(infos), desc.root, bool(floating_base),
-                      gravity, bodies, frames, Drives.zero(nv))
+    model = RobotModel(desc.name, nq, nv, tuple(body_names), tuple(infos), desc.root, bool(floating_base),
+                       gravity, bodies, frames, Drives.zero(nv))
+    drives = np.zeros((3, nv))                       # armature, damping, friction of the URDF
+    for k, j in enumerate(joint_of):
+        values = (0.0, 0.0, 0.0) if j is None else (j.armature, j.damping, j.friction)
+        if not any(values):
+            continue
+        given = ", ".join(f"{name} {value:g}" for name, value in zip(("armature", "damping", "friction"), values)
+                          if value)
+        if is_mimic[k] or jtype[k] not in (REVOLUTE, PRISMATIC):
+            reason = (f"a mimic joint (mimic=True) has no coordinate of its own; its master '{j.mimic.joint}' "
+                      f"would take multiplier^2 x armature and damping and |multiplier| x friction (a drives file, "
+                      f"drive_files.py, can give them)" if is_mimic[k] else
+                      f"a {j.type} joint takes no drives from a URDF (Pinocchio reads none either)")
+            warnings.warn(f"joint '{j.name}': {given} dropped: {reason}", URDFWarning,
+                          stacklevel=3)                                  # points at the caller of load_urdf
+            continue
+        drives[:, iv[k]] = values
+    return model.with_drives(*drives) if drives.any() else model

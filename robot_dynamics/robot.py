@@ -13,6 +13,7 @@ import numpy as np
 from . import composed
 from .contact_sets import Contact, ContactDynamics, contact_list
 from .dispatch import Calls, Engine, finite, scalar, vector
+from .drive_files import drive_values
 from .mimic import CoupledCalls
 from .model import build_model
 from .results import (Diagonalized, Dynamics, GlobalFactorization, Innovations, ParameterDerivatives,
@@ -37,7 +38,7 @@ _WRENCH_DOC = """
 
 
 def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=False, strict_inertia=False,
-              xacro_args=None):
+              xacro_args=None, drives=None):
     """Robot of a URDF file path or XML string.
 
     floating_base: put a free 6-DoF joint between the world and the root link (Pinocchio's free flyer).
@@ -47,10 +48,17 @@ def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=Fals
     a URDFWarning; many published URDFs carry such placeholder inertias, and Pinocchio loads them.
     A path ending in ``.xacro`` is expanded with the xacro package and ``xacro_args`` ({name: value} or
     ["name:=value", ...]).  Raises URDFError (a ValueError) naming the element at fault.
+    The drives (robot.armature, damping, friction) are the URDF's -- joint <dynamics>, and the motor inertias of
+    transmissions (urdf.py) -- and then those of ``drives``: the path of a drives YAML file or its content as a
+    mapping (drive_files.py), each field a row names replacing the URDF's (a ValueError naming the file, the
+    joint and the key at fault).
     """
     try:
         description = parse_urdf(source, strict_inertia=strict_inertia, xacro_args=xacro_args)
-        return Robot(build_model(description, floating_base=floating_base, gravity=gravity, mimic=mimic))
+        model = build_model(description, floating_base=floating_base, gravity=gravity, mimic=mimic)
+        if drives is not None:
+            model = model.with_drives(**drive_values(drives, model))
+        return Robot(model)
     except MemoryError:                             # a ValueError, as for any other description it cannot load
         pass
     raise URDFError(f"out of memory while loading the URDF (robot_dynamics loads at most {MAX_LINKS} links, in "

@@ -1,19 +1,47 @@
 """URDF (file path or XML text) -> validated plain data; the only XML code in robot_dynamics.
 
-The parser reads what dynamics needs -- the link/joint tree, joint origins and axes, inertials and mimic
-couplings -- and checks it, so that every later layer may assume a well-formed single tree with physical
-inertias. Geometry, materials, transmissions, gazebo and sensor tags are never read.
+The parser reads what dynamics needs -- the link/joint tree, joint origins and axes, inertials, mimic couplings
+and the drives (joint <dynamics> and the motor inertias of transmissions) -- and checks it, so that every later
+layer may assume a well-formed single tree with physical inertias. Geometry, materials, gazebo and sensor tags
+are never read.
 
 Conventions follow the URDF spec (http://wiki.ros.org/urdf/XML):
 
 - ``<origin xyz rpy>`` gives the child frame in the parent frame, with R = Rz(yaw) @ Ry(pitch) @ Rx(roll);
 - ``<inertial><origin>`` places the centre-of-mass frame in the link frame; ``<inertia>`` is about the CoM,
   in the axes of that frame;
-- ``<axis xyz>`` (default 1 0 0) is expressed in the joint frame, which is the child link frame.
+- ``<axis xyz>`` (default 1 0 0) is expressed in the joint frame, which is the child link frame;
+- ``<dynamics damping friction>`` (default 0 0): the joint's viscous coefficient (N m s/rad, N s/m) and Coulomb
+  friction (N m, N), Pinocchio's model.damping and model.friction (drives.py).
+
+Drives from transmissions.  A transmission gives a joint armature I_m N^2 (drives.py) when it states the inertia
+I_m of its motor's rotor; its reduction N alone changes no dynamics, so a transmission without a motor inertia is
+not read at all (published files hold many, of every type, some naming joints that a reduced model dropped).  The
+URDF spec has no motor inertia; the three forms read are:
+
+- ROS 1 (``<type>transmission_interface/SimpleTransmission</type>``, or the pre-Hydro ``type`` attribute):
+  ``<actuator><motorInertia>I_m</motorInertia><mechanicalReduction>N</mechanicalReduction></actuator>``, the
+  inertia beside the reduction as urdfdom's maintainers placed it (ros/urdfdom issue 78); a pre-Hydro
+  ``<mechanicalReduction>`` directly under ``<transmission>`` is read where the actuator has none;
+- ros2_control (``<plugin>transmission_interface/SimpleTransmission</plugin>``, under ``<ros2_control>`` or the
+  robot): ``<joint><mechanical_reduction>N</mechanical_reduction></joint>``, the reduction that ros2_control's
+  SimpleTransmission applies, and ``<param name="motor_inertia">I_m</param>``, ros2_control's free parameters of a
+  transmission (its parser has no motor inertia of its own);
+- Drake (any SimpleTransmission): ``<actuator><drake:rotor_inertia value="I_m"/><drake:gear_ratio value="N"/>
+  </actuator>`` (Drake's URDF parser; N defaults to 1, and Drake ignores ``mechanicalReduction``), with
+  ``xmlns:drake="http://drake.mit.edu"`` declared.
+
+N defaults to 1 in each form.  Only a SimpleTransmission of one joint and one actuator is read: a motor inertia in
+any other (a DifferentialTransmission or FourBarLinkage couples two joints into a full reflected-inertia matrix; a
+custom type has an unknown law) is a URDFWarning naming the transmission, and the robot loads without it -- give
+the joints' armature in a drives file (drive_files.py) if a diagonal approximation will do.  Two motor inertias in
+one transmission, two transmissions with motor inertias on one joint, a negative motor inertia or a joint the URDF
+lacks are URDFErrors; a motor inertia on a fixed joint is a URDFWarning (as Drake), and it is dropped.
 """
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import functools
 import math
 import os
@@ -47,9 +75,9 @@ MAX_LINKS = MAX_JOINTS = 100_000
 
 # xs:double, the type of URDF numbers (the XSD of the URDF spec): ASCII digits, optional sign, fraction and
 # exponent; no '_' separators, no non-ASCII digits, no hexadecimal.  Attribute values are XML-whitespace separated.
-_DOUBLE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_NUMBER_LIST = re.compile(rf"[ \t\r\n]*(?:{_DOUBLE}(?:[ \t\r\n]+{_DOUBLE})*)?[ \t\r\n]*")
-_NUMBER = re.compile(rf"[ \t\r\n]*{_DOUBLE}[ \t\r\n]*")
+DOUBLE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_NUMBER_LIST = re.compile(rf"[ \t\r\n]*(?:{DOUBLE}(?:[ \t\r\n]+{DOUBLE})*)?[ \t\r\n]*")
+_NUMBER = re.compile(rf"[ \t\r\n]*{DOUBLE}[ \t\r\n]*")
 _XML_SPACE = re.compile(r"[ \t\r\n]+")
 _NON_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)   # xs:double's INF and NaN, any case
 
@@ -104,6 +132,9 @@ class Joint:
     rotation: (3, 3) and translation: (3,) place the joint (= child) frame in the parent link frame at q = 0.
     axis: (3,) unit vector in the joint frame; (1, 0, 0) for fixed and floating joints, whose axis is unused.
     mimic: None for fixed joints, whose <mimic> is vacuous (talos_reduced has such joints).
+    damping, friction: the ``<dynamics>`` attributes, >= 0 (0 for fixed joints, whose <dynamics> is vacuous);
+    armature: I_m N^2 of a transmission's motor (module docstring), >= 0.  A mimic joint's and a planar or floating
+    joint's are dropped where the model is built, with a URDFWarning (model.build_model).
     """
 
     name: str
@@ -114,6 +145,9 @@ class Joint:
     translation: np.ndarray
     axis: np.ndarray
     mimic: Mimic | None
+    damping: float = 0.0
+    friction: float = 0.0
+    armature: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -187,6 +221,7 @@ def parse_urdf(source: str | bytes | os.PathLike, *, strict_inertia: bool = Fals
         names.add(joint.name)
     root = _check_tree(links, joints)
     _check_mimics(joints)
+    joints = _parse_transmissions(robot, joints)
     return URDFDescription(robot.get("name", ""), links, joints, root)
 
 
@@ -412,9 +447,14 @@ def _parse_joint(element) -> Joint:
         if norm == 0:
             raise URDFError(f"{where}: <axis xyz> is the zero vector")
         axis = axis / norm
-    # a fixed joint has no coordinate to couple: its <mimic> is vacuous and ignored, as urdfdom and Pinocchio do
-    mimic = None if kind == "fixed" else _parse_mimic(element.find("mimic"), where)
-    return Joint(name, kind, parent, child, _frozen(rotation), _frozen(translation), _frozen(axis), mimic)
+    # a fixed joint has no coordinate to couple or damp: its <mimic> and <dynamics> are vacuous and ignored, as
+    # urdfdom and Pinocchio do
+    if kind == "fixed":
+        return Joint(name, kind, parent, child, _frozen(rotation), _frozen(translation), _frozen(axis), None)
+    mimic = _parse_mimic(element.find("mimic"), where)
+    damping, friction = _parse_dynamics(element.find("dynamics"), where)
+    return Joint(name, kind, parent, child, _frozen(rotation), _frozen(translation), _frozen(axis), mimic, damping,
+                 friction)
 
 
 def _link_reference(element, tag: str, where: str) -> str:
@@ -435,6 +475,123 @@ def _parse_mimic(element, where: str) -> Mimic | None:
     multiplier = _floats(element, "multiplier", 1, where, default=(1.0,))[0]
     offset = _float(element, "offset", where)
     return Mimic(master, float(multiplier), float(offset))
+
+
+def _parse_dynamics(element, where: str) -> tuple[float, float]:
+    """URDF spec <dynamics damping friction>: both default to 0 and may not be negative (other attributes, such as
+    Gazebo's, are not read)."""
+    values = tuple(_float(element, key, where) for key in ("damping", "friction"))
+    for key, value in zip(("damping", "friction"), values):
+        if value < 0:
+            raise URDFError(f"{where}: <dynamics {key}=\"{element.get(key)}\"> is negative")
+    return values
+
+
+# --- transmissions: the motor inertias of the drives (module docstring) ------------------------------------------
+
+def _parse_transmissions(robot, joints: list[Joint]) -> list[Joint]:
+    """`joints` with the armature I_m N^2 of every SimpleTransmission that gives its motor's inertia (module
+    docstring): the <transmission> elements of the robot and of its <ros2_control> elements, in document order."""
+    by_name = {joint.name: joint for joint in joints}
+    armature: dict[str, tuple[float, str]] = {}          # joint -> (I_m N^2, the transmission's name)
+    elements = [*robot.iterchildren("transmission"),
+                *(t for control in robot.iterchildren("ros2_control") for t in control.iterchildren("transmission"))]
+    for element in elements:
+        name = element.get("name") or f"on line {element.sourceline}"
+        where = f"transmission '{name}'"
+        found = _motor_inertia(element, where)
+        if found is None:
+            continue                                     # a reduction alone changes no dynamics: not read
+        inertia, reduction = found
+        kind = _transmission_type(element)
+        joint_names = [j.get("name") for j in element.iterchildren("joint")]
+        if "SimpleTransmission" not in kind or len(joint_names) != 1 or len(element.findall("actuator")) > 1:
+            joint_list = ", ".join(f"'{j}'" for j in joint_names)
+            warnings.warn(f"{where} (type '{kind}', joints {joint_list}) gives a motor inertia, but only a "
+                          f"SimpleTransmission of one joint and one actuator is read: loaded without it (give the "
+                          f"joints' armature in a drives file, drive_files.py)", URDFWarning, stacklevel=4)
+            continue
+        joint = by_name.get(joint_names[0])
+        if joint is None:
+            raise URDFError(f"{where} gives a motor inertia to joint '{joint_names[0]}', which the URDF does not have")
+        if joint.type == "fixed":
+            warnings.warn(f"{where} gives a motor inertia to the fixed joint '{joint.name}': dropped", URDFWarning,
+                          stacklevel=4)
+            continue
+        if joint.name in armature:
+            raise URDFError(f"joint '{joint.name}' has motor inertias in two transmissions, "
+                            f"'{armature[joint.name][1]}' and '{name}'")
+        armature[joint.name] = (inertia * reduction**2, name)
+    return [dataclasses.replace(j, armature=armature[j.name][0]) if j.name in armature else j for j in joints]
+
+
+def _transmission_type(element) -> str:
+    """The type of a transmission: ROS 1's <type>, ros2_control's <plugin>, or the pre-Hydro type attribute."""
+    for tag in ("type", "plugin"):
+        child = element.find(tag)
+        if child is not None:
+            return (child.text or "").strip()
+    return element.get("type", "")
+
+
+def _motor_inertia(element, where: str) -> tuple[float, float] | None:
+    """(I_m, N) of a transmission that gives its motor's inertia in one of the three forms of the module docstring,
+    or None when it gives none."""
+    actuators = list(element.iterchildren("actuator"))
+    ros1 = [e for a in [*actuators, element] for e in a.iterchildren("motorInertia")]
+    ros2 = [e for e in element.iterchildren("param") if e.get("name") == "motor_inertia"]
+    drake = [e for a in actuators for e in _drake_children(a, "rotor_inertia")]
+    given = ros1 + ros2 + drake
+    if not given:
+        return None
+    if len(given) > 1:
+        tags = ", ".join(f"<{_tag(e)}>" for e in given)
+        raise URDFError(f"{where} gives {len(given)} motor inertias ({tags}); give one")
+    if ros1:
+        inertia = _text_float(ros1[0], where)
+        actuator = ros1[0].getparent()
+        reduction = actuator.find("mechanicalReduction")
+        if reduction is None:
+            reduction = element.find("mechanicalReduction")          # pre-Hydro: beside <actuator>
+        reduction = 1.0 if reduction is None else _text_float(reduction, where)
+    elif ros2:
+        inertia = _text_float(ros2[0], where)
+        joint = element.find("joint")
+        reduction = None if joint is None else joint.find("mechanical_reduction")
+        reduction = 1.0 if reduction is None else _text_float(reduction, where)
+    else:
+        if drake[0].get("value") is None:
+            raise URDFError(f"{where}: <drake:rotor_inertia> has no value attribute")
+        inertia = _float(drake[0], "value", where)
+        ratios = list(_drake_children(drake[0].getparent(), "gear_ratio"))
+        if ratios and ratios[0].get("value") is None:
+            raise URDFError(f"{where}: <drake:gear_ratio> has no value attribute")
+        reduction = _float(ratios[0], "value", where) if ratios else 1.0
+    if inertia < 0:
+        raise URDFError(f"{where}: the motor inertia <{_tag(given[0])}> {inertia:g} is negative")
+    return inertia, reduction
+
+
+def _drake_children(element, name: str):
+    """The children <drake:name> of an element (the prefix drake, whatever namespace it is bound to)."""
+    return (e for e in element if isinstance(e.tag, str) and e.prefix == "drake" and etree.QName(e).localname == name)
+
+
+def _tag(element) -> str:
+    """An element's tag as written, with its prefix: drake:rotor_inertia rather than {http://drake.mit.edu}..."""
+    local = etree.QName(element).localname
+    tag = f"{element.prefix}:{local}" if element.prefix else local
+    return f'param name="{element.get("name")}"' if tag == "param" else tag
+
+
+def _text_float(element, where: str) -> float:
+    """The number that is the text of an element (<mechanicalReduction>50</mechanicalReduction>): an xs:double of
+    magnitude at most MAX_MAGNITUDE, else a URDFError naming the element."""
+    text = element.text or ""
+    if _NUMBER.fullmatch(text) and -MAX_MAGNITUDE <= float(text) <= MAX_MAGNITUDE:
+        return float(text)
+    raise URDFError(f"{where}: <{_tag(element)}>{_excerpt(text.strip())}</...> is not a number of magnitude at "
+                    f"most {MAX_MAGNITUDE:g} (xs:double: ASCII digits, as 1.5e-3)")
 
 
 def _numbers(element, attribute: str, n: int, where: str, default=None) -> np.ndarray:
@@ -605,28 +762,30 @@ _MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE(?:[^\[
 _TAG_NAME = re.compile(r"</?([^\s/>]+)")
 
 
-def _link_spans(text: str) -> list[tuple]:
-    """(start, end, inertial) of every <link> child of the root element, in document order: the offsets of its
-    start tag (its whole tag when self-closing) and (start, end) of its first <inertial> child, or None."""
-    stack, links = [], []                          # stack: (tag name, start offset) of the open elements
+def _element_spans(text: str, tag: str, child: str) -> list[tuple]:
+    """(start, head, end, first) of every <tag> child of the root element, in document order: the offsets of its
+    start tag (start, head), the end of the element (of its end tag; head when self-closing) and (start, head, end)
+    of its first <child> child, or None."""
+    stack, spans = [], []                      # stack: (tag name, start, head) of the open elements
     for match in _MARKUP.finditer(text):
         token = match.group()
         if token.startswith(("<!", "<?")):
             continue
-        name = _TAG_NAME.match(token).group(1)
         if token.startswith("</"):
-            opened, start = stack.pop()
-            if opened == "inertial" and len(stack) == 2 and links[-1][2] == (start, None):
-                links[-1][2] = (start, match.end())
-            continue
-        first_inertial = len(stack) == 2 and name == "inertial" and stack[1][0] == "link" and links[-1][2] is None
-        if len(stack) == 1 and name == "link":
-            links.append([match.start(), match.end(), None])
-        elif first_inertial:
-            links[-1][2] = (match.start(), match.end() if token.endswith("/>") else None)
-        if not token.endswith("/>"):
-            stack.append((name, match.start()))
-    return [tuple(link) for link in links]
+            name, start, head = stack.pop()
+        else:
+            name, start, head = _TAG_NAME.match(token).group(1), match.start(), match.end()
+            if len(stack) == 1 and name == tag:
+                spans.append([start, head, head, None])
+            if not token.endswith("/>"):
+                stack.append((name, start, head))
+                continue
+        # the element (name, start, head) ends at match.end(), a child of stack[-1]
+        if len(stack) == 1 and name == tag:
+            spans[-1][2] = match.end()
+        elif len(stack) == 2 and name == child and stack[1][0] == tag and spans[-1][3] is None:
+            spans[-1][3] = (start, head, match.end())
+    return [tuple(span) for span in spans]
 
 
 def rewrite_inertials(text: str, pi_by_link: dict) -> str:
@@ -641,22 +800,15 @@ def rewrite_inertials(text: str, pi_by_link: dict) -> str:
     ValueError naming the link for an unknown link, a non-finite pi, a negative mass or a first moment without
     mass (neither can be written in a URDF).
     """
-    names = [element.get("name") for element in _read_robot(text).iterchildren("link")]
-    spans = _link_spans(text)
-    if len(spans) != len(names):
-        raise URDFError(f"found {len(spans)} <link> elements in the URDF text where the XML parser sees "
-                        f"{len(names)}")
-    unknown = sorted(set(pi_by_link) - set(names))
-    if unknown:
-        raise ValueError("no link named " + ", ".join(f"'{name}'" for name in unknown) + " in the URDF")
+    names, spans = _spans(text, "link", "inertial", pi_by_link)
     newline = "\r\n" if "\r\n" in text else "\n"
     edits = []                                     # (start, end, replacement), in document order
-    for name, (start, end, inertial) in zip(names, spans):
+    for name, (start, end, _, inertial) in zip(names, spans):
         if name not in pi_by_link:
             continue
         mass, com, inertia = _inertial_of(name, pi_by_link[name])
         if inertial is not None:
-            s, e = inertial
+            s, _, e = inertial
             indent = _indentation(text, s)
             child = re.search(r"\n([ \t]*)<", text[s:e])
             block = _inertial_xml(mass, com, inertia, indent, None if child is None else child.group(1), newline)
@@ -670,9 +822,32 @@ def rewrite_inertials(text: str, pi_by_link: dict) -> str:
                 edits.append((start, end, f"{tag}>{newline}{link_indent}{unit}{block}{newline}{link_indent}</link>"))
             else:
                 edits.append((end, end, f"{newline}{link_indent}{unit}{block}"))
+    return _edited(text, edits)
+
+
+def _spans(text: str, tag: str, child: str, names_wanted) -> tuple[list, list]:
+    """(names, _element_spans) of the <tag> elements of a URDF text; ValueError for a wanted name it lacks."""
+    names = [element.get("name") for element in _read_robot(text).iterchildren(tag)]
+    spans = _element_spans(text, tag, child)
+    if len(spans) != len(names):
+        raise URDFError(f"found {len(spans)} <{tag}> elements in the URDF text where the XML parser sees "
+                        f"{len(names)}")
+    unknown = sorted(set(names_wanted) - set(names))
+    if unknown:
+        raise ValueError(f"no {tag} named " + ", ".join(f"'{name}'" for name in unknown) + " in the URDF")
+    return names, spans
+
+
+def _edited(text: str, edits) -> str:
+    """text with each (start, end, replacement) of edits, in document order and not overlapping, made."""
     for s, e, block in reversed(edits):
         text = text[:s] + block + text[e:]
     return text
+
+
+def _decimal(x) -> str:
+    """The shortest text that reads back to the same double; -0.0 -> 0.0."""
+    return repr(float(x) + 0.0)
 
 
 def _inertial_of(link: str, pi) -> tuple:
@@ -702,14 +877,74 @@ def _indentation(text: str, position: int) -> str:
 def _inertial_xml(mass, com, inertia, indent, child_indent, newline) -> str:
     """An <inertial> element starting at an ``indent``-ed position, its children on lines of their own indented by
     ``child_indent``, or all on one line when that is None."""
-    def number(x):
-        return repr(float(x) + 0.0)              # shortest text that reads back to the same double; -0.0 -> 0.0
-
     ixx, iyy, izz = inertia[0, 0], inertia[1, 1], inertia[2, 2]
-    children = [f'<origin xyz="{" ".join(number(x) for x in com)}" rpy="0 0 0"/>', f'<mass value="{number(mass)}"/>',
-                f'<inertia ixx="{number(ixx)}" ixy="{number(inertia[0, 1])}" ixz="{number(inertia[0, 2])}" '
-                f'iyy="{number(iyy)}" iyz="{number(inertia[1, 2])}" izz="{number(izz)}"/>']
+    children = [f'<origin xyz="{" ".join(_decimal(x) for x in com)}" rpy="0 0 0"/>',
+                f'<mass value="{_decimal(mass)}"/>',
+                f'<inertia ixx="{_decimal(ixx)}" ixy="{_decimal(inertia[0, 1])}" ixz="{_decimal(inertia[0, 2])}" '
+                f'iyy="{_decimal(iyy)}" iyz="{_decimal(inertia[1, 2])}" izz="{_decimal(izz)}"/>']
     if child_indent is None:
         return "<inertial>" + "".join(children) + "</inertial>"
     return ("<inertial>" + "".join(newline + child_indent + child for child in children) + newline + indent
             + "</inertial>")
+
+
+# --- corrected drives -------------------------------------------------------------------------------------------
+
+def rewrite_dynamics(text: str, values_by_joint: dict) -> str:
+    """The URDF ``text`` with the <dynamics damping friction> of each joint in ``values_by_joint`` written, and not
+    one other character changed.
+
+    values_by_joint: {joint name: (damping, friction)}, finite and between 0 and MAX_MAGNITUDE (else a ValueError
+    naming the joint).  In a joint's first <dynamics>, the value of each attribute is replaced where it stands (its
+    quotes and the element's other attributes kept), and an attribute it lacks is added after the others when its
+    value is not zero; a joint without one gets ``<dynamics damping="d" friction="f"/>`` as its last child, indented
+    as its other children, when either value is not zero.  Numbers are printed to round-trip exactly.
+    """
+    names, spans = _spans(text, "joint", "dynamics", values_by_joint)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    edits = []
+    for name, (start, head, end, dynamics) in zip(names, spans):
+        if name not in values_by_joint:
+            continue
+        values = _dynamics_of(name, values_by_joint[name])
+        if dynamics is not None:
+            s, h, _ = dynamics
+            edits.append((s, h, _with_dynamics(text[s:h], values)))
+        elif any(values):
+            if head == end:
+                raise URDFError(f"joint '{name}' is an empty element (a joint has a parent and a child)")
+            close = text.rfind("</", head, end)                  # the joint's end tag
+            element = f'<dynamics damping="{_decimal(values[0])}" friction="{_decimal(values[1])}"/>'
+            line = text.rfind("\n", 0, close) + 1
+            if line > head and text[line:close].strip(" \t") == "":      # </joint> on a line of its own
+                child = re.search(r"\n([ \t]*)<", text[head:close])
+                indent = child.group(1) if child else _indentation(text, start) + "  "
+                edits.append((line, line, indent + element + newline))
+            else:
+                edits.append((close, close, element))
+    return _edited(text, edits)
+
+
+def _dynamics_of(joint: str, values) -> tuple[float, float]:
+    """(damping, friction) as floats a URDF can hold, else a ValueError naming the joint."""
+    damping, friction = (float(x) for x in values)
+    if not (0 <= damping <= MAX_MAGNITUDE and 0 <= friction <= MAX_MAGNITUDE):
+        raise ValueError(f"joint '{joint}': damping {damping!r} and friction {friction!r} must be finite numbers "
+                         f"between 0 and {MAX_MAGNITUDE:g} (the bound of URDF numbers) to be written in a URDF")
+    return damping, friction
+
+
+def _with_dynamics(tag: str, values) -> str:
+    """A <dynamics ...> start tag with its damping and friction attributes set to values (see rewrite_dynamics)."""
+    for attribute, value in zip(("damping", "friction"), values):
+        pattern = re.compile(rf"(?<=[ \t\r\n]){attribute}[ \t\r\n]*=[ \t\r\n]*(\"[^\"]*\"|'[^']*')")
+        found = pattern.search(tag)
+        if found:
+            quote = found.group(1)[0]
+            s, e = found.span(1)
+            tag = tag[:s] + quote + _decimal(value) + quote + tag[e:]
+        elif value:
+            body = tag[:-2] if tag.endswith("/>") else tag[:-1]
+            at = len(body.rstrip(" \t\r\n"))
+            tag = tag[:at] + f' {attribute}="{_decimal(value)}"' + tag[at:]
+    return tag
