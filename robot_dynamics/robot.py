@@ -193,7 +193,8 @@ class Robot:
         return self._calls["_dynamics_with_regressor"](q, v, v_ref, a_ref, out)
 
     def mass_matrix(self, q, out=None):
-        """M(q) = sum_k J_k^T Lambda_k J_k (paper 002, eq. (6a)).  q: (..., nq) -> (..., nv, nv)"""
+        """M(q) = sum_k J_k^T Lambda_k J_k (paper 002, eq. (6a)) + diag(armature) (the drives' rotor inertias,
+        drives.py).  q: (..., nq) -> (..., nv, nv)"""
         return self._calls["mass_matrix"](q, out)
 
     def coriolis_matrix(self, q, v, out=None, kind="paper002"):
@@ -234,20 +235,23 @@ class Robot:
 
     def momentum(self, q, v, out=None):
         """p = M(q) v, the generalized momentum (paper 002, Prop. 1), in O(n d) without forming M: the sum of the
-        bodies' spatial momenta projected on the joint axes.  q: (..., nq), v: (..., nv) -> (..., nv)"""
+        bodies' spatial momenta projected on the joint axes, plus the rotors' armature v.
+        q: (..., nq), v: (..., nv) -> (..., nv)"""
         return self._calls["momentum"](q, v, out)
 
     def momentum_regressor(self, q, v, out=None):
         """(Y_p, Y_h) with Y_p pi = M(q) v, the generalized momentum (paper 002, Prop. 1), and Y_h pi =
         C(q, v)^T v - g(q), so that d/dt (Y_p pi) = tau + Y_h pi along any motion (Mdot = C + C^T): a
-        torque-prediction regressor without accelerations (composite adaptation, momentum observers).
+        torque-prediction regressor without accelerations (composite adaptation, momentum observers).  Linear in
+        the bodies' parameters alone: with drives, p = Y_p pi + armature v (friction.drive_regressor's columns).
 
         q: (..., nq), v: (..., nv)  ->  2 x (..., nv, 10 nbodies), columns in body_names order.
         """
         return self._calls["momentum_regressor"](q, v, out)
 
     def kinetic_energy(self, q, v, out=None):
-        """1/2 v^T M(q) v, summed body by body: 1/2 sum_k v_k^T Lambda_k v_k.  q: (..., nq), v: (..., nv) -> (...,)"""
+        """1/2 v^T M(q) v, summed body by body: 1/2 sum_k v_k^T Lambda_k v_k + 1/2 v^T diag(armature) v (the
+        rotors', as Pinocchio 4.1).  q: (..., nq), v: (..., nv) -> (...,)"""
         return self._calls["kinetic_energy"](q, v, out)
 
     def potential_energy(self, q, out=None):

@@ -356,7 +356,7 @@ def expected_outputs(robot, q, v, k, frame_id, ref=None, velocities=True):
     out = {"mass_matrix": d.M, "gravity": d.g, "com_jacobian": d.J_com,
            "com": (d.com, (stamp(k).sec, stamp(k).nanosec), frame_id)}
     if velocities:
-        out.update(coriolis_matrix=d.C, coriolis_vector=d.C @ v)
+        out.update(coriolis_matrix=d.C, coriolis_vector=d.C @ v, friction=robot.friction_torque(v))
         if ref is not None:
             out["regressor"] = d.Y
     return out

@@ -119,18 +119,21 @@ def check_finite(robot, source, regressor=False):
                              "configuration: some mass, inertia or origin is too large")
 
 
-def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_description", regressor=False):
-    """``rd.load_urdf(xml, ...)``, with every URDFWarning (a description the library loads as given, such as an
-    impossible inertia) logged as a warning of ``logger``.  URDFError (a ValueError) when the XML is refused,
-    ValueError when the robot has no degree of freedom, when its quantities are not finite at the neutral
-    configuration (:func:`check_finite`), TooLarge (a ValueError) when it does not fit in memory."""
+def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_description", regressor=False,
+               drives=""):
+    """``rd.load_urdf(xml, ..., drives=drives or None)`` (drives: a drives file's path), with every URDFWarning (a
+    description the library loads as given, such as an impossible inertia) logged as a warning of ``logger``.
+    URDFError (a ValueError) when the XML is refused, ValueError when the robot has no degree of freedom, when its
+    quantities are not finite at the neutral configuration (:func:`check_finite`), TooLarge (a ValueError) when it
+    does not fit in memory."""
     if not xml.lstrip().startswith("<"):
         raise ValueError(f"the description from {source} is not XML: it starts with {xml.lstrip()[:40]!r}")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", rd.URDFWarning)
             warnings.simplefilter("error", RuntimeWarning)          # numpy's overflow: a non-finite model
-            robot = rd.load_urdf(xml, floating_base=floating_base, gravity=tuple(gravity), mimic=mimic)
+            robot = rd.load_urdf(xml, floating_base=floating_base, gravity=tuple(gravity), mimic=mimic,
+                                 drives=drives or None)
             check_degrees_of_freedom(robot, source)
             check_finite(robot, source, regressor)
     except MemoryError:

@@ -38,8 +38,9 @@ from robot_dynamics.ros.qos import DESCRIPTION_QOS
 from robot_dynamics.urdf import URDFError, check_xml, is_xml_text
 
 # The parameters a model is loaded from; a node that does not declare one gets its value from FIXED.
-MODEL_PARAMETERS = ("robot_description", "urdf_path", "xacro_args", "floating_base", "gravity", "mimic")
-FIXED = {"floating_base": False, "mimic": False}
+MODEL_PARAMETERS = ("robot_description", "urdf_path", "xacro_args", "floating_base", "gravity", "mimic",
+                    "drives_file")
+FIXED = {"floating_base": False, "mimic": False, "drives_file": ""}
 TOPIC = "topic robot_description"         # the source of a description from the topic, as messages name it
 LOADED_POLL_PERIOD = 0.02                 # s between two looks for a loaded description, while one loads
 WAITING_LOG_PERIOD = 5.0                  # s between two "waiting for robot_description"
@@ -158,7 +159,7 @@ class DescriptionSwap:
             self._wait()
             return
         robot = load_robot(self.node.get_logger(), xml, config["floating_base"], config["gravity"], config["mimic"],
-                           source, regressor=self._regressor())
+                           source, regressor=self._regressor(), drives=config["drives_file"])
         self._swap_in(robot, self._prepare(robot), source, config)
 
     def listen(self):
@@ -201,6 +202,9 @@ class DescriptionSwap:
             read_only=read_only))
         declare("xacro_args", Parameter.Type.STRING_ARRAY, describe(
             "Arguments of a .xacro urdf_path, [\"name:=value\", ...].", read_only=read_only))
+        declare("drives_file", "", describe(
+            "A drives YAML file (robot_dynamics.drive_files: armature, damping, friction per joint) applied over the "
+            "description's <dynamics> and transmissions; empty: the description's alone.", read_only=read_only))
         gravity = declare("gravity", [0.0, 0.0, -9.81], describe(
             "Gravity acceleration in the world frame [m/s^2], three doubles.", read_only=read_only)).value
         if not valid_gravity(gravity):

@@ -57,7 +57,7 @@ def load_request(request):
             raise ValueError("no description: robot_description and urdf_path are empty")
     warnings = _Warnings()
     robot = load_robot(warnings, xml, request["floating_base"], request["gravity"], request["mimic"], source,
-                       regressor=request["regressor"])
+                       regressor=request["regressor"], drives=request["drives_file"])
     check_joints(robot, request["joints"], source)
     return robot.model, warnings.messages, source
 
@@ -146,8 +146,8 @@ class BackgroundLoader:
 
     def request(self, request):
         """Load ``request`` (a dict: xml (or None to resolve robot_description, urdf_path, xacro_args), source,
-        floating_base, gravity, mimic, regressor, joints (the joints it must have, or None)), abandoning any
-        request pending or in progress."""
+        floating_base, gravity, mimic, drives_file, regressor, joints (the joints it must have, or None)),
+        abandoning any request pending or in progress."""
         with self._cond:
             self._generation += 1
             self._pending = (self._generation, request)

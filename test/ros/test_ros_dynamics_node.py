@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 import rclpy  # noqa: E402,F401  (without the ros extra these tests fail rather than skip: the test command installs it)
 
@@ -80,7 +81,28 @@ def test_arm7_outputs_equal_the_library(probe, start_node):
         assert probe.exchange(msg, until=probe.matches(expected))
         probe.assert_outputs(expected)
     assert set(expected) == {"mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity", "com_jacobian",
-                             "regressor", "com"}
+                             "regressor", "com", "friction"}
+
+
+def test_a_drives_file_puts_the_armature_in_m_and_the_friction_on_its_topic(probe, start_node, tmp_path):
+    """drives_file (issue 27): ~/mass_matrix is M + diag(armature) and ~/friction tau_f(v), the library's for the
+    same file, which differ from the rigid robot's."""
+    xml = ARM.read_text()
+    rigid = library_robot(xml)
+    drives = {"joints": {name: {"armature": 0.1 * (i + 1), "damping": 0.5, "friction": 1.5}
+                         for i, name in enumerate(rigid.joint_names)}}
+    path = tmp_path / "drives.yaml"
+    path.write_text(yaml.safe_dump(drives))
+    start_node(robot_description=xml, drives_file=str(path))
+    robot = rd.load_urdf(xml, drives=str(path))
+    rng = np.random.default_rng(1)
+    probe.wait_matched(probe.joint_states)
+    q, v = random_state(robot, rng)
+    expected = expected_outputs(robot, q, v, 0, frame_id=robot.root_link)
+    assert probe.exchange(joint_state(list(robot.joint_names), q, v, k=0), until=probe.matches(expected))
+    probe.assert_outputs(expected)
+    assert np.allclose(np.diag(expected["mass_matrix"] - rigid.mass_matrix(q)), 0.1 * np.arange(1, 8), atol=1e-12)
+    assert np.all(np.abs(expected["friction"]) > 0.5 * np.abs(v))
 
 
 def test_time_derivatives_are_published_on_request(probe, start_node):
