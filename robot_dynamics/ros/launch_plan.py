@@ -34,6 +34,7 @@ DYNAMICS_ARGUMENTS = {
     "floating_base": ("false", "true: the root link is a free body whose state comes from odom"),
     "mimic": ("false", "true: mimic joints follow their masters"),
     "gravity": ("0.0 0.0 -9.81", "gravity in the world frame, three numbers [m/s^2]"),
+    "drives_file": ("", "a drives YAML file (armature, damping, friction per joint) over the URDF's"),
     **{switch: ("false", switch_help(switch)) for switch in switches()},     # publish_regressor, ... (outputs.py)
     "use_robot_state_publisher": ("false", "publish the description with robot_state_publisher; the node reads "
                                            "it from the robot_description topic"),
@@ -144,7 +145,7 @@ def dynamics_plan(args, packages=True):
               "mimic": flag("mimic", a["mimic"], faults),
               "gravity": numbers("gravity", a["gravity"], 3, faults),
               **{switch: flag(switch, a[switch], faults) for switch in switches()},
-              "frame_prefix": a["frame_prefix"]}
+              "frame_prefix": a["frame_prefix"], "drives_file": a["drives_file"]}
     xml, _ = resolve_description(a["urdf"], a["xacro_args"], faults)
     _check(faults)
     if packages:
