@@ -50,12 +50,12 @@ from ..friction import PHYSICAL, FrictionModel, model_class, moving_coordinates
 from . import optional
 from .base import BaseParameters, base_parameters, column_names
 from .consistent import consistent_fit, prior_metric, prior_rows
-from .least_squares import drive_count, friction_model, normal_equations, stacked_regressor
+from .friction_fit import fit_shape, with_covariance
+from .least_squares import NOISE_FLOOR, drive_count, friction_model, normal_equations, stacked_regressor, sums
 from .signals import interior_derivatives
 
 METHODS = ("ols", "wls", "consistent")
 SINGULAR = 1e-13            # reciprocal condition number of the column-scaled base normal matrix deemed singular
-NOISE_FLOOR = 1e-12         # sigma_j^2 >= NOISE_FLOOR * mean_j(c_j / n): exact (simulated) data get finite weights
 SEPARABLE = 1e-8            # a drive column is identifiable when its unit vector is this close to K's row space
 
 
@@ -188,9 +188,13 @@ def identify(robot, q, v=None, a=None, tau=None, *, t=None, method="wls", fricti
                                    chunks=100_000 if chunks is None else chunks, client=client, progress=progress)
     else:
         q, v, a, tau = _in_memory(robot, q, v, a, tau, t, cutoff)
-        if nonlinear:
-            from .friction_fit import identify_nonlinear
-            return identify_nonlinear(robot, q, v, a, tau, cls, method, armature, prior, regularization, progress)
+        if nonlinear:                                             # variable projection, then the linear fit
+            shaped, Y = fit_shape(robot, q, v, a, tau, cls, method, armature)
+            if progress is not None:
+                progress(len(q), len(q))
+            result = solve_normal_equations(robot, sums(Y, tau), method, shaped, prior, regularization,
+                                            armature=armature)
+            return with_covariance(result, robot, Y, v, cls)
         ne = normal_equations(robot, q, v, a, tau, model or False, progress=progress, armature=armature)
     return solve_normal_equations(robot, ne, method, model or False, prior, regularization, armature=armature)
 

@@ -22,8 +22,9 @@ values (STARTS).
 
 Weights as identify()'s (estimate.py): the ordinary fit first, then each joint weighted by the inverse of its
 residual variance and the fit repeated from there (method "wls" or "consistent").  With eta fixed at the optimum,
-the model is a linear one (a friction model object) and estimate.solve_normal_equations finishes the fit: base
-parameters, least change, consistent fit, regularization as for every other model.  Standard deviations come
+the model is a linear one (a friction model object) and identify() finishes the fit with
+estimate.solve_normal_equations: base parameters, least change, consistent fit, regularization as for every other
+model.  Standard deviations come
 from the Gauss-Newton covariance of all the fitted quantities together, sigma^2 (J^T W J)^-1 with J =
 [Y_b, F(eta), dF/deta c], so that the uncertainty of eta widens that of theta_b.
 
@@ -37,8 +38,7 @@ import scipy.optimize
 
 from ..friction import moving_coordinates
 from .base import base_parameters
-from .estimate import NOISE_FLOOR, solve_normal_equations
-from .least_squares import drive_regressor, stacked_regressor, sums
+from .least_squares import NOISE_FLOOR, drive_regressor, stacked_regressor
 
 # Start values of the nonlinear parameters, as multiples of each joint's velocity range V = max |v|: the best of
 # each grid, joint by joint, starts the fit.  Bounds likewise, (low, high) in units of V^power.
@@ -50,32 +50,32 @@ TOLERANCE = 1e-12                                   # ftol, xtol, gtol of least_
 MAX_NFEV = 200
 
 
-def identify_nonlinear(robot, q, v, a, tau, cls, method, armature, prior, regularization, progress=None):
-    """identify() with a nonlinear friction model class cls (module docstring).  q, v, a, tau: (N, ...) arrays in
-    memory, already checked.  -> Identification, with model's nonlinear parameters and their nonlinear_std"""
+def fit_shape(robot, q, v, a, tau, cls, method, armature):
+    """The nonlinear parameters of friction model class cls that best explain the torques, by variable projection
+    (module docstring), and the friction model object of those parameters (zero linear coefficients: its columns
+    are what estimate.identify fits linearly next).  q, v, a, tau: (N, ...) arrays in memory, already checked.
+    -> shaped (a cls object), Y (N, nv, p) the stacked regressor with its columns"""
     joints = moving_coordinates(robot)
     Y = stacked_regressor(robot, q, v, a, armature=armature)                         # (N, nv, p0)
-    if progress is not None:
-        progress(len(q), len(q))
     base = base_parameters(robot, armature=armature)
     projection = Projection(Y[..., base.independent], tau, v[:, joints], joints, cls)
     eta = projection.fit(np.ones(robot.nv))
     if method != "ols":
         e = projection.joint_residuals(eta)
         sigma2 = e / (len(q) - projection.unknowns / robot.nv)
-        tau = np.asarray(tau, dtype=float)
-        eta = projection.fit(1.0 / np.maximum(sigma2, NOISE_FLOOR * np.mean(tau**2) + 1e-300), eta)
+        eta = projection.fit(1.0 / np.maximum(sigma2, NOISE_FLOOR * np.mean(np.square(tau)) + 1e-300), eta)
     shape = np.ones((len(cls.nonlinear), robot.nv))                  # a floating base's rows: any valid value
     shape[:, joints] = eta
     shaped = cls.from_values(np.zeros((len(cls.coefficients), robot.nv)), shape)
-    Y = np.concatenate([Y, drive_regressor(robot, v, armature=False, model=shaped)], axis=-1)
-    result = solve_normal_equations(robot, sums(Y, tau), method, shaped, prior, regularization, armature=armature)
-    return _with_covariance(result, robot, Y, tau, v[:, joints], joints, cls)
+    return shaped, np.concatenate([Y, drive_regressor(robot, v, armature=False, model=shaped)], axis=-1)
 
 
-def _with_covariance(result, robot, Y, tau, vj, joints, cls):
-    """The result with the standard deviations of theta_b and eta from the Gauss-Newton covariance of both
-    (module docstring)."""
+def with_covariance(result, robot, Y, v, cls):
+    """The result (of the linear fit at the nonlinear parameters, on the stacked regressor Y (N, nv, p)) with the
+    standard deviations of theta_b and of the nonlinear parameters from the Gauss-Newton covariance of both
+    (module docstring).  -> Identification"""
+    joints = moving_coordinates(robot)
+    vj = v[:, joints]
     n, nv = len(Y), robot.nv
     eta = result.model.nonlinear_values()[:, joints]
     c = result.friction.T                                                        # (k, n_f)
@@ -91,6 +91,38 @@ def _with_covariance(result, robot, Y, tau, vj, joints, cls):
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     r = result.base.rank
     return replace(result, base_std=std[:r], nonlinear_std=std[r:].reshape(eta.shape).T.copy())
+
+
+def _least_squares_solver(F):
+    """x -> argmin_c |F c - x| for a tall F (M, n), by Cholesky of the column-scaled Gram matrix: n^2 M flops in
+    one matrix product, where LAPACK's Householder QR of a tall matrix ran ten times slower here.  The Gram matrix
+    squares cond(F), of order 10 for friction columns beside the rest; a singular one (a column the data do not
+    excite) falls back to the pseudo-inverse."""
+    d = np.sqrt(np.einsum("ij,ij->j", F, F))
+    d[d == 0] = 1.0
+    Fs = F / d
+    try:
+        factor = scipy.linalg.cho_factor(Fs.T @ Fs)
+        return lambda x: (scipy.linalg.cho_solve(factor, Fs.T @ x).T / d).T
+    except np.linalg.LinAlgError:
+        pinv = np.linalg.pinv(Fs)
+        return lambda x: ((pinv @ x).T / d).T
+
+
+def _orthonormal(J):
+    """U (M, n) orthonormal and R (n, n) with J = U R, by Cholesky QR twice (CholeskyQR2: as accurate as
+    Householder for cond(J) below 1e8, in matrix products) on the column-scaled J; Householder QR where a Gram
+    matrix is singular."""
+    d = np.sqrt(np.einsum("ij,ij->j", J, J))
+    d[d == 0] = 1.0
+    U, R = J / d, np.diag(d)
+    try:
+        for _ in range(2):
+            C = np.linalg.cholesky(U.T @ U).T                                   # U^T U = C^T C
+            U, R = U @ scipy.linalg.solve_triangular(C, np.eye(len(C))), C @ R    # U C^-1: a product, not a TRSM
+    except np.linalg.LinAlgError:
+        U, R = np.linalg.qr(J)
+    return U, R
 
 
 class Projection:
@@ -114,7 +146,7 @@ class Projection:
         in Q_0's span."""
         self.sw = np.sqrt(w)
         A = (self.Y_b * self.sw[:, None]).reshape(self.n * self.nv, -1)
-        self.Q0 = np.linalg.qr(A)[0]
+        self.Q0 = _orthonormal(A)[0]
         t = (self.tau * self.sw).reshape(-1)
         self.t = t - self.Q0 @ (self.Q0.T @ t)
         self._cache = None
@@ -137,15 +169,15 @@ class Projection:
             return self._cache[1:]
         eta = self.eta(x)
         F = self.columns(self.cls.basis(self.vj, eta, smooth=False))
-        F -= self.Q0 @ (self.Q0.T @ F)
-        Q1, R1 = np.linalg.qr(F)
-        c = scipy.linalg.lstsq(R1, Q1.T @ self.t)[0].reshape(self.k, self.n_f)
-        rho = self.t - Q1 @ (Q1.T @ self.t)
+        F -= self.Q0 @ (self.Q0.T @ F)                                               # F's part beside Y_b
+        solve = _least_squares_solver(F)
+        c = solve(self.t)
+        rho = self.t - F @ c
         dB = self.cls.basis_nonlinear_derivatives(self.vj, eta, smooth=False)        # (N, k, m, n_f)
         chain = np.where(self.log[:, None], eta, 1.0)                                # d eta / dx
-        D = self.columns(np.einsum("tkmi,ki,mi->tmi", dB, c, chain))
+        D = self.columns(np.einsum("tkmi,ki,mi->tmi", dB, c.reshape(self.k, self.n_f), chain))
         D -= self.Q0 @ (self.Q0.T @ D)
-        D -= Q1 @ (Q1.T @ D)
+        D -= F @ solve(D)                                                            # P_perp dF/dx c
         self._cache = (x.copy(), rho, -D)
         return rho, -D
 
@@ -154,6 +186,15 @@ class Projection:
         x = np.array(eta, dtype=float)
         x[self.log] = np.log(x[self.log])
         return x.reshape(-1)
+
+    def compressed(self, x):
+        """The residual and Jacobian of evaluate(x) in n + 1 rows instead of N nv: J = U R (U orthonormal),
+        r = [U^T rho; |rho - U U^T rho|], J_r = [R; 0].  |r + J_r d| = |rho + J d| for every step d, so the trust
+        region sees the same problem, and its SVD is of an (n + 1, n) matrix."""
+        rho, J = self.evaluate(x)
+        U, R = _orthonormal(J)
+        z = U.T @ rho
+        return np.append(z, np.linalg.norm(rho - U @ z)), np.vstack([R, np.zeros((1, R.shape[1]))])
 
     def joint_residuals(self, eta):
         """|r_j|^2 per joint (nv,) of the fit at eta (m, n_f), unweighted."""
@@ -175,7 +216,7 @@ class Projection:
         lo, hi = self.variables(low), self.variables(high)
         x0 = np.clip(self.variables(np.clip(eta, low, high)), lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
         x_scale = np.where(self.log[:, None], 1.0, 0.1 * scale).reshape(-1)
-        fit = scipy.optimize.least_squares(lambda x: self.evaluate(x)[0], x0, jac=lambda x: self.evaluate(x)[1],
+        fit = scipy.optimize.least_squares(lambda x: self.compressed(x)[0], x0, jac=lambda x: self.compressed(x)[1],
                                            bounds=(lo, hi), method="trf", x_scale=x_scale, ftol=TOLERANCE,
                                            xtol=TOLERANCE, gtol=TOLERANCE, max_nfev=MAX_NFEV)
         return self.eta(fit.x)

@@ -16,6 +16,8 @@ import numpy as np
 
 from ..friction import drive_regressor, model_class, moving_coordinates
 
+NOISE_FLOOR = 1e-12         # sigma_j^2 >= NOISE_FLOOR * mean_j(c_j / n): exact (simulated) data get finite weights
+
 
 class NormalEquations(NamedTuple):
     """Per-joint normal equations of tau = Y theta over n samples; p = 10 nbodies (+ the drives' columns).

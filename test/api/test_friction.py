@@ -1,7 +1,7 @@
-"""Friction models (friction.py, issue 27 item 3): each model's torque against its law written out here, the
-derivatives it claims against central finite differences, the regressor columns against the torque they must
-reproduce, the offset model against asymmetric Coulomb friction, Pinocchio's names (damping, friction) against the
-limits of each law, and the drives' checks.
+"""Friction models (friction.py, issue 27 item 3): each model's torque against its law written out from the
+literature (friction_laws.py), the derivatives it claims against central finite differences, the regressor columns
+against the torque they must reproduce, the offset model against asymmetric Coulomb friction, Pinocchio's names
+(damping, friction) against the limits of each law, and the drives' checks.
 
 Finite differences: central, step h = 1e-6 (rad/s), error O(h^2 f''') + O(eps f / h): 1e-7 relative to the
 largest derivative is the documented tolerance (the smoothed sign's derivative reaches 1 / COULOMB_VELOCITY =
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
+from friction_laws import law, random_parameters
 from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.drives import COULOMB_VELOCITY, Drives
 from robot_dynamics.friction import (MODELS, CoulombFriction, OffsetFriction, SigmoidFriction, StribeckFriction,
@@ -18,35 +19,6 @@ from robot_dynamics.friction import (MODELS, CoulombFriction, OffsetFriction, Si
 
 N = 5                   # coordinates of the models below
 FD_STEP, FD_TOLERANCE = 1e-6, 1e-7
-
-
-def sgn(v, smooth):
-    return np.tanh(v / 0.01) if smooth else np.sign(v)
-
-
-def law(name, p, v, smooth=True):
-    """Each model's law, written from the literature (friction.py's docstring), not from its code."""
-    if name == "viscous":
-        return p["damping"] * v
-    if name == "coulomb":
-        return p["damping"] * v + p["friction"] * sgn(v, smooth)
-    if name == "offset":
-        return p["damping"] * v + p["friction"] * sgn(v, smooth) + p["offset"]
-    if name == "sigmoid":                       # Gaz et al. 2019: phi1/(1+e^-phi2(v+phi3)) - phi1/(1+e^-phi2 phi3)
-        phi1, phi2, phi3 = p["phi1"], p["phi2"], p["phi3"]
-        return p["damping"] * v + phi1 / (1 + np.exp(-phi2 * (v + phi3))) - phi1 / (1 + np.exp(-phi2 * phi3))
-    F_c, F_s, v_s = p["friction"], p["static"], p["stribeck_velocity"]
-    return p["damping"] * v + (F_c + (F_s - F_c) * np.exp(-(v / v_s) ** 2)) * sgn(v, smooth)
-
-
-def random_parameters(name, rng, n=N):
-    """Physical parameters of each field of a model (the offset of either sign; phi3 of either sign)."""
-    p = {"damping": rng.uniform(0.1, 2.0, n), "friction": rng.uniform(0.5, 3.0, n), "offset": rng.uniform(-1, 1, n),
-         "phi1": rng.uniform(0.5, 3.0, n), "phi2": rng.uniform(3.0, 30.0, n), "phi3": rng.uniform(-0.1, 0.1, n),
-         "stribeck_velocity": rng.uniform(0.02, 0.3, n)}
-    p["static"] = p["friction"] * rng.uniform(1.2, 2.5, n)
-    fields = MODELS[name].__dataclass_fields__
-    return {key: value for key, value in p.items() if key in fields}
 
 
 def velocities(rng, shape, margin=0.0):
@@ -58,7 +30,7 @@ def velocities(rng, shape, margin=0.0):
 @pytest.mark.parametrize("name", MODELS)
 def test_torque_is_the_law(name, rng):
     """torque(v) equals the law for a batch (3, 4, N) and a single state, the sign smoothed as Drives' is."""
-    p = random_parameters(name, rng)
+    p = random_parameters(name, rng, N)
     model = MODELS[name](**p)
     v = velocities(rng, (3, 4, N))
     expected = law(name, p, v)
@@ -69,7 +41,7 @@ def test_torque_is_the_law(name, rng):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_velocity_derivative_is_the_torques(name, rng):
-    p = random_parameters(name, rng)
+    p = random_parameters(name, rng, N)
     model = MODELS[name](**p)
     v = velocities(rng, (50, N), margin=5 * COULOMB_VELOCITY)
     fd = (model.torque(v + FD_STEP) - model.torque(v - FD_STEP)) / (2 * FD_STEP)
@@ -83,7 +55,7 @@ def test_nonlinear_derivatives_of_the_basis(name, smooth, rng):
     """d B_i / d theta_l (variable projection's Jacobian) against central differences in each nonlinear
     parameter."""
     cls = MODELS[name]
-    p = random_parameters(name, rng)
+    p = random_parameters(name, rng, N)
     theta = np.array([p[field] for field in cls.nonlinear])
     v = velocities(rng, (40, N))
     got = cls.basis_nonlinear_derivatives(v, theta, smooth)
@@ -141,7 +113,7 @@ def test_pinocchio_names_are_the_viscous_slope_and_the_coulomb_level(name, rng):
     """damping is the slope far from zero minus what the level adds, friction the mean of the levels at +-V:
     (tau(V) - tau(-V)) / 2 = damping V + friction for V large (the sigmoid's levels are phi1 (1 - sigma(phi2
     phi3)) and -phi1 sigma(phi2 phi3), their mean phi1 / 2)."""
-    p = random_parameters(name, rng)
+    p = random_parameters(name, rng, N)
     model = MODELS[name](**p)
     V = 40.0                                             # phi2 V >= 120 and V / v_s >= 130: the levels are reached
     half = (model.torque(np.full(N, V)) - model.torque(np.full(N, -V))) / 2
