@@ -10,9 +10,10 @@ The friction torque, without a friction model (model=None), is viscous plus Coul
     tau_f(v) = damping v + friction tanh(v / COULOMB_VELOCITY),
 the sign of v smoothed over COULOMB_VELOCITY (0.01 rad/s, m/s) so that a controller or a simulator never chatters
 at a velocity reversal (identification fits the sign itself: friction.py says why).  With a friction model
-(friction.py: viscous, coulomb, offset, sigmoid, stribeck) tau_f is the model's, and damping and friction are the
-model's viscous coefficient and Coulomb level (Pinocchio's names; friction.py says what they are for each model):
-a model and the damping, friction beside it never disagree.
+(friction.py: offset, sigmoid, stribeck) tau_f is the model's, and damping and friction are the model's viscous
+coefficient and Coulomb level (Pinocchio's names; friction.py says what they are for each model): a model and the
+damping, friction beside it never disagree.  A viscous or Coulomb model given to the drives is their own law: it
+becomes damping and friction, and no model.
 
 A free joint's six rows are zero unless given.  Armature is constant: it adds to M and not to C, Mdot or the
 Christoffel symbols.  The joint torque a drive needs is the rigid body's plus the friction torque,
@@ -60,9 +61,11 @@ class Drives:
         zero).
 
         model: a friction model object (friction.py) of nv coordinates, whose damping and friction become the
-        drives' (then damping and friction must not be given); None keeps the present model.  Drives with a model
-        take damping and friction only through a new model (friction.CoulombFriction(damping, friction) for
-        viscous + Coulomb alone)."""
+        drives' (then damping and friction must not be given); None keeps the present model.  A viscous or
+        Coulomb model is the drives' own law: the drives keep its damping and friction and no model, so that
+        every file that holds damping and friction (URDF <dynamics>, drive_files) holds them.  Drives with a model
+        take damping and friction only through a new model (friction.CoulombFriction(damping, friction) returns
+        them to viscous + Coulomb)."""
         nv = len(self.armature)
         given = [name for name in ("damping", "friction") if values.get(name) is not None]
         if model is not None:
@@ -73,6 +76,7 @@ class Drives:
                 raise ValueError(f"model: a friction model (robot_dynamics.friction) of {nv} coordinates, got "
                                  f"{model!r}")
             values = {**values, "damping": model.damping, "friction": model.friction}
+            own = getattr(model, "plain", False)                  # viscous or Coulomb: damping, friction alone
         elif given and self.model is not None:
             raise ValueError(f"{given[0]}: these drives' friction model ({type(self.model).__name__}) holds damping "
                              f"and friction; give a new model (friction.CoulombFriction(damping, friction) for "
@@ -93,7 +97,9 @@ class Drives:
                 raise ValueError(f"{name}[{i}] (coordinate '{names[i]}') = {float(array[i])!r}: a drive's {name} "
                                  f"must be a finite number between 0 and {MAX_DRIVE:g}")
             fields[name] = _frozen(array)
-        return Drives(**fields, model=self.model if model is None else model)
+        if model is None:
+            return Drives(**fields, model=self.model)
+        return Drives(**fields, model=None if own else model)
 
 
 def _frozen(array):

@@ -75,10 +75,13 @@ class FrictionModel:
     Class attributes: name; coefficients, the fields tau_f is linear in, in the order of the regressor's columns,
     and their symbols (column names); nonlinear, the fields that shape the basis functions, and their symbols;
     positive, the fields that must be > 0 (the others may take either sign: the physical levels are checked where
-    a model becomes a robot's drives, drives.Drives.replaced).  Every model has ``damping`` and ``friction`` (nv,),
-    its viscous coefficient and Coulomb level (module docstring): a field or a property.
+    a model becomes a robot's drives, drives.Drives.replaced); plain, the law is the drives' own without a model
+    (viscous, coulomb), so that drives given it keep its damping and friction and no model (drives.py).  Every
+    model has ``damping`` and ``friction`` (nv,), its viscous coefficient and Coulomb level (module docstring): a
+    field or a property.
     """
     name: ClassVar[str] = ""
+    plain: ClassVar[bool] = False
     coefficients: ClassVar[tuple] = ()
     symbols: ClassVar[tuple] = ()
     nonlinear: ClassVar[tuple] = ()
@@ -164,6 +167,7 @@ class ViscousFriction(FrictionModel):
     """tau_f = F_v v (damping = F_v; friction = 0)."""
     damping: np.ndarray
     name: ClassVar[str] = "viscous"
+    plain: ClassVar[bool] = True
     coefficients: ClassVar[tuple] = ("damping",)
     symbols: ClassVar[tuple] = ("Fv",)
 
@@ -186,6 +190,7 @@ class CoulombFriction(FrictionModel):
     damping: np.ndarray
     friction: np.ndarray
     name: ClassVar[str] = "coulomb"
+    plain: ClassVar[bool] = True
     coefficients: ClassVar[tuple] = ("damping", "friction")
     symbols: ClassVar[tuple] = ("Fv", "Fc")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..bundled import bundled_urdf
-from ..friction import moving_coordinates
+from ..friction import CoulombFriction, moving_coordinates
 from ..robot import load_urdf
 from ..urdf import joint_limits
 from .least_squares import friction_names
@@ -218,9 +218,15 @@ def drive_files(option):
 def write_files(args, out, robot, path, result, log):
     """The files asked for: parameters (--out), ROS 2 params (--ros-params), the corrected URDF (--write-urdf),
     the drives (--drives), the plot (--plot).  The identified drives go into the ROS params and the URDF
-    (<dynamics>) when drive_files is there to write them."""
+    (<dynamics>) when drive_files is there to write them.  Those files hold armature, damping and friction only:
+    an offset, sigmoid or Stribeck model goes there as its viscous coefficient and Coulomb level (friction.py),
+    and whole into the parameters file (--out)."""
     drives = result.armature is not None or result.model is not None
     identified = result.identified_robot(robot) if drives else None
+    summarized = ""
+    if identified is not None and identified.model.drives.model is not None:
+        summarized = f"; the {result.model.name} model as its viscous and Coulomb levels"
+        identified = identified.with_drives(model=CoulombFriction(identified.damping, identified.friction))
     writers = None
     if drives:
         try:
@@ -234,15 +240,16 @@ def write_files(args, out, robot, path, result, log):
     if args.ros_params:
         extra = writers.drives_parameters(identified) if writers is not None else None
         save_ros_parameters(args.ros_params, robot, result.parameters, extra)
-        written.append(f"ROS 2 params {args.ros_params}" + (" (with the drives)" if extra else ""))
+        written.append(f"ROS 2 params {args.ros_params}" + (f" (with the drives{summarized})" if extra else ""))
     if args.write_urdf:
         write_corrected_urdf(path, args.write_urdf, robot, result.parameters)
         if writers is not None:
             writers.write_urdf_dynamics(args.write_urdf, args.write_urdf, identified)
-        written.append(f"corrected URDF {args.write_urdf}" + (" (with the drives' <dynamics>)" if writers else ""))
+        written.append(f"corrected URDF {args.write_urdf}"
+                       + (f" (with the drives' <dynamics>{summarized})" if writers else ""))
     if getattr(args, "drives", None) is not None:
         drive_files("--drives").write_drives(identified if drives else robot, args.drives)
-        written.append(f"drives {args.drives}")
+        written.append(f"drives {args.drives}" + (f" ({summarized[2:]})" if summarized else ""))
     if args.plot:
         t, q, v, a, tau = log
         if v is None or a is None:

@@ -113,30 +113,39 @@ class Identification:
         return tau[0] if single and n == 1 else tau
 
     def drives(self, robot):
-        """The identified drives of robot (drives.Drives, for robot.with_drives): the armature identified (the
-        robot's where none was), the friction model identified (the robot's friction if none was).  A negative
-        armature or physical friction level (friction.PHYSICAL), which noise can give a joint without one, is
-        raised to 0 with a warning naming it."""
-        joints = moving_coordinates(robot)
-        names = robot.coordinate_names
+        """The identified drives of robot (drives.Drives): the armature identified (the robot's where none was),
+        the friction model identified (the robot's friction if none was; a viscous or Coulomb model as damping and
+        friction, drives.py).  A negative armature or physical friction level (friction.PHYSICAL), which noise can
+        give a joint without one, is raised to 0 with a warning naming it."""
         present = robot.model.drives or Drives.zero(robot.nv)
-        armature = np.array(present.armature)
-        if self.armature is not None:
-            armature[joints] = _raised("armature", self.armature, [names[i] for i in joints])
-        model = self.model
-        if model is not None:
-            values = model.coefficient_values()
-            for c, name in enumerate(model.coefficients):
-                if name in PHYSICAL:
-                    values[c] = _raised(f"{model.name} {name}", values[c], names)
-            model = type(model).from_values(values, model.nonlinear_values())
-        return present.replaced(names, model=model, armature=armature)
+        return present.replaced(robot.coordinate_names, model=self.physical_model(robot),
+                                armature=self._armature(robot))
 
     def identified_robot(self, robot):
         """The robot with the identified parameters and drives (drives()): what a URDF, a drives file or a
         controller should carry."""
-        drives = self.drives(robot)
-        return robot.with_parameters(self.parameters).with_drives(drives.armature, model=drives.model)
+        return robot.with_parameters(self.parameters).with_drives(self._armature(robot),
+                                                                  model=self.physical_model(robot))
+
+    def physical_model(self, robot):
+        """The identified friction model (nv coordinates) with its negative physical levels raised to 0 (drives()),
+        or None."""
+        model = self.model
+        if model is None:
+            return None
+        values = model.coefficient_values()
+        for c, name in enumerate(model.coefficients):
+            if name in PHYSICAL:
+                values[c] = _raised(f"{model.name} {name}", values[c], robot.coordinate_names)
+        return type(model).from_values(values, model.nonlinear_values())
+
+    def _armature(self, robot):
+        """(nv,) the identified armature (raised to 0 where negative), the robot's elsewhere."""
+        armature = np.array(robot.armature)
+        if self.armature is not None:
+            joints = moving_coordinates(robot)
+            armature[joints] = _raised("armature", self.armature, [robot.coordinate_names[i] for i in joints])
+        return armature
 
 
 def _raised(what, values, names):

@@ -122,12 +122,13 @@ def test_pinocchio_names_are_the_viscous_slope_and_the_coulomb_level(name, rng):
     np.testing.assert_allclose(slope, p["damping"], rtol=1e-12)
     np.testing.assert_allclose(half - p["damping"] * V, level, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(model.friction, level)
-    robot = rd.load_urdf(bundled_urdf("arm7")).with_drives(armature=0.1, model=MODELS[name](
-        **random_parameters(name, rng, 7)))
-    np.testing.assert_array_equal(robot.damping, robot.model.drives.model.damping)
-    np.testing.assert_array_equal(robot.friction, robot.model.drives.model.friction)
+    model = MODELS[name](**random_parameters(name, rng, 7))
+    robot = rd.load_urdf(bundled_urdf("arm7")).with_drives(armature=0.1, model=model)
+    np.testing.assert_array_equal(robot.damping, model.damping)
+    np.testing.assert_array_equal(robot.friction, model.friction)
     v = velocities(rng, (6, 7))
-    np.testing.assert_array_equal(robot.friction_torque(v), robot.model.drives.model.torque(v))
+    np.testing.assert_allclose(robot.friction_torque(v), model.torque(v), rtol=1e-15, atol=1e-15)
+    assert robot.model.drives.model is (None if name in ("viscous", "coulomb") else model)   # the drives' own law
 
 
 def test_coulomb_model_is_the_drives_default(rng):
@@ -159,6 +160,8 @@ def test_bad_models_and_drives_are_refused_by_name(rng):
     with pytest.raises(ValueError, match=r"friction: these drives' friction model \(StribeckFriction\) holds"):
         stribeck.with_drives(friction=2.0)
     np.testing.assert_array_equal(stribeck.with_drives(armature=0.2).friction, np.ones(7))   # the model kept
+    back = stribeck.with_drives(model=CoulombFriction(np.full(7, 0.5), np.full(7, 2.0)))      # and replaced
+    assert back.model.drives.model is None and np.all(back.friction == 2.0) and np.all(back.damping == 0.5)
     v = np.ones((2, 7))
     with pytest.raises(ValueError, match="the sigmoid model is nonlinear in phi2, phi3"):
         drive_regressor(robot, v, v, model="sigmoid")

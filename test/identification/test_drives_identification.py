@@ -131,8 +131,10 @@ def test_noise_free_logs_give_the_drives(arm, truth, name):
     assert result.nonlinear_std is None or result.nonlinear_std.shape == (N, len(cls.nonlinear))
 
     identified = result.identified_robot(arm)
-    assert type(identified.model.drives.model) is cls
-    np.testing.assert_array_equal(identified.damping, identified.model.drives.model.damping)
+    model = identified.model.drives.model
+    assert model is None if cls.plain else type(model) is cls                   # viscous, Coulomb: the drives' own
+    np.testing.assert_array_equal(identified.damping, result.model.damping)
+    np.testing.assert_array_equal(identified.friction, result.model.friction)
     q2, v2, a2 = random_states(arm, 20, np.random.default_rng(8))
     v2 = np.where(v2 > 0, 0.1, -0.1) + v2
     expected = (arm.with_drives(armature=0.0).with_parameters(pi).inverse_dynamics(q2, v2, a2) + armature * a2
@@ -191,8 +193,8 @@ def test_cli_compares_the_models_and_writes_the_drives_back(tmp_path, arm, truth
     per model
     (compare_friction_models), the Stribeck model marked best with a held-out RMS at the noise added to the
     held-out samples (within 10 %, joint by joint), no friction far above it; it identifies with that model and
-    hands the identified robot to drive_files' writers (a stand-in module records the calls: that module is
-    another helper's)."""
+    hands the identified robot to drive_files' writers, the Stribeck model as its viscous and Coulomb levels
+    (a stand-in module records the calls: that module is another helper's)."""
     from robot_dynamics.cli import main
 
     _, armature, friction, (q, v, a, _) = truth
@@ -233,9 +235,12 @@ def test_cli_compares_the_models_and_writes_the_drives_back(tmp_path, arm, truth
             value, std = base.get(f"{symbol}_{joint}", (saved["armature"][joint], 0.0))
             assert value == (saved["friction"][joint][key] if key else saved["armature"][joint])
             assert abs(value - true[j]) <= SIGMAS * std, (symbol, joint)
-    robot, path = calls["drives"]
-    assert path == files["d.yaml"] and type(robot.model.drives.model) is MODELS["stribeck"]
+    robot, path = calls["drives"]                   # the files hold coefficients: the model's viscous and Coulomb
+    assert path == files["d.yaml"] and robot.model.drives.model is None            # levels (friction.py)
+    assert "the stribeck model as its viscous and Coulomb levels" in text
     np.testing.assert_array_equal(robot.armature, list(saved["armature"].values()))
+    for field, key in (("damping", "viscous"), ("friction", "coulomb")):
+        np.testing.assert_array_equal(getattr(robot, field), [saved["friction"][j][key] for j in arm.joint_names])
     assert calls["urdf"][1] == files["arm.urdf"] and calls["urdf"][0] is not arm
     ros = yaml.safe_load(open(files["ros.yaml"]))
     (section,) = ros.values()
