@@ -61,7 +61,8 @@ class Drives:
         zero).
 
         model: a friction model object (friction.py) of nv coordinates, whose damping and friction become the
-        drives' (then damping and friction must not be given); None keeps the present model.  A viscous or
+        drives' (then damping and friction must not be given; any other object with torque(v) leaves them as they
+        are); None keeps the present model.  A viscous or
         Coulomb model is the drives' own law: the drives keep its damping and friction and no model, so that
         every file that holds damping and friction (URDF <dynamics>, drive_files) holds them.  Drives with a model
         take damping and friction only through a new model (friction.CoulombFriction(damping, friction) returns
@@ -72,10 +73,13 @@ class Drives:
             if given:
                 raise ValueError(f"{given[0]}: give it through the friction model ({type(model).__name__}), not "
                                  "beside it")
-            if len(getattr(model, "damping", ())) != nv or not callable(getattr(model, "torque", None)):
-                raise ValueError(f"model: a friction model (robot_dynamics.friction) of {nv} coordinates, got "
+            if not callable(getattr(model, "torque", None)):
+                raise ValueError(f"model: a friction model (robot_dynamics.friction; anything with torque(v)), got "
                                  f"{model!r}")
-            values = {**values, "damping": model.damping, "friction": model.friction}
+            if hasattr(model, "damping"):                         # friction.py's: damping and friction its own
+                if len(model.damping) != nv:
+                    raise ValueError(f"model: a friction model of {nv} coordinates, got {len(model.damping)}")
+                values = {**values, "damping": model.damping, "friction": model.friction}
             own = getattr(model, "plain", False)                  # viscous or Coulomb: damping, friction alone
         elif given and self.model is not None:
             raise ValueError(f"{given[0]}: these drives' friction model ({type(self.model).__name__}) holds damping "

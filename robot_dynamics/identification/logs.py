@@ -323,12 +323,19 @@ def _model_parameters(robot, model):
 
 def save_ros_parameters(path, robot, pi, drives=None):
     """A ROS 2 params file giving adaptive_controller_node (in any namespace) ``initial_parameters`` = pi, for
-    ``--ros-args --params-file path``; drives: a dict of further parameters of the node (the drives', from
-    drive_files.drives_parameters), or None."""
+    ``--ros-args --params-file path``; drives: a dict of further parameters of the node by their full names (the
+    drives', from drive_files.drives_parameters: "drives.armature", ...), written nested ({drives: {armature:
+    ...}}) as ROS 2 params files write a parameter's namespaces, or None."""
     yaml = optional("yaml", f"writing the ROS 2 params file '{path}'")
 
     pi = _parameters_array(robot, pi)
-    parameters = {"initial_parameters": [float(x) for x in pi], **(drives or {})}
+    parameters = {"initial_parameters": [float(x) for x in pi]}
+    for name, value in (drives or {}).items():
+        *namespaces, last = name.split(".")
+        section = parameters
+        for namespace in namespaces:
+            section = section.setdefault(namespace, {})
+        section[last] = value
     with open(path, "w") as file:
         yaml.safe_dump({ROS_NODE: {"ros__parameters": parameters}}, file, default_flow_style=None, width=120)
 

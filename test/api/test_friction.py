@@ -152,7 +152,7 @@ def test_bad_models_and_drives_are_refused_by_name(rng):
     robot = rd.load_urdf(bundled_urdf("arm7"))
     with pytest.raises(ValueError, match="damping: give it through the friction model"):
         robot.with_drives(damping=1.0, model=ViscousFriction(np.ones(7)))
-    with pytest.raises(ValueError, match="model: a friction model .* of 7 coordinates"):
+    with pytest.raises(ValueError, match="model: a friction model of 7 coordinates, got 6"):
         robot.with_drives(model=ViscousFriction(np.ones(6)))
     with pytest.raises(ValueError, match=r"damping\[2\] \(coordinate 'joint3'\) = -1.0"):
         robot.with_drives(model=ViscousFriction([1, 1, -1, 1, 1, 1, 1.0]))

@@ -208,8 +208,9 @@ def test_cli_compares_the_models_and_writes_the_drives_back(tmp_path, arm, truth
     writers = types.ModuleType("robot_dynamics.drive_files")
     writers.write_drives = lambda robot, path: calls.setdefault("drives", (robot, str(path)))
     writers.write_urdf_dynamics = lambda urdf, out, robot: calls.setdefault("urdf", (robot, str(out)))
-    writers.drives_parameters = lambda robot: {"armature": [float(x) for x in robot.armature]}
+    writers.drives_parameters = lambda robot: {"drives.armature": [float(x) for x in robot.armature]}
     monkeypatch.setitem(sys.modules, "robot_dynamics.drive_files", writers)
+    monkeypatch.setattr(rd, "drive_files", writers, raising=False)          # where an imported module is found
     files = {name: str(tmp_path / name) for name in ("p.yaml", "ros.yaml", "d.yaml", "arm.urdf")}
     assert main(["identify", str(bundled_urdf("arm7")), str(tmp_path / "log.npz"), "--friction-model", "all",
                  "--armature", "--out", files["p.yaml"], "--ros-params", files["ros.yaml"], "--drives",
@@ -244,4 +245,4 @@ def test_cli_compares_the_models_and_writes_the_drives_back(tmp_path, arm, truth
     assert calls["urdf"][1] == files["arm.urdf"] and calls["urdf"][0] is not arm
     ros = yaml.safe_load(open(files["ros.yaml"]))
     (section,) = ros.values()
-    assert section["ros__parameters"]["armature"] == [float(x) for x in robot.armature]
+    assert section["ros__parameters"]["drives"]["armature"] == [float(x) for x in robot.armature]
