@@ -44,7 +44,8 @@ exponent): the breakaway level F_s at v = 0 falls to the Coulomb level F_c over 
 Pinocchio's names, for every model: ``damping`` is the viscous coefficient F_v and ``friction`` the Coulomb
 level, F_c for coulomb, offset (the mean of its two levels) and stribeck (the level away from zero velocity), phi1 / 2
 for the sigmoid (the mean of its two levels), 0 for viscous -- what robot.damping and robot.friction show and what
-URDF <dynamics> can hold.
+URDF <dynamics> can hold.  A viscous or Coulomb model given to a robot's drives is the drives' own law: it becomes
+their damping and friction, with no model (drives.py).
 
 ``drive_regressor`` gives the columns of the drives' part of the joint torque: armature a (the drives' armature
 enters tau as diag(armature) a) and the linear coefficients of a friction model, for identification and for
