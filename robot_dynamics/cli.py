@@ -7,8 +7,9 @@
     robot-dynamics compile [--jobs N]              (every kernel built now, in parallel: robot_dynamics.precompile)
     robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]       (identification, issue 15)
     robot-dynamics simulate URDF traj.npz --out log.csv [--noise 0.01] [--payload 2]
-    robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction] [--cutoff HZ] [--out FILE]
-                            [--write-urdf OUT] [--ros-params FILE] [--plot fit.png] [--floating-base] [--chunks N]
+    robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction | --friction-model MODEL]
+                            [--armature] [--cutoff HZ] [--out FILE] [--write-urdf OUT] [--ros-params FILE]
+                            [--drives FILE] [--plot fit.png] [--floating-base] [--chunks N]
 
 URDF is a file or the name of a bundled robot (arm7, planar_2link, quadruped, torso_two_arm, humanoid); a file
 ending in .xacro is expanded with xacro (``--xacro-arg name:=value``, repeatable).
@@ -183,7 +184,17 @@ def add_identification_parsers(sub):
                                                             "(the default)")
     method.add_argument("--consistent", action="store_true", help="physically consistent least squares of all "
                                                                   "parameters")
-    p.add_argument("--friction", action="store_true", help="identify viscous and Coulomb friction per joint too")
+    p.add_argument("--friction", action="store_true", help="identify viscous and Coulomb friction per joint too "
+                                                           "(--friction-model coulomb)")
+    p.add_argument("--friction-model", choices=("none", "viscous", "coulomb", "offset", "sigmoid", "stribeck", "all"),
+                   help="the joints' friction model (robot_dynamics.friction); all: identify each, print their "
+                        "held-out RMS and keep the lowest")
+    p.add_argument("--armature", action="store_true", help="identify each joint's armature (rotor inertia) too")
+    p.add_argument("--held-out", type=float, default=0.25, metavar="FRACTION",
+                   help="with --friction-model all and one log: the share of its samples held out, at its end "
+                        "(default 0.25); with several logs the last one is held out")
+    p.add_argument("--drives", metavar="FILE", help="write the identified drives (armature, friction model) with "
+                                                    "robot_dynamics.drive_files")
     p.add_argument("--cutoff", type=_positive, metavar="HZ", help="cut-off of the filter that differentiates "
                                                                   "positions when v and a are not logged")
     p.add_argument("--out", metavar="FILE", help="write the parameters: .yaml, .yml or .json")

@@ -9,7 +9,11 @@
 The friction torque, without a friction model (model=None), is viscous plus Coulomb,
     tau_f(v) = damping v + friction tanh(v / COULOMB_VELOCITY),
 the sign of v smoothed over COULOMB_VELOCITY (0.01 rad/s, m/s) so that a controller or a simulator never chatters
-at a velocity reversal (identification fits the sign itself: identification/least_squares.py).
+at a velocity reversal (identification fits the sign itself: friction.py says why).  With a friction model
+(friction.py: offset, sigmoid, stribeck) tau_f is the model's, and damping and friction are the model's viscous
+coefficient and Coulomb level (Pinocchio's names; friction.py says what they are for each model): a model and the
+damping, friction beside it never disagree.  A viscous or Coulomb model given to the drives is their own law: it
+becomes damping and friction, and no model.
 
 A free joint's six rows are zero unless given.  Armature is constant: it adds to M and not to C, Mdot or the
 Christoffel symbols.  The joint torque a drive needs is the rigid body's plus the friction torque,
@@ -33,7 +37,7 @@ class Drives:
     armature: np.ndarray
     damping: np.ndarray
     friction: np.ndarray
-    model: object = None          # a friction model (friction.py) beyond viscous + Coulomb; None: those two alone
+    model: object = None          # a friction model (friction.py); None: viscous + Coulomb of damping, friction
 
     def torque(self, v):
         """tau_f(v) (module docstring, or the friction model's): v (..., nv) -> (..., nv)."""
@@ -54,8 +58,33 @@ class Drives:
         """Drives with some of armature, damping, friction replaced: each (nv,) finite, >= 0 and at most MAX_DRIVE,
         else a ValueError naming it and the coordinate (names: the coordinates' names, for that message).  A
         number is every joint coordinate's, from index joints_from on (6 with a floating base: its six rows stay
-        zero)."""
+        zero).
+
+        model: a friction model object (friction.py) of nv coordinates, whose damping and friction become the
+        drives' (then damping and friction must not be given; any other object with torque(v) leaves them as they
+        are); None keeps the present model.  A viscous or
+        Coulomb model is the drives' own law: the drives keep its damping and friction and no model, so that
+        every file that holds damping and friction (URDF <dynamics>, drive_files) holds them.  Drives with a model
+        take damping and friction only through a new model (friction.CoulombFriction(damping, friction) returns
+        them to viscous + Coulomb)."""
         nv = len(self.armature)
+        given = [name for name in ("damping", "friction") if values.get(name) is not None]
+        if model is not None:
+            if given:
+                raise ValueError(f"{given[0]}: give it through the friction model ({type(model).__name__}), not "
+                                 "beside it")
+            if not callable(getattr(model, "torque", None)):
+                raise ValueError(f"model: a friction model (robot_dynamics.friction; anything with torque(v)), got "
+                                 f"{model!r}")
+            if hasattr(model, "damping"):                         # friction.py's: damping and friction its own
+                if len(model.damping) != nv:
+                    raise ValueError(f"model: a friction model of {nv} coordinates, got {len(model.damping)}")
+                values = {**values, "damping": model.damping, "friction": model.friction}
+            own = getattr(model, "plain", False)                  # viscous or Coulomb: damping, friction alone
+        elif given and self.model is not None:
+            raise ValueError(f"{given[0]}: these drives' friction model ({type(self.model).__name__}) holds damping "
+                             f"and friction; give a new model (friction.CoulombFriction(damping, friction) for "
+                             f"viscous + Coulomb alone)")
         fields = {name: getattr(self, name) for name in FIELDS}
         for name, value in values.items():
             if value is None:
@@ -72,7 +101,9 @@ class Drives:
                 raise ValueError(f"{name}[{i}] (coordinate '{names[i]}') = {float(array[i])!r}: a drive's {name} "
                                  f"must be a finite number between 0 and {MAX_DRIVE:g}")
             fields[name] = _frozen(array)
-        return Drives(**fields, model=self.model if model is None else model)
+        if model is None:
+            return Drives(**fields, model=self.model)
+        return Drives(**fields, model=None if own else model)
 
 
 def _frozen(array):

@@ -1,10 +1,11 @@
-"""Identification of a robot's inertial parameters (and joint friction) from its own logs.
+"""Identification of a robot's inertial parameters (and its drives' armature and friction) from its own logs.
 
 tau = Y(q, v, v, a) pi is linear in pi (paper 002, eq. (16) with v_r = v, a_r = a), so logs of (q, v, a, tau) give
 pi by least squares: on the base parameters (base.py, least_squares.py), or physically consistent on the full pi
-(consistent.py), from in-memory arrays or chunk by chunk with Dask (scale_out.py); excitation trajectories that
-make the stacked regressor well conditioned (excitation.py); logs in (npz, CSV, ROS 2 bags) and parameters out
-(logs.py); the command line (command.py).
+(consistent.py), from in-memory arrays or chunk by chunk with Dask (scale_out.py); nonlinear friction models by
+variable projection (friction_fit.py) and the choice between friction models by held-out RMS (comparison.py);
+excitation trajectories that make the stacked regressor well conditioned (excitation.py); logs in (npz, CSV, ROS 2
+bags) and parameters out (logs.py); the command line (command.py).
 
 Modules load when one of their names is first used, so `import robot_dynamics` does not import scipy.optimize,
 Dask or rosbags.
@@ -19,6 +20,7 @@ _WHERE = {
     "derivatives": "signals", "interior": "signals", "interior_derivatives": "signals",
     "FourierTrajectory": "excitation", "excitation_trajectory": "excitation",
     "Noise": "simulated", "simulate_log": "simulated",
+    "FRICTION_MODELS": "comparison", "FrictionComparison": "comparison", "compare_friction_models": "comparison",
     "dask_normal_equations": "scale_out",
     "Log": "logs", "read_log": "logs", "write_log": "logs", "save_parameters": "logs", "load_parameters": "logs",
     "save_ros_parameters": "logs", "coordinate_names": "logs", "write_corrected_urdf": "logs",

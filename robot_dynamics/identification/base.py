@@ -15,8 +15,14 @@ others are combinations of them, W_d = W_i beta with beta = R_11^-1 R_12, so tha
 
     W theta = W_i theta_i + W_d theta_d = W_i (theta_i + beta theta_d),    K = [1 | beta] (columns permuted back).
 
-Friction columns (a viscous and a Coulomb coefficient per joint) are independent of everything else and of each
-other; they are appended to the map unchanged.
+The drives' columns (friction.drive_regressor: an armature per joint coordinate, the linear coefficients of a
+friction model) go through the same QR as the inertial ones, because some are not separable from them.  The
+armature of the first joint of a fixed base is the clearest: link 1 turns about that fixed axis only, so its
+inertia about the axis, a^T I_1 a (I_1 about the link's origin on the axis), enters the torques only as
+(a^T I_1 a) qdd_1 in joint 1's row, which is exactly the armature's column: the data determine the sum
+a^T I_1 a + Ia_1, and the QR makes it one base parameter ("Izz_link1 + Ia_joint1" for a z axis).  Likewise the
+offset of a vertical prismatic joint is not separable from the masses it lifts (gravity is a constant torque
+there).  What the data cannot separate, identify() holds at its prior (estimate.py).
 """
 from dataclasses import dataclass
 
@@ -24,7 +30,8 @@ import numpy as np
 import scipy.linalg
 
 from ..spatial import PARAMETER_NAMES
-from .least_squares import friction_joints, friction_names
+from ..friction import drive_column_names
+from .least_squares import drive_count, friction_model, stacked_regressor
 
 TOLERANCE = 1e-9         # relative to the largest |R_ii|: below it, a pivot is a dependent column
 NOISE = 1e-12            # coefficients of K below this (relative to their row's largest, at least 1) are zero
@@ -37,7 +44,7 @@ class BaseParameters:
 
     independent: (r,) column indices of theta whose regressor columns span all the others; K: (r, p) with
     theta_b = K theta and Y theta = Y[..., independent] theta_b; names: (r,) readable combinations ("m_link3 +
-    m_link4"); rank: r; p: number of columns, 10 nbodies (+ 2 n_f with friction).
+    m_link4"); rank: r; p: number of columns, 10 nbodies (+ the drives' columns).
     """
 
     independent: np.ndarray
@@ -55,13 +62,14 @@ class BaseParameters:
         return np.asarray(Y)[..., self.independent]
 
 
-def column_names(robot, friction=False):
-    """Names of the columns of theta: "<parameter>_<body>" (spatial.PARAMETER_NAMES), then "Fv_<joint>" and
-    "Fc_<joint>" of each friction joint (least_squares.friction_columns' order).  -> list of p strings"""
+def column_names(robot, friction=False, armature=False):
+    """Names of the columns of theta: "<parameter>_<body>" (spatial.PARAMETER_NAMES), then the drives' columns
+    (friction.drive_column_names: "Ia_<joint>" of each armature, "Fv_<joint>", "Fc_<joint>", ... of each friction
+    coefficient).  -> list of p strings"""
     names = [f"{x}_{body}" for body in robot.body_names for x in PARAMETER_NAMES]
-    if friction:
-        joints = friction_names(robot)
-        names += [f"Fv_{j}" for j in joints] + [f"Fc_{j}" for j in joints]
+    model = friction_model(friction)
+    if model is not None or armature:
+        names += drive_column_names(robot, armature=armature, model=model)
     return names
 
 
@@ -74,24 +82,24 @@ def random_states(robot, n_states, rng):
     return q, rng.normal(size=(n_states, robot.nv)), rng.normal(size=(n_states, robot.nv))
 
 
-def base_parameters(robot, n_states=None, rng=None, friction=False, tolerance=TOLERANCE):
+def base_parameters(robot, n_states=None, rng=None, friction=False, tolerance=TOLERANCE, armature=False):
     """The base-parameter map of the robot by QR with column pivoting of regressors at random states (Gautier 1991;
     module docstring).
 
     n_states: random states stacked (default: enough for 4 rows per column, at least 50); rng: seed or Generator
-    (None: a fixed seed, so that a robot always gets the same map); friction: append the friction columns
-    (least_squares.friction_columns); tolerance: relative rank tolerance on the diagonal of R.  -> BaseParameters
+    (None: a fixed seed, so that a robot always gets the same map); friction, armature: the drives' columns
+    (least_squares.stacked_regressor); tolerance: relative rank tolerance on the diagonal of R.  -> BaseParameters
     """
-    p_inertial = 10 * robot.nbodies
+    p = 10 * robot.nbodies + drive_count(robot, friction, armature)
     if n_states is None:
-        n_states = max(50, -(-4 * p_inertial // robot.nv))
+        n_states = max(50, -(-4 * p // robot.nv))
     if int(n_states) != n_states or n_states < 1:
         raise ValueError(f"n_states must be a positive integer, got {n_states!r}")
     if not 0 < tolerance < 1:
         raise ValueError(f"tolerance must be in (0, 1), got {tolerance!r}")
     rng = np.random.default_rng(0 if rng is None else rng)
     q, v, a = random_states(robot, int(n_states), rng)
-    W = robot.regressor(q, v, v, a).reshape(-1, p_inertial)                        # stacked Y, (n nv, p)
+    W = stacked_regressor(robot, q, v, a, friction, armature).reshape(-1, p)         # stacked Y, (n nv, p)
     _, R, P = scipy.linalg.qr(W, mode="economic", pivoting=True)                    # W P = Q R
     d = np.abs(np.diag(R))
     r = int(np.sum(d > tolerance * d[0])) if d[0] > 0 else 0
@@ -100,17 +108,13 @@ def base_parameters(robot, n_states=None, rng=None, friction=False, tolerance=TO
     beta = np.where(np.abs(beta) < NOISE * scale, 0.0, beta)                      # the QR's rounding, not geometry
     order = np.argsort(P[:r])                                                       # independent columns ascending
     independent, beta = P[:r][order], beta[order]
-    K = np.zeros((r, p_inertial))
+    K = np.zeros((r, p))
     K[np.arange(r), independent] = 1.0
     K[:, P[r:]] = beta
-    names = column_names(robot, friction)
-    if friction:
-        n_f = 2 * len(friction_joints(robot))
-        independent = np.concatenate([independent, p_inertial + np.arange(n_f)])
-        K = scipy.linalg.block_diag(K, np.eye(n_f))
+    names = column_names(robot, friction, armature)
     return BaseParameters(independent=independent, K=K, names=[_combination(row, i, names)
                                                                for row, i in zip(K, independent)],
-                          rank=len(independent), p=K.shape[1])
+                          rank=r, p=p)
 
 
 def _combination(row, first, names):

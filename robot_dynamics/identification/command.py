@@ -2,8 +2,9 @@
 
     robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]
     robot-dynamics simulate URDF traj.npz --out log.csv [--rate 1000] [--noise 0.01] [--payload 2 ...]
-    robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction] [--cutoff HZ]
-                            [--out params.yaml] [--write-urdf OUT] [--ros-params FILE] [--plot fit.png]
+    robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction | --friction-model MODEL]
+                            [--armature] [--held-out FRACTION] [--cutoff HZ] [--out params.yaml]
+                            [--write-urdf OUT] [--ros-params FILE] [--drives FILE] [--plot fit.png]
 
 Each takes ``args`` (the argparse namespace) and ``out`` (the text stream of its report; progress goes to
 stderr), returns the exit code, and raises ValueError or OSError for bad input, which the command line prints as
@@ -16,8 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from ..bundled import bundled_urdf
+from ..friction import CoulombFriction, moving_coordinates
 from ..robot import load_urdf
 from ..urdf import joint_limits
+from .least_squares import friction_names
 from .logs import Log, coordinate_names, read_log, save_parameters, save_ros_parameters, write_corrected_urdf, write_log
 
 
@@ -113,57 +116,151 @@ def simulate(args, out):
 # --- robot-dynamics identify -------------------------------------------------------------------------------------
 
 def identify(args, out):
-    """Identify the robot's parameters from its logs; print the base parameters, residuals and condition number;
-    write the files asked for."""
+    """Identify the robot's parameters (and drives) from its logs; print the base parameters, residuals and
+    condition number (and, with --friction-model all, the held-out RMS of each friction model); write the files
+    asked for."""
     from .estimate import identify as identify_logs
-    from .signals import interior_derivatives
 
     for option, value, suffixes in (("--out", args.out, (".yaml", ".yml", ".json")),
                                     ("--ros-params", args.ros_params, (".yaml", ".yml")),
                                     ("--plot", args.plot, (".png",))):
         if value is not None and Path(value).suffix not in suffixes:
             raise ValueError(f"{option} '{value}': write {' or '.join(suffixes)}")
+    model = friction_option(args)
+    armature = getattr(args, "armature", False)
     robot, path = robot_and_path(args.urdf, args.floating_base)
     method = "consistent" if args.consistent else "wls"
-    first = read_log(args.logs[0], robot, topic=args.topic)
-    t, q, v, a, tau = first.t, first.q, first.v, first.a, first.tau
     several = len(args.logs) > 1
-    progress = Progress("identify", "logs" if several else "samples")
+    in_memory = model in ("all", "sigmoid", "stribeck")
+    if getattr(args, "drives", None) is not None:
+        drive_files("--drives")                              # before the work: the writer must be there
+    progress = Progress("identify", "logs" if several and not in_memory else "samples")
+    comparison = None
     try:
-        if several:                                            # the Dask route: one task reads one file
-            if args.topic is not None:
-                raise ValueError("--topic: several logs are read by the Dask route, which reads bags' /joint_states")
-            result = identify_logs(robot, list(args.logs), method=method, friction=args.friction,
-                                   chunks=args.chunks, progress=progress)
+        if several and args.topic is not None:
+            raise ValueError("--topic: several logs are read by the Dask route, which reads bags' /joint_states")
+        if several and not in_memory:                          # the Dask route: one task reads one file
+            result = identify_logs(robot, list(args.logs), method=method, friction=model or False,
+                                   armature=armature, chunks=args.chunks, progress=progress)
+            t, q, v, a, tau = first_log(robot, args)
         else:                                                  # in memory, or in chunks with Dask (--chunks)
-            if tau is None:
-                raise ValueError(f"log '{args.logs[0]}' has no torques (tau_<joint> columns, effort, or tau)")
-            if v is None or a is None:                         # both from the positions, zero-phase filtered; the
-                keep, q, v, a = interior_derivatives(t, q, args.cutoff)    # filter's start-up at the ends left
-                t, tau = t[keep], tau[keep]                                # out, as identify(t=...) does
-            result = identify_logs(robot, q, v, a, tau, method=method, friction=args.friction,
-                                   chunks=args.chunks, progress=progress)
+            logs = [samples(robot, log, args) for log in args.logs]
+            t, q, v, a, tau = logs[0]
+            data = [np.concatenate(x) for x in list(zip(*logs))[1:]]
+            if model == "all":
+                held_out = [np.concatenate(x) for x in list(zip(*logs[-1:]))[1:]] if several else None
+                training = [np.concatenate(x) for x in list(zip(*logs[:-1]))[1:]] if several else data
+                comparison = compare(robot, training, held_out, args.held_out, armature, method)
+                model = comparison.best
+            result = identify_logs(robot, *data, method=method, friction=False if model == "none" else model,
+                                   armature=armature, chunks=args.chunks, progress=progress)
     finally:
         progress.close()
+    if comparison is not None:
+        out.write(comparison.table() + f"\nidentified with the {model} model (lowest held-out RMS), on every "
+                  "sample\n\n")
     report(robot, result, args.logs, out)
+    write_files(args, out, robot, path, result, (t, q, v, a, tau))
+    return 0
+
+
+def friction_option(args):
+    """The friction model asked for: --friction (viscous + Coulomb) or --friction-model; None for neither."""
+    model = getattr(args, "friction_model", None)
+    if args.friction:
+        if model not in (None, "coulomb"):
+            raise ValueError(f"--friction is --friction-model coulomb; give one of them, not --friction-model {model}")
+        return "coulomb"
+    return None if model == "none" else model
+
+
+def first_log(robot, args):
+    """(t, q, v, a, tau) of the first log as read, for the plot."""
+    log = read_log(args.logs[0], robot, topic=args.topic)
+    return log.t, log.q, log.v, log.a, log.tau
+
+
+def samples(robot, path, args):
+    """(t, q, v, a, tau) of a log, v and a from q when not logged (zero-phase filtered; the filter's start-up at
+    the ends left out, as identify(t=...) does)."""
+    from .signals import interior_derivatives
+
+    log = read_log(path, robot, topic=args.topic)
+    t, q, v, a, tau = log.t, log.q, log.v, log.a, log.tau
+    if tau is None:
+        raise ValueError(f"log '{path}' has no torques (tau_<joint> columns, effort, or tau)")
+    if v is None or a is None:
+        keep, q, v, a = interior_derivatives(t, q, args.cutoff)
+        t, tau = t[keep], tau[keep]
+    return t, q, v, a, tau
+
+
+def compare(robot, training, held_out, fraction, armature, method):
+    """compare_friction_models on the training samples, judged on held_out (None: the last fraction of them)."""
+    from .comparison import compare_friction_models
+
+    sys.stderr.write("  identifying each friction model on the training samples ...\n")
+    return compare_friction_models(robot, *training, held_out=held_out, fraction=fraction, armature=armature,
+                                   method=method)
+
+
+def drive_files(option):
+    """robot_dynamics.drive_files (the drives' YAML, URDF <dynamics> and ROS-parameter writers), or an ImportError
+    naming the option that needs it."""
+    try:
+        from .. import drive_files as module
+    except ImportError as error:
+        raise ImportError(f"{option} needs robot_dynamics.drive_files (the drives' file writers), which this build "
+                          "does not have") from error
+    return module
+
+
+def write_files(args, out, robot, path, result, log):
+    """The files asked for: parameters (--out), ROS 2 params (--ros-params), the corrected URDF (--write-urdf),
+    the drives (--drives), the plot (--plot).  The identified drives go into the ROS params and the URDF
+    (<dynamics>) when drive_files is there to write them.  Those files hold armature, damping and friction only:
+    an offset, sigmoid or Stribeck model goes there as its viscous coefficient and Coulomb level (friction.py),
+    and whole into the parameters file (--out)."""
+    drives = result.armature is not None or result.model is not None
+    identified = result.identified_robot(robot) if drives else None
+    summarized = ""
+    if identified is not None and identified.model.drives.model is not None:
+        summarized = f"; the {result.model.name} model as its viscous and Coulomb levels"
+        identified = identified.with_drives(model=CoulombFriction(identified.damping, identified.friction))
+    writers = None
+    if drives:
+        try:
+            writers = drive_files("the drives' write-back")
+        except ImportError:
+            writers = None
     written = []
     if args.out:
         save_parameters(args.out, robot, result)
         written.append(f"parameters {args.out}")
     if args.ros_params:
-        save_ros_parameters(args.ros_params, robot, result.parameters)
-        written.append(f"ROS 2 params {args.ros_params}")
+        extra = writers.drives_parameters(identified) if writers is not None else None
+        save_ros_parameters(args.ros_params, robot, result.parameters, extra)
+        written.append(f"ROS 2 params {args.ros_params}" + (f" (with the drives{summarized})" if extra else ""))
     if args.write_urdf:
         write_corrected_urdf(path, args.write_urdf, robot, result.parameters)
-        written.append(f"corrected URDF {args.write_urdf}")
+        if writers is not None:
+            writers.write_urdf_dynamics(args.write_urdf, args.write_urdf, identified)
+        written.append(f"corrected URDF {args.write_urdf}"
+                       + (f" (with the drives' <dynamics>{summarized})" if writers else ""))
+    if getattr(args, "drives", None) is not None:
+        drive_files("--drives").write_drives(identified if drives else robot, args.drives)
+        written.append(f"drives {args.drives}" + (f" ({summarized[2:]})" if summarized else ""))
     if args.plot:
+        t, q, v, a, tau = log
         if v is None or a is None:
             raise ValueError(f"--plot: log '{args.logs[0]}' has no v and a")
         plot(args.plot, robot, result, t, tau, result.predict(robot, q, v, a), args.logs[0])
         written.append(f"plot {args.plot}")
+    if drives and writers is None and (args.ros_params or args.write_urdf):
+        written.append("(the drives are in the parameters file only: robot_dynamics.drive_files, which writes "
+                       "them into URDF and ROS params, is not in this build)")
     if written:
         out.write("wrote " + ", ".join(written) + "\n")
-    return 0
 
 
 def report(robot, result, logs, out):
@@ -177,6 +274,16 @@ def report(robot, result, logs, out):
         relative = 100 * std / abs(value) if value else np.inf
         relative = f"{relative:8.2f}" if relative < 1000 else f"{'>1000':>8}"
         out.write(f"{value:13.6g}  {std:10.3g}  {relative}  {name}\n")
+    if result.held:
+        out.write(f"\nheld at their prior (the data cannot separate them from the inertias): "
+                  f"{', '.join(result.held)}\n")
+    model = result.model
+    if model is not None and model.nonlinear:
+        out.write(f"\n{model.name} friction's nonlinear parameters (value, std)\n")
+        for name, values, stds in zip(friction_names(robot), model.nonlinear_values().T[moving_coordinates(robot)],
+                                      result.nonlinear_std):
+            out.write(f"  {name}  " + "  ".join(f"{symbol} = {x:.6g} ({s:.3g})" for symbol, x, s
+                                                in zip(model.nonlinear_symbols, values, stds)) + "\n")
     names = coordinate_names(robot)
     width = max(len(name) for name in names)
     out.write("\nresidual RMS per joint\n")

@@ -4,7 +4,11 @@ physically consistent least squares.
 Every solver works from the per-joint normal equations (least_squares.NormalEquations: G_j, b_j, c_j, n), made
 from arrays in memory or chunk by chunk with Dask (scale_out.py); the two routes give the same answer.
 
-- The model: tau = Y(q, v, v, a) pi (paper 002, eq. (16) with v_r = v, a_r = a), plus friction columns.
+- The model: tau = Y(q, v, v, a) pi (paper 002, eq. (16) with v_r = v, a_r = a), plus the drives' columns
+  (friction.drive_regressor): diag(a) times the armatures (armature=True), and the linear coefficients of a
+  friction model (friction=True: viscous + Coulomb; or "viscous", "coulomb", "offset").  The nonlinear models
+  ("sigmoid", "stribeck") are fitted by variable projection (friction_fit.py), then as a linear model at their
+  fitted nonlinear parameters, so that every step below applies to them too.
 - Base parameters (base.py): tau = Y theta = Y_b theta_b, Y_b = Y[:, independent], theta_b = K theta.
 - OLS: theta_b = (Y_b^T Y_b)^-1 Y_b^T tau from sum_j G_j, sum_j b_j restricted to the base columns (solved by
   Cholesky after scaling the columns to unit norm).  Residual of joint j: |r_j|^2 = theta^T G_j theta - 2 theta^T
@@ -26,22 +30,33 @@ from arrays in memory or chunk by chunk with Dask (scale_out.py); the two routes
   and the consistent fit includes it; lambda = 0 for OLS/WLS is the least-change correction above.  The metric
   whitens each body by its own prior pseudo-inertia, so a thin link's thin direction weighs most: lambda = 1 can
   move identified base parameters by several standard deviations towards a wrong prior.
+- Drive parameters the data cannot separate from others (the armature of the first joint of a fixed base, which
+  only ever adds to link 1's inertia about the joint axis: base.py) are held at their prior, robot.armature for an
+  armature and 0 for a friction coefficient, and the base parameter they share goes to the others (the link's
+  inertia): the prior is the drive's datasheet value, and the data say nothing about it.  Identification.held
+  names them.  They are taken out of the least change, the consistent fit and the regularized fit alike.
+- Write-back: Identification.drives(robot) is a drives.Drives (the armature and friction model identified),
+  Identification.identified_robot(robot) the robot with the parameters and the drives identified.
 """
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from os import PathLike
 
 import numpy as np
 import scipy.linalg
 
+from ..drives import Drives
+from ..friction import PHYSICAL, FrictionModel, model_class, moving_coordinates
 from . import optional
-from .base import BaseParameters, base_parameters
+from .base import BaseParameters, base_parameters, column_names
 from .consistent import consistent_fit, prior_metric, prior_rows
-from .least_squares import friction_joints, normal_equations, stacked_regressor
+from .friction_fit import fit_shape, with_covariance
+from .least_squares import NOISE_FLOOR, drive_count, friction_model, normal_equations, stacked_regressor, sums
 from .signals import interior_derivatives
 
 METHODS = ("ols", "wls", "consistent")
 SINGULAR = 1e-13            # reciprocal condition number of the column-scaled base normal matrix deemed singular
-NOISE_FLOOR = 1e-12         # sigma_j^2 >= NOISE_FLOOR * mean_j(c_j / n): exact (simulated) data get finite weights
+SEPARABLE = 1e-8            # a drive column is identifiable when its unit vector is this close to K's row space
 
 
 @dataclass
@@ -49,10 +64,14 @@ class Identification:
     """Result of identify().
 
     method: "ols", "wls" or "consistent"; parameters: (10 nb,) full pi (module docstring); base: BaseParameters;
-    base_values: (r,) theta_b (friction coefficients last, when identified); base_std: (r,) their standard
-    deviations; friction: (n_f, 2) [F_v, F_c] per friction joint (least_squares.friction_joints) or None;
-    residual_rms: (nv,) RMS torque residual per joint; condition: condition number of the stacked base regressor
-    Y_b; n_samples: samples used.
+    base_values: (r,) theta_b (drive parameters last, when identified); base_std: (r,) their standard deviations;
+    friction: (n_f, k) the friction model's linear coefficients per moving coordinate (friction.moving_coordinates;
+    k in the order of model.coefficients: [F_v, F_c] for viscous + Coulomb) or None; residual_rms: (nv,) RMS torque
+    residual per joint; condition: condition number of the stacked base regressor Y_b; n_samples: samples used;
+    armature: (n_f,) or None; model: the friction model identified (friction.py, nv coordinates, the coefficients
+    as identified, of either sign) or None; nonlinear_std: (n_f, m) standard deviations of a nonlinear model's
+    nonlinear parameters (model.nonlinear order) or None; weights: (nv,) the weights w_j of the joints' residuals;
+    held: names of the drive parameters the data cannot separate, held at their prior (module docstring).
     """
 
     method: str
@@ -64,40 +83,99 @@ class Identification:
     residual_rms: np.ndarray
     condition: float
     n_samples: int
+    armature: np.ndarray | None = None
+    model: FrictionModel | None = None
+    nonlinear_std: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    held: list = field(default_factory=list)
 
     @property
     def theta(self):
-        """The regressor's coefficients [pi; F_v of each joint; F_c of each joint].  -> (p,)"""
-        if self.friction is None:
-            return self.parameters
-        return np.concatenate([self.parameters, self.friction[:, 0], self.friction[:, 1]])
+        """The regressor's coefficients [pi; armatures; each friction coefficient of each joint].  -> (p,)"""
+        parts = [self.parameters]
+        if self.armature is not None:
+            parts.append(self.armature)
+        if self.friction is not None:
+            parts.append(self.friction.T.reshape(-1))
+        return np.concatenate(parts)
 
     def predict(self, robot, q, v, a):
-        """tau = Y(q, v, v, a) pi + F_v v + F_c sign(v) (paper 002, eq. (16)).
+        """tau = Y(q, v, v, a) pi + diag(a) armature + tau_f(v) (paper 002, eq. (16); the sign exact).
 
         q: (N, nq) or (nq,), v, a: (N, nv) or (nv,)  ->  tau (N, nv) or (nv,)
         """
         single = np.ndim(q) == 1
         q, v, a = (np.atleast_2d(x) for x in (q, v, a))
         n = _samples(robot, q, v, a)
-        tau = stacked_regressor(robot, q, v, a, self.friction is not None) @ self.theta
+        Y = stacked_regressor(robot, q, v, a, self.model if self.model is not None else False,
+                              self.armature is not None)
+        tau = Y @ self.theta
         return tau[0] if single and n == 1 else tau
+
+    def drives(self, robot):
+        """The identified drives of robot (drives.Drives): the armature identified (the robot's where none was),
+        the friction model identified (the robot's friction if none was; a viscous or Coulomb model as damping and
+        friction, drives.py).  A negative armature or physical friction level (friction.PHYSICAL), which noise can
+        give a joint without one, is raised to 0 with a warning naming it."""
+        present = robot.model.drives or Drives.zero(robot.nv)
+        return present.replaced(robot.coordinate_names, model=self.physical_model(robot),
+                                armature=self._armature(robot))
+
+    def identified_robot(self, robot):
+        """The robot with the identified parameters and drives (drives()): what a URDF, a drives file or a
+        controller should carry."""
+        return robot.with_parameters(self.parameters).with_drives(self._armature(robot),
+                                                                  model=self.physical_model(robot))
+
+    def physical_model(self, robot):
+        """The identified friction model (nv coordinates) with its negative physical levels raised to 0 (drives()),
+        or None."""
+        model = self.model
+        if model is None:
+            return None
+        values = model.coefficient_values()
+        for c, name in enumerate(model.coefficients):
+            if name in PHYSICAL:
+                values[c] = _raised(f"{model.name} {name}", values[c], robot.coordinate_names)
+        return type(model).from_values(values, model.nonlinear_values())
+
+    def _armature(self, robot):
+        """(nv,) the identified armature (raised to 0 where negative), the robot's elsewhere."""
+        armature = np.array(robot.armature)
+        if self.armature is not None:
+            joints = moving_coordinates(robot)
+            armature[joints] = _raised("armature", self.armature, [robot.coordinate_names[i] for i in joints])
+        return armature
+
+
+def _raised(what, values, names):
+    """values with negative entries raised to 0, with a warning naming them."""
+    values = np.array(values, dtype=float)
+    negative = np.flatnonzero(values < 0)
+    if len(negative):
+        warnings.warn(f"identified {what} negative at {', '.join(f'{names[i]} ({values[i]:.3g})' for i in negative)}"
+                      f": set to 0 (not significant, or the model does not fit there)", stacklevel=3)
+    return np.maximum(values, 0.0)
 
 
 def identify(robot, q, v=None, a=None, tau=None, *, t=None, method="wls", friction=False, prior=None,
-             regularization=0.0, cutoff=None, chunks=None, client=None, progress=None):
-    """The inertial parameters (and friction) that best explain the logged torques (module docstring).
+             regularization=0.0, cutoff=None, chunks=None, client=None, progress=None, armature=False):
+    """The inertial parameters (and the drives': armature, friction) that best explain the logged torques (module
+    docstring).
 
-    robot: the model (kinematics trusted, parameters only as the default prior);
+    robot: the model (kinematics trusted, parameters only as the default prior, its armature as the armature's);
     q: (N, nq) positions; or a list of log files, or a dask array (then, or with chunks or client, the normal
-    equations are reduced by Dask: scale_out.dask_normal_equations);
+    equations are reduced by Dask: scale_out.dask_normal_equations; linear friction models only);
     v, a: (N, nv) velocities and accelerations; both None: from q by signals.derivatives(t, q, cutoff) (a fixed
     base only), and only the samples of signals.interior(t, cutoff) are used (2 / cutoff from the ends);
     tau: (N, nv) joint torques (a floating base's first 6 rows: the wrench on the base, in its frame);
     t: (N,) times (s), needed only to differentiate q; method: "ols", "wls" or "consistent";
-    friction: identify viscous and Coulomb friction per joint too; prior: (10 nb,) pi_0 (default
-    robot.parameters); regularization: lambda >= 0; cutoff: Hz, of the derivative filter (default 10 Hz);
-    chunks: samples per Dask chunk; client: a distributed.Client; progress: callable(samples_done, samples_total).
+    friction: the friction model identified with them: False (none), True (viscous + Coulomb), a name
+    ("viscous", "coulomb", "offset", "sigmoid", "stribeck"; friction.py), or a model object, whose nonlinear
+    parameters are then kept and only its linear coefficients fitted; armature: identify an armature per joint
+    coordinate; prior: (10 nb,) pi_0 (default robot.parameters); regularization: lambda >= 0; cutoff: Hz, of
+    the derivative filter (default 10 Hz); chunks: samples per Dask chunk; client: a distributed.Client;
+    progress: callable(samples_done, samples_total).
     -> Identification
     """
     if method not in METHODS:
@@ -106,29 +184,51 @@ def identify(robot, q, v=None, a=None, tau=None, *, t=None, method="wls", fricti
     if not (np.isfinite(regularization) and regularization >= 0):
         raise ValueError(f"regularization must be finite and >= 0, got {regularization!r}")
     prior = _checked_prior(robot, prior)
+    model = friction_model(friction)
+    cls = model_class(model)
+    nonlinear = cls is not None and cls.nonlinear and not isinstance(model, FrictionModel)
     if chunks is not None or client is not None or _is_distributed(q):
+        if nonlinear:
+            raise ValueError(f"friction={model!r}: a nonlinear friction model is fitted in memory (variable "
+                             "projection); give arrays, not log files, chunks or a client")
         optional("dask.array", "the Dask route (a list of logs, dask arrays, chunks= or client=)")
         from .scale_out import dask_normal_equations
-        ne = dask_normal_equations(robot, q, v, a, tau, friction=friction,
+        ne = dask_normal_equations(robot, q, v, a, tau, friction=model or False, armature=armature,
                                    chunks=100_000 if chunks is None else chunks, client=client, progress=progress)
     else:
         q, v, a, tau = _in_memory(robot, q, v, a, tau, t, cutoff)
-        ne = normal_equations(robot, q, v, a, tau, friction, progress=progress)
-    return solve_normal_equations(robot, ne, method, friction, prior, regularization)
+        if nonlinear:                                             # variable projection, then the linear fit
+            shaped, Y = fit_shape(robot, q, v, a, tau, cls, method, armature)
+            if progress is not None:
+                progress(len(q), len(q))
+            result = solve_normal_equations(robot, sums(Y, tau), method, shaped, prior, regularization,
+                                            armature=armature)
+            return with_covariance(result, robot, Y, v, cls)
+        ne = normal_equations(robot, q, v, a, tau, model or False, progress=progress, armature=armature)
+    return solve_normal_equations(robot, ne, method, model or False, prior, regularization, armature=armature)
 
 
-def solve_normal_equations(robot, ne, method="wls", friction=False, prior=None, regularization=0.0, base=None):
+def solve_normal_equations(robot, ne, method="wls", friction=False, prior=None, regularization=0.0, base=None,
+                           armature=False):
     """identify() from the normal equations of the data (least_squares.NormalEquations).
 
-    base: the robot's BaseParameters (with the same friction), computed if None.  -> Identification
+    friction, armature: the drives' columns the normal equations hold (a nonlinear model as an object: its columns
+    at its nonlinear parameters); base: the robot's BaseParameters (with the same columns), computed if None.
+    -> Identification
     """
-    n_f = len(friction_joints(robot)) if friction else 0
-    p = 10 * robot.nbodies + 2 * n_f
+    model = friction_model(friction)
+    cls = model_class(model)
+    if cls is not None and cls.nonlinear and not isinstance(model, FrictionModel):
+        raise ValueError(f"friction={model!r}: a nonlinear model's normal equations are those of a model object "
+                         "(its nonlinear parameters fixed)")
+    joints = moving_coordinates(robot)
+    p_in = 10 * robot.nbodies
+    p = p_in + drive_count(robot, model, armature)
     if np.shape(ne.G) != (robot.nv, p, p) or np.shape(ne.b) != (robot.nv, p) or np.shape(ne.c) != (robot.nv,):
-        raise ValueError(f"normal equations: G must be (nv, p, p) = {(robot.nv, p, p)} (friction={friction}), "
-                         f"got {np.shape(ne.G)}")
+        raise ValueError(f"normal equations: G must be (nv, p, p) = {(robot.nv, p, p)} (friction={model!r}, "
+                         f"armature={armature}), got {np.shape(ne.G)}")
     prior = _checked_prior(robot, prior)
-    base = base_parameters(robot, friction=friction) if base is None else base
+    base = base_parameters(robot, friction=model, armature=armature) if base is None else base
     ind, r, n, nv = base.independent, base.rank, int(ne.n), robot.nv
     dof = n * nv - r
     if dof <= 0:
@@ -148,28 +248,59 @@ def solve_normal_equations(robot, ne, method="wls", friction=False, prior=None, 
         theta_b, A_b = _base_fit(G_b, b_b, w, base)
         e = residuals(theta_b)
     chi2_scale = max(float(w @ e) / dof, 1e-300)                   # sigma^2 of the weighted residual
-    p_in = 10 * robot.nbodies
 
-    theta0 = np.concatenate([prior, np.zeros(2 * n_f)])
+    theta0 = np.concatenate([prior, np.zeros(p - p_in)])
+    if armature:
+        theta0[p_in:p_in + len(joints)] = (robot.model.drives or Drives.zero(nv)).armature[joints]
+    free = separable(base.K, p_in)                                  # the rest is held at theta0 (module docstring)
+    K, target = base.K[:, free], theta_b - base.K[:, ~free] @ theta0[~free]
+    n_d = int(free[p_in:].sum())
     metric = prior_metric(prior)
-    H = scipy.linalg.block_diag(metric.matrix(), np.eye(2 * n_f))
-    theta = _least_change(base.K, H, theta0, theta_b)
+    H = scipy.linalg.block_diag(metric.matrix(), np.eye(n_d))
+    theta = theta0.copy()
+    theta[free] = _least_change(K, H, theta0[free], target)
     if method == "consistent" or regularization > 0:
         R = scipy.linalg.cholesky(A_b / chi2_scale)                    # R^T R: the whitened base normal matrix
         if method == "consistent":
-            theta = consistent_fit(R, base.K, theta_b, robot.nbodies, prior, metric, regularization,
-                                   [np.concatenate([prior, theta[p_in:]]), theta])
+            theta[free] = consistent_fit(R, K, target, robot.nbodies, prior, metric, regularization,
+                                         [np.concatenate([prior, theta[free][p_in:]]), theta[free]])
         else:   # chi^2 - chi^2_min = |R (K theta - theta_b)|^2 (consistent.py), stacked with the prior's rows
             B = np.sqrt(regularization) * prior_rows(metric)
-            rows = np.vstack([R @ base.K, np.hstack([B, np.zeros((len(B), 2 * n_f))])])
-            theta = np.linalg.lstsq(rows, np.concatenate([R @ theta_b, B @ prior]), rcond=None)[0]
+            rows = np.vstack([R @ K, np.hstack([B, np.zeros((len(B), n_d))])])
+            theta[free] = np.linalg.lstsq(rows, np.concatenate([R @ target, B @ prior]), rcond=None)[0]
         theta_b = base.values(theta)
         e = residuals(theta_b)
     cov = float(w @ e) / dof * np.linalg.inv(A_b)
+    n_f, n_a = len(joints), (len(joints) if armature else 0)
+    coefficients = theta[p_in + n_a:].reshape(-1, n_f)                        # (k, n_f)
     return Identification(method=method, parameters=theta[:p_in], base=base, base_values=theta_b,
                           base_std=np.sqrt(np.maximum(np.diag(cov), 0.0)),
-                          friction=theta[p_in:].reshape(2, n_f).T if friction else None,
-                          residual_rms=np.sqrt(e / n), condition=_condition(G_b.sum(axis=0)), n_samples=n)
+                          friction=coefficients.T.copy() if cls is not None else None,
+                          residual_rms=np.sqrt(e / n), condition=_condition(G_b.sum(axis=0)), n_samples=n,
+                          armature=theta[p_in:p_in + n_a].copy() if armature else None,
+                          model=_identified_model(robot, cls, model, coefficients), weights=w,
+                          held=[name for name, f in zip(column_names(robot, model, armature), free) if not f])
+
+
+def separable(K, p_in):
+    """Which columns of theta the base parameters determine, K theta = theta_b: the inertial ones (always, as their
+    combinations are what the least change and the consistent fit work on) and each drive column whose unit vector
+    lies in K's row space.  K: (r, p)  ->  (p,) bool"""
+    Q, _ = np.linalg.qr(K.T)                                       # an orthonormal basis of K's row space
+    free = np.sum(Q**2, axis=1) > 1.0 - SEPARABLE                  # |projection of e_i|^2 = 1: e_i in the space
+    free[:p_in] = True
+    return free
+
+
+def _identified_model(robot, cls, model, coefficients):
+    """The friction model object (nv coordinates) of the identified coefficients (k, n_f): zero on a floating
+    base's coordinates; a nonlinear model's nonlinear parameters those of the model the columns were made with."""
+    if cls is None:
+        return None
+    values = np.zeros((len(cls.coefficients), robot.nv))
+    values[:, moving_coordinates(robot)] = coefficients
+    nonlinear = model.nonlinear_values() if isinstance(model, FrictionModel) else ()
+    return cls.from_values(values, nonlinear)
 
 
 def _base_fit(G_b, b_b, w, base):

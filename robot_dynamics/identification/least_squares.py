@@ -1,6 +1,6 @@
 """Least squares on the inertial parameters from data: the stacked regressor tau = Y(q, v, v, a) pi (paper 002,
-eq. (16) with v_r = v, a_r = a), friction columns, and the per-joint normal equations that every solver here and the
-Dask route (scale_out.py) share.
+eq. (16) with v_r = v, a_r = a), the drives' columns (armature, friction: friction.drive_regressor), and the
+per-joint normal equations that every solver here and the Dask route (scale_out.py) share.
 
 Per-joint normal equations are what make one pass over the data enough for ordinary and weighted least squares
 alike: with G_j = sum_t Y_j(t)^T Y_j(t), b_j = sum_t Y_j(t)^T tau_j(t), c_j = sum_t tau_j(t)^2 (Y_j the row of
@@ -14,9 +14,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..friction import drive_regressor, model_class, moving_coordinates
+
+NOISE_FLOOR = 1e-12         # sigma_j^2 >= NOISE_FLOOR * mean_j(c_j / n): exact (simulated) data get finite weights
+
 
 class NormalEquations(NamedTuple):
-    """Per-joint normal equations of tau = Y theta over n samples; p = 10 nbodies (+ 2 n_friction with friction).
+    """Per-joint normal equations of tau = Y theta over n samples; p = 10 nbodies (+ the drives' columns).
 
     G: (nv, p, p) sum_t Y_j^T Y_j,  b: (nv, p) sum_t Y_j^T tau_j,  c: (nv,) sum_t tau_j^2,  n: samples summed.
     """
@@ -37,17 +41,31 @@ class NormalEquations(NamedTuple):
 
 def friction_joints(robot):
     """Velocity indices that carry joint friction: every joint coordinate, not the 6 of a floating base."""
-    return np.arange(6 if robot.floating_base else 0, robot.nv)
+    return moving_coordinates(robot)
 
 
 def friction_names(robot):
     """A name per friction joint coordinate (friction_joints' order): the joint's name, "<joint>[k]" for a joint
     of several coordinates."""
-    names = []
-    for joint in robot.model.joints:
-        if joint.mimic is None and not (robot.floating_base and joint.idx_v < 6):
-            names += [joint.name] if joint.nv == 1 else [f"{joint.name}[{k}]" for k in range(joint.nv)]
-    return names
+    return [robot.coordinate_names[i] for i in moving_coordinates(robot)]
+
+
+def friction_model(friction):
+    """The friction model that identify()'s ``friction`` names: None for False or None, "coulomb" for True
+    (viscous + Coulomb, the default), else the name, class or model object itself (friction.model_class checks
+    it)."""
+    if friction is None or friction is False:
+        return None
+    if friction is True:
+        return "coulomb"
+    model_class(friction)
+    return friction
+
+
+def drive_count(robot, friction=False, armature=False):
+    """Columns of the drives after the 10 nbodies inertial ones: n_f armatures, k n_f friction coefficients."""
+    cls = model_class(friction_model(friction))
+    return len(moving_coordinates(robot)) * (bool(armature) + (len(cls.coefficients) if cls is not None else 0))
 
 
 def friction_columns(robot, v):
@@ -55,40 +73,45 @@ def friction_columns(robot, v):
 
     v: (N, nv)  ->  (N, nv, 2 n_f), columns [F_v of each friction joint..., F_c of each friction joint...].
     """
-    joints = friction_joints(robot)
-    n_f = len(joints)
-    Yf = np.zeros(v.shape[:-1] + (robot.nv, 2 * n_f))
-    i = np.arange(n_f)
-    Yf[..., joints, i] = v[..., joints]
-    Yf[..., joints, n_f + i] = np.sign(v[..., joints])
-    return Yf
+    return drive_regressor(robot, v, armature=False, model="coulomb")
 
 
-def stacked_regressor(robot, q, v, a, friction=False):
-    """Y(q, v, v, a) of every sample, so that tau = Y theta (paper 002, eq. (16) with v_r = v, a_r = a).
+def stacked_regressor(robot, q, v, a, friction=False, armature=False):
+    """Y(q, v, v, a) of every sample, so that tau = Y theta (paper 002, eq. (16) with v_r = v, a_r = a), with the
+    drives' columns after the inertial ones (friction.drive_regressor, the sign exact): the armatures when
+    armature, the friction model's linear coefficients when friction (True: viscous + Coulomb; a name, class or
+    model object of friction.py; a nonlinear model as an object, whose nonlinear parameters shape its columns).
 
-    q: (N, nq), v, a: (N, nv)  ->  (N, nv, p) with p = 10 nbodies, + 2 n_f friction columns when friction.
+    q: (N, nq), v, a: (N, nv)  ->  (N, nv, p) with p = 10 nbodies + drive_count(robot, friction, armature).
     """
     q, v, a = (np.ascontiguousarray(x, dtype=float) for x in (q, v, a))
     Y = robot.regressor(q, v, v, a)
-    return np.concatenate([Y, friction_columns(robot, v)], axis=-1) if friction else Y
+    model = friction_model(friction)
+    if model is None and not armature:
+        return Y
+    return np.concatenate([Y, drive_regressor(robot, v, a, armature=armature, model=model)], axis=-1)
 
 
-def normal_equations(robot, q, v, a, tau, friction=False, block=4096, progress=None):
+def sums(Y, tau):
+    """The normal equations of the samples of one block: Y (B, nv, p), tau (B, nv)  ->  NormalEquations."""
+    t = np.asarray(tau, dtype=float)
+    Yj = np.ascontiguousarray(np.transpose(Y, (1, 0, 2)))         # (nv, B, p): joint j's rows Y_j
+    return NormalEquations(np.matmul(Yj.transpose(0, 2, 1), Yj),  # sum_t Y_j^T Y_j (BLAS; an einsum here ran
+                           np.einsum("jti,tj->ji", Yj, t),        # 25x slower)
+                           np.einsum("tj,tj->j", t, t), len(t))
+
+
+def normal_equations(robot, q, v, a, tau, friction=False, block=4096, progress=None, armature=False):
     """Per-joint normal equations of the samples (q, v, a, tau), built block by block (memory bounded by block).
 
-    q: (N, nq), v, a, tau: (N, nv); progress: None or callable(samples_done, samples_total), called after each
-    block.  ->  NormalEquations.
+    q: (N, nq), v, a, tau: (N, nv); friction, armature: the drives' columns (stacked_regressor); progress: None or
+    callable(samples_done, samples_total), called after each block.  ->  NormalEquations.
     """
-    p = 10 * robot.nbodies + (2 * len(friction_joints(robot)) if friction else 0)
+    p = 10 * robot.nbodies + drive_count(robot, friction, armature)
     total = NormalEquations.zeros(robot.nv, p)
     for s in range(0, len(q), block):
-        Y = stacked_regressor(robot, q[s:s + block], v[s:s + block], a[s:s + block], friction)
-        t = np.asarray(tau[s:s + block], dtype=float)
-        Yj = np.ascontiguousarray(Y.transpose(1, 0, 2))         # (nv, B, p): joint j's rows Y_j, one block
-        total = total + NormalEquations(np.matmul(Yj.transpose(0, 2, 1), Yj),       # sum_t Y_j^T Y_j (BLAS; an
-                                        np.einsum("jti,tj->ji", Yj, t),             # einsum here ran 25x slower)
-                                        np.einsum("tj,tj->j", t, t), len(t))
+        Y = stacked_regressor(robot, q[s:s + block], v[s:s + block], a[s:s + block], friction, armature)
+        total = total + sums(Y, tau[s:s + block])
         if progress is not None:
             progress(total.n, len(q))
     return total

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..friction import moving_coordinates
 from ..model import build_model
 from ..spatial import PARAMETER_NAMES, parameters_from_inertial, transform_parameters
 from ..urdf import is_xacro, parse_urdf, rewrite_inertials
@@ -272,10 +273,12 @@ def _read_bag(path, topic, robot):
 def save_parameters(path, robot, result_or_pi, friction=None):
     """Write identified parameters to ``path``, YAML (.yaml, .yml) or JSON (.json), floats that read back exactly.
 
-    result_or_pi: an Identification (its parameters, friction, base parameters with their standard deviations,
+    result_or_pi: an Identification (its parameters, drives, base parameters with their standard deviations,
     residual RMS per joint and condition number are written) or pi (10 nbodies,); friction: (n_f, 2) [F_v, F_c]
     per joint, when pi is given.  The file holds robot, body_names, parameters {body: {m, mcx, ..., Iyz}} and,
-    when known, friction {joint: {viscous, coulomb}} and identification.
+    when known, armature {joint: value}, friction_model (its name) and friction {joint: {viscous, coulomb, and
+    the model's other parameters by their friction.py names}} (viscous, coulomb: the model's damping and friction,
+    friction.py), and identification.
     """
     path = Path(path)
     dump = _dumper(path)
@@ -283,9 +286,13 @@ def save_parameters(path, robot, result_or_pi, friction=None):
     pi = _parameters_array(robot, result.parameters if result is not None else result_or_pi)
     document = {"robot": robot.model.name, "body_names": list(robot.body_names), "parameters": {
         body: dict(zip(PARAMETER_NAMES, map(float, row))) for body, row in zip(robot.body_names, pi.reshape(-1, 10))}}
-    friction = result.friction if result is not None and friction is None else friction
-    if friction is not None:
-        joints = friction_names(robot)
+    joints = friction_names(robot)
+    if result is not None and result.armature is not None:
+        document["armature"] = dict(zip(joints, map(float, result.armature)))
+    if result is not None and result.model is not None:
+        document["friction_model"] = result.model.name
+        document["friction"] = _model_parameters(robot, result.model)
+    elif friction is not None:
         friction = np.asarray(friction, dtype=float)
         if friction.shape != (len(joints), 2):
             raise ValueError(f"friction must be ({len(joints)}, 2) [F_v, F_c] per joint, got shape {friction.shape}")
@@ -297,19 +304,40 @@ def save_parameters(path, robot, result_or_pi, friction=None):
             "base_parameters": [{"name": n, "value": float(x), "std": float(s)}
                                 for n, x, s in zip(result.base.names, result.base_values, result.base_std)],
             "residual_rms": dict(zip(coordinate_names(robot), map(float, result.residual_rms)))}
+        if result.held:
+            document["identification"]["held_at_prior"] = list(result.held)
     with open(path, "w") as file:
         dump(document, file)
 
 
-def save_ros_parameters(path, robot, pi):
+def _model_parameters(robot, model):
+    """{joint: {viscous, coulomb, other parameters}} of a friction model (friction.py) on the moving coordinates."""
+    fields = [name for name in (*model.coefficients, *model.nonlinear) if name not in ("damping", "friction")]
+    document = {}
+    for i, joint in zip(moving_coordinates(robot), friction_names(robot)):
+        entry = {"viscous": float(model.damping[i]), "coulomb": float(model.friction[i])}
+        entry.update({name: float(getattr(model, name)[i]) for name in fields})
+        document[joint] = entry
+    return document
+
+
+def save_ros_parameters(path, robot, pi, drives=None):
     """A ROS 2 params file giving adaptive_controller_node (in any namespace) ``initial_parameters`` = pi, for
-    ``--ros-args --params-file path``."""
+    ``--ros-args --params-file path``; drives: a dict of further parameters of the node by their full names (the
+    drives', from drive_files.drives_parameters: "drives.armature", ...), written nested ({drives: {armature:
+    ...}}) as ROS 2 params files write a parameter's namespaces, or None."""
     yaml = optional("yaml", f"writing the ROS 2 params file '{path}'")
 
     pi = _parameters_array(robot, pi)
+    parameters = {"initial_parameters": [float(x) for x in pi]}
+    for name, value in (drives or {}).items():
+        *namespaces, last = name.split(".")
+        section = parameters
+        for namespace in namespaces:
+            section = section.setdefault(namespace, {})
+        section[last] = value
     with open(path, "w") as file:
-        yaml.safe_dump({ROS_NODE: {"ros__parameters": {"initial_parameters": [float(x) for x in pi]}}}, file,
-                       default_flow_style=None, width=120)
+        yaml.safe_dump({ROS_NODE: {"ros__parameters": parameters}}, file, default_flow_style=None, width=120)
 
 
 def load_parameters(path, robot):

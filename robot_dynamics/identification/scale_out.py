@@ -33,11 +33,11 @@ _KEEP = 8                      # robots kept per thread
 
 
 def dask_normal_equations(robot, q, v=None, a=None, tau=None, *, friction=False, chunks=100_000, client=None,
-                          progress=None, urdf=None, split_every=8):
+                          progress=None, urdf=None, split_every=8, armature=False):
     """Per-joint normal equations (least_squares.NormalEquations) of a log, reduced chunk by chunk with Dask.
 
-    The same sums as least_squares.normal_equations(robot, q, v, a, tau, friction), computed as one task per chunk
-    of `chunks` samples (or per log file) and a tree of additions.
+    The same sums as least_squares.normal_equations(robot, q, v, a, tau, friction, armature=armature), computed
+    as one task per chunk of `chunks` samples (or per log file) and a tree of additions.
 
     q, v, a, tau: (N, nq), (N, nv), (N, nv), (N, nv) numpy or dask arrays, rechunked along the samples to `chunks`
         rows (a dask array's own blocks are read as they are, so a worker holds the larger of the two);
@@ -45,7 +45,7 @@ def dask_normal_equations(robot, q, v=None, a=None, tau=None, *, friction=False,
         file with logs.read_log, which must carry v, a and tau, so a worker holds one file at a time.
         Numpy arrays travel to the workers inside the task graph: for logs that do not fit one process, pass
         files or a lazily read dask array (dask.array.from_zarr, from_delayed, ...).
-    friction: add the viscous and Coulomb columns of least_squares.friction_columns.
+    friction, armature: the drives' columns (least_squares.stacked_regressor; a linear friction model).
     chunks: samples per task (array input).
     client: a distributed.Client (of a LocalCluster or of a cluster's scheduler, Client("tcp://host:8786")); by
         default the current Dask scheduler (the default distributed client if there is one, else local threads).
@@ -62,16 +62,17 @@ def dask_normal_equations(robot, q, v=None, a=None, tau=None, *, friction=False,
         raise ValueError(f"progress: None, True or a callable progress(done, total), not {progress!r}")
     import dask
 
+    columns = {"friction": friction, "armature": armature}
     token, source = _robot_source(robot, urdf)
     source = dask.delayed(source, name=f"robot-source-{token}")
     files = _log_files(q)
     if files is not None:
         if v is not None or a is not None or tau is not None:
             raise ValueError("v, a, tau: must be None when q is a list of log files (each file carries them)")
-        parts = [dask.delayed(_file_normal_equations, pure=True)(source, token, path, friction) for path in files]
+        parts = [dask.delayed(_file_normal_equations, pure=True)(source, token, path, columns) for path in files]
         sizes = [1] * len(parts)
     else:
-        parts, sizes = _chunk_tasks(dask, robot, source, token, (q, v, a, tau), friction, chunks)
+        parts, sizes = _chunk_tasks(dask, robot, source, token, (q, v, a, tau), columns, chunks)
     total = _tree_sum(dask, parts, split_every)
     return _compute(total, list(zip(parts, sizes)), client, progress)
 
@@ -137,7 +138,7 @@ def _worker_robot(token, source):
     return robot
 
 
-def _chunk_tasks(dask, robot, source, token, arrays, friction, chunks):
+def _chunk_tasks(dask, robot, source, token, arrays, columns, chunks):
     """One task per chunk of `chunks` samples of q, v, a, tau (validated shapes, aligned blocks), and the chunks'
     sizes."""
     import dask.array as da
@@ -162,25 +163,25 @@ def _chunk_tasks(dask, robot, source, token, arrays, friction, chunks):
         blocks.append(x.to_delayed().ravel())
     sizes = x.chunks[0]
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return [dask.delayed(_chunk_normal_equations, pure=True)(source, token, *chunk, friction, int(start))
+    return [dask.delayed(_chunk_normal_equations, pure=True)(source, token, *chunk, columns, int(start))
             for *chunk, start in zip(*blocks, starts)], list(sizes)
 
 
-def _chunk_normal_equations(source, token, q, v, a, tau, friction, start):
+def _chunk_normal_equations(source, token, q, v, a, tau, columns, start):
     """Task: the normal equations of samples start .. start + len(q) of the log."""
     for name, x in zip(("q", "v", "a", "tau"), (q, v, a, tau)):
         _check_finite(x, name, start)
-    return normal_equations(_worker_robot(token, source), q, v, a, tau, friction=friction)
+    return normal_equations(_worker_robot(token, source), q, v, a, tau, **columns)
 
 
-def _file_normal_equations(source, token, path, friction):
+def _file_normal_equations(source, token, path, columns):
     """Task: the normal equations of one log file (read_log checks its shapes and numbers, naming the file)."""
     robot = _worker_robot(token, source)
     log = read_log(path, robot)
     missing = [name for name in ("v", "a", "tau") if getattr(log, name) is None]
     if missing:
         raise ValueError(f"log '{path}' has no {', '.join(missing)}: the Dask route needs v, a and tau logged")
-    return normal_equations(robot, log.q, log.v, log.a, log.tau, friction=friction)
+    return normal_equations(robot, log.q, log.v, log.a, log.tau, **columns)
 
 
 def _check_finite(x, name, start):
