@@ -45,6 +45,17 @@ class Drives:
             return self.model.torque(v)
         return self.damping * v + self.friction * np.tanh(v / COULOMB_VELOCITY)
 
+    def slope(self, v):
+        """d tau_f_i / d v_i (..., nv), the diagonal of d tau_f / dv (each drive's friction depends on its own
+        velocity alone): the model's velocity_derivative, else one central difference of its torque."""
+        if self.model is None:
+            return self.damping + self.friction / COULOMB_VELOCITY / np.cosh(v / COULOMB_VELOCITY) ** 2
+        derivative = getattr(self.model, "velocity_derivative", None)
+        if derivative is not None:
+            return derivative(v)
+        step = 1e-6 * np.maximum(1.0, np.abs(v))
+        return (self.model.torque(v + step) - self.model.torque(v - step)) / (2.0 * step)
+
     @property
     def rigid(self):
         """True when every entry is zero and no friction model is set: the rigid-body robot."""

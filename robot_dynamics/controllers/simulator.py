@@ -144,7 +144,7 @@ class Simulator:
             return robot.constrained_dynamics(q, v, tau, self._held, self.baumgarte, self.damping)[0]
         h = self.dt if h is None else h
         M = robot.mass_matrix(q)
-        M[np.diag_indices(robot.nv)] += h * friction_slope(robot, v)
+        M[np.diag_indices(robot.nv)] += h * np.maximum(robot.model.drives.slope(v), 0.0)   # friction dissipates
         return np.linalg.solve(M, tau - robot.inverse_dynamics(q, v, np.zeros(robot.nv)))
 
     def step(self, t, q, v, torque, h=None):
@@ -221,14 +221,6 @@ class Simulator:
         if steps:
             tau[-1] = tau[-2]
         return Rollout(t, np.array(Q), np.array(V), tau, np.array(Z) if z0.size else None)
-
-
-def friction_slope(robot, v):
-    """d tau_f / d v (nv,) at v: each drive's friction depends on its own velocity alone (drives.py), so one
-    central difference of robot.friction_torque gives every diagonal entry; clipped at 0 (friction dissipates)."""
-    step = 1e-6 * np.maximum(1.0, np.abs(v))
-    slope = (robot.friction_torque(v + step) - robot.friction_torque(v - step)) / (2.0 * step)
-    return np.maximum(slope, 0.0)
 
 
 def _without_state(torque):

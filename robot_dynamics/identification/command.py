@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import drive_files
 from ..bundled import bundled_urdf
 from ..friction import CoulombFriction, moving_coordinates
 from ..robot import load_urdf
@@ -132,8 +133,6 @@ def identify(args, out):
     method = "consistent" if args.consistent else "wls"
     several = len(args.logs) > 1
     in_memory = model in ("all", "sigmoid", "stribeck")
-    if getattr(args, "drives", None) is not None:
-        drive_files("--drives")                              # before the work: the writer must be there
     progress = Progress("identify", "logs" if several and not in_memory else "samples")
     comparison = None
     try:
@@ -204,21 +203,10 @@ def compare(robot, training, held_out, fraction, armature, method):
                                    method=method)
 
 
-def drive_files(option):
-    """robot_dynamics.drive_files (the drives' YAML, URDF <dynamics> and ROS-parameter writers), or an ImportError
-    naming the option that needs it."""
-    try:
-        from .. import drive_files as module
-    except ImportError as error:
-        raise ImportError(f"{option} needs robot_dynamics.drive_files (the drives' file writers), which this build "
-                          "does not have") from error
-    return module
-
-
 def write_files(args, out, robot, path, result, log):
     """The files asked for: parameters (--out), ROS 2 params (--ros-params), the corrected URDF (--write-urdf),
     the drives (--drives), the plot (--plot).  The identified drives go into the ROS params and the URDF
-    (<dynamics>) when drive_files is there to write them.  Those files hold armature, damping and friction only:
+    (<dynamics>) too (drive_files).  Those files hold armature, damping and friction only:
     an offset, sigmoid or Stribeck model goes there as its viscous coefficient and Coulomb level (friction.py),
     and whole into the parameters file (--out)."""
     drives = result.armature is not None or result.model is not None
@@ -227,28 +215,22 @@ def write_files(args, out, robot, path, result, log):
     if identified is not None and identified.model.drives.model is not None:
         summarized = f"; the {result.model.name} model as its viscous and Coulomb levels"
         identified = identified.with_drives(model=CoulombFriction(identified.damping, identified.friction))
-    writers = None
-    if drives:
-        try:
-            writers = drive_files("the drives' write-back")
-        except ImportError:
-            writers = None
     written = []
     if args.out:
         save_parameters(args.out, robot, result)
         written.append(f"parameters {args.out}")
     if args.ros_params:
-        extra = writers.drives_parameters(identified) if writers is not None else None
+        extra = drive_files.drives_parameters(identified) if drives else None
         save_ros_parameters(args.ros_params, robot, result.parameters, extra)
         written.append(f"ROS 2 params {args.ros_params}" + (f" (with the drives{summarized})" if extra else ""))
     if args.write_urdf:
         write_corrected_urdf(path, args.write_urdf, robot, result.parameters)
-        if writers is not None:
-            writers.write_urdf_dynamics(args.write_urdf, args.write_urdf, identified)
+        if drives:
+            drive_files.write_urdf_dynamics(args.write_urdf, args.write_urdf, identified)
         written.append(f"corrected URDF {args.write_urdf}"
-                       + (f" (with the drives' <dynamics>{summarized})" if writers else ""))
+                       + (f" (with the drives' <dynamics>{summarized})" if drives else ""))
     if getattr(args, "drives", None) is not None:
-        drive_files("--drives").write_drives(identified if drives else robot, args.drives)
+        drive_files.write_drives(identified if drives else robot, args.drives)
         written.append(f"drives {args.drives}" + (f" ({summarized[2:]})" if summarized else ""))
     if args.plot:
         t, q, v, a, tau = log
@@ -256,9 +238,6 @@ def write_files(args, out, robot, path, result, log):
             raise ValueError(f"--plot: log '{args.logs[0]}' has no v and a")
         plot(args.plot, robot, result, t, tau, result.predict(robot, q, v, a), args.logs[0])
         written.append(f"plot {args.plot}")
-    if drives and writers is None and (args.ros_params or args.write_urdf):
-        written.append("(the drives are in the parameters file only: robot_dynamics.drive_files, which writes "
-                       "them into URDF and ROS params, is not in this build)")
     if written:
         out.write("wrote " + ", ".join(written) + "\n")
 

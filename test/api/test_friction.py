@@ -49,6 +49,22 @@ def test_velocity_derivative_is_the_torques(name, rng):
     np.testing.assert_allclose(got, fd, rtol=0, atol=FD_TOLERANCE * np.abs(got).max())
 
 
+def test_the_drives_slope_is_their_torques(rng):
+    """Drives.slope (the simulator's implicit friction), without a model, with one, and with a model that has only
+    torque(v): the central difference of Drives.torque, across the smoothed sign's width too."""
+    class Cubic:
+        def torque(self, v):
+            return 0.3 * v ** 3
+
+    plain = Drives.zero(N).replaced([str(i) for i in range(N)], damping=rng.uniform(0, 1, N),
+                                    friction=rng.uniform(0, 2, N))
+    for drives in (plain, plain.replaced([str(i) for i in range(N)], model=SigmoidFriction(
+            **random_parameters("sigmoid", rng, N))), Drives.zero(N).replaced([], model=Cubic())):
+        v = rng.uniform(-3, 3, (50, N)) * COULOMB_VELOCITY
+        fd = (drives.torque(v + FD_STEP) - drives.torque(v - FD_STEP)) / (2 * FD_STEP)
+        np.testing.assert_allclose(drives.slope(v), fd, rtol=0, atol=FD_TOLERANCE * np.abs(fd).max())
+
+
 @pytest.mark.parametrize("name", ["sigmoid", "stribeck"])
 @pytest.mark.parametrize("smooth", [True, False], ids=["smooth", "exact"])
 def test_nonlinear_derivatives_of_the_basis(name, smooth, rng):

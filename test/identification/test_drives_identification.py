@@ -20,8 +20,6 @@ from simulated logs built here by an independent route.
 - The comparison of friction models, through the command line: on a Stribeck log the Stribeck model has the
   lowest held-out RMS, at the noise actually added; the drives are handed to drive_files' writers.
 """
-import sys
-import types
 
 import numpy as np
 import pytest
@@ -187,14 +185,14 @@ def test_drive_columns_take_the_dask_route(arm, truth):
         identify(arm, q, v, a, tau, friction="sigmoid", chunks=100)
 
 
-def test_cli_compares_the_models_and_writes_the_drives_back(tmp_path, arm, truth, capsys, monkeypatch):
+def test_cli_compares_the_models_and_writes_the_drives_back(tmp_path, arm, truth, capsys):
     """``identify --friction-model all --armature`` on a Stribeck log with 0.5 % noise (of arm7 as its URDF says,
     the armatures the data cannot separate at the robot's prior: the corrected URDF stays physical) prints a row
     per model
     (compare_friction_models), the Stribeck model marked best with a held-out RMS at the noise added to the
     held-out samples (within 10 %, joint by joint), no friction far above it; it identifies with that model and
-    hands the identified robot to drive_files' writers, the Stribeck model as its viscous and Coulomb levels
-    (a stand-in module records the calls: that module is another helper's)."""
+    writes the identified drives with drive_files' writers, the Stribeck model as its viscous and Coulomb levels,
+    which load back from the drives file and the written URDF."""
     from robot_dynamics.cli import main
 
     _, armature, friction, (q, v, a, _) = truth
@@ -204,13 +202,6 @@ def test_cli_compares_the_models_and_writes_the_drives_back(tmp_path, arm, truth
     added = np.random.default_rng(3).normal(size=tau.shape) * 0.005 * np.ptp(tau, axis=0)
     tau = tau + added
     write_log(tmp_path / "log.npz", Log(np.arange(len(q)) * 0.005, q, v, a, tau, arm.joint_names))
-    calls = {}
-    writers = types.ModuleType("robot_dynamics.drive_files")
-    writers.write_drives = lambda robot, path: calls.setdefault("drives", (robot, str(path)))
-    writers.write_urdf_dynamics = lambda urdf, out, robot: calls.setdefault("urdf", (robot, str(out)))
-    writers.drives_parameters = lambda robot: {"drives.armature": [float(x) for x in robot.armature]}
-    monkeypatch.setitem(sys.modules, "robot_dynamics.drive_files", writers)
-    monkeypatch.setattr(rd, "drive_files", writers, raising=False)          # where an imported module is found
     files = {name: str(tmp_path / name) for name in ("p.yaml", "ros.yaml", "d.yaml", "arm.urdf")}
     assert main(["identify", str(bundled_urdf("arm7")), str(tmp_path / "log.npz"), "--friction-model", "all",
                  "--armature", "--out", files["p.yaml"], "--ros-params", files["ros.yaml"], "--drives",
@@ -236,13 +227,14 @@ def test_cli_compares_the_models_and_writes_the_drives_back(tmp_path, arm, truth
             value, std = base.get(f"{symbol}_{joint}", (saved["armature"][joint], 0.0))
             assert value == (saved["friction"][joint][key] if key else saved["armature"][joint])
             assert abs(value - true[j]) <= SIGMAS * std, (symbol, joint)
-    robot, path = calls["drives"]                   # the files hold coefficients: the model's viscous and Coulomb
-    assert path == files["d.yaml"] and robot.model.drives.model is None            # levels (friction.py)
-    assert "the stribeck model as its viscous and Coulomb levels" in text
+    robot = rd.load_urdf(bundled_urdf("arm7"), drives=files["d.yaml"])     # the files hold coefficients: the
+    assert "the stribeck model as its viscous and Coulomb levels" in text      # model's viscous and Coulomb levels
     np.testing.assert_array_equal(robot.armature, list(saved["armature"].values()))
     for field, key in (("damping", "viscous"), ("friction", "coulomb")):
         np.testing.assert_array_equal(getattr(robot, field), [saved["friction"][j][key] for j in arm.joint_names])
-    assert calls["urdf"][1] == files["arm.urdf"] and calls["urdf"][0] is not arm
+    written = rd.load_urdf(files["arm.urdf"])
+    np.testing.assert_array_equal(written.damping, robot.damping)
+    np.testing.assert_array_equal(written.friction, robot.friction)
     ros = yaml.safe_load(open(files["ros.yaml"]))
     (section,) = ros.values()
     assert section["ros__parameters"]["drives"]["armature"] == [float(x) for x in robot.armature]
