@@ -347,6 +347,26 @@ def drive_column_names(robot, armature=True, model="coulomb"):
     return columns
 
 
+def drive_parameters(robot, armature=True, model="coulomb"):
+    """theta_d of the robot's drives in drive_regressor's column order (drive_column_names): the armatures of the
+    moving coordinates, then each linear coefficient of ``model`` (a linear model's name or class) as the robot's
+    drives give it -- its own model's field of that name when it has one (an offset model's offset), else the
+    Pinocchio-named damping and friction, else zero.  -> (p,)"""
+    cls = model_class(model)
+    joints = moving_coordinates(robot)
+    if cls is not None and cls.nonlinear:
+        raise ValueError(f"drive_parameters: the {cls.name} model is nonlinear: its columns depend on parameters "
+                         "that are not in theta_d (use viscous, coulomb or offset)")
+    own = robot.model.drives.model
+    parts = [robot.armature[joints]] if armature else []
+    for name in (cls.coefficients if cls is not None else ()):
+        value = getattr(own, name, None) if own is not None else None
+        if value is None:
+            value = getattr(robot.model.drives, name, None)
+        parts.append(np.zeros(len(joints)) if value is None else np.asarray(value, dtype=float)[joints])
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
 def drive_regressor(robot, v, a=None, armature=True, model="coulomb", nonlinear=None, smooth=False, out=None):
     """Y_d with the drives' torque diag(armature) a + tau_f(v) = Y_d theta_d, theta_d = [armature of each moving
     coordinate; each linear coefficient of the model, coordinate by coordinate] (drive_column_names' order).

@@ -43,6 +43,19 @@ Gamma^-1 metric and can increase V; the log-det ("natural") adaptation law keeps
 replaces V's quadratic term, which this controller exposes for inspection. ``projection`` accepts any callable
 pi -> pi: with another Gamma the estimate stays physical but V's guarantee is lost.
 
+Drives (robot_dynamics/drives.py, friction.py).  The joint torque has a drives' part, diag(armature) a + tau_f(v),
+linear in theta_d = [armature; a linear friction model's coefficients] (friction.drive_regressor):
+
+    tau = Y pi_hat + Y_d(v_r, a_r) theta_hat_d - K_D s,     theta_hat_d_dot = -Gamma_d Y_d^T s,
+
+Y_d at the reference velocity with the sign smoothed (friction.drive_regressor says why: the friction the model
+misses between v and v_r only dissipates), theta_hat_d kept >= 0 where it is a physical level (armature, F_v,
+F_c: a projection onto an orthant, which never increases theta_tilde_d^T Gamma_d^-1 theta_tilde_d for a diagonal
+Gamma_d) -- V gains 1/2 theta_tilde_d^T Gamma_d^-1 theta_tilde_d and Vdot stays -s^T K_D s.  With ``drives=None``
+the robot's own drives, if it has any, are a fixed feedforward diag(armature) a_r + tau_f(v_r); with a linear
+model's name ("viscous", "coulomb", "offset") theta_d starts at the robot's drives in that model's terms
+(friction.drive_parameters) and adapts.
+
 Use: ``update(q, v, q_d, v_d, a_d, dt)`` once per control tick (one Euler step of the adaptation law, the
 projection, then the torque with the new estimate); ``adapt`` and ``torque`` split the two; ``law`` is the pure
 continuous-time map (tau, pi_hat_dot) for integrating pi_hat together with the robot's state.
@@ -55,6 +68,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..friction import drive_column_names, drive_parameters, drive_regressor, model_class
 from .computed_torque import check_vector, gain_matrix, tracking_error
 
 
@@ -192,9 +206,14 @@ class SlotineLi:
     definite, e.g. InertiaMetric(pi_nominal).gain(gamma); pi_hat: initial estimate (10 nb,), robot.parameters if
     None; projection: None or a callable (10 nb,) -> (10 nb,) applied to the initial estimate and after each
     adaptation step, e.g. InertiaMetric(pi_nominal).project (module docstring).
+    drives: None (the robot's own drives, if any, as a fixed feedforward) or a linear friction model's name to adapt
+    theta_d = [armature; its coefficients] (module docstring); armature: whether theta_d has the armatures;
+    Gamma_drives: scalar or (p_d,) diagonal gain of theta_d; theta_hat: its initial estimate (p_d,), the robot's
+    drives (friction.drive_parameters) if None.
     """
 
-    def __init__(self, robot, Lambda, K_D, Gamma, pi_hat=None, projection=None):
+    def __init__(self, robot, Lambda, K_D, Gamma, pi_hat=None, projection=None, drives=None, armature=True,
+                 Gamma_drives=1.0, theta_hat=None):
         self.robot = robot
         self.Lambda = gain_matrix(Lambda, robot.nv, "Lambda")
         self.K_D = gain_matrix(K_D, robot.nv, "K_D")
@@ -202,6 +221,32 @@ class SlotineLi:
         self.projection = projection
         pi_hat = robot.parameters if pi_hat is None else pi_hat
         self.pi_hat = self._projected(check_vector("pi_hat", pi_hat, 10 * robot.nbodies))
+        self.drives = None if drives is None else model_class(drives)
+        self.armature = bool(armature)
+        self._feedforward = drives is None and not robot.model.drives.rigid
+        self.theta_hat = np.zeros(0)
+        if self.drives is not None:
+            names = drive_column_names(robot, self.armature, self.drives)
+            self._levels = np.array([not name.startswith("Fo_") for name in names])      # >= 0: physical levels
+            start = drive_parameters(robot, self.armature, self.drives) if theta_hat is None else theta_hat
+            self.theta_hat = self._drive_projected(check_vector("theta_hat", start, len(names)))
+            gain = np.broadcast_to(np.asarray(Gamma_drives, dtype=float), (len(names),))
+            if not np.all(np.isfinite(gain) & (gain >= 0)):
+                raise ValueError(f"Gamma_drives must be finite and >= 0, a scalar or ({len(names)},)")
+            self.Gamma_drives = gain.copy()
+
+    def _drive_projected(self, theta):
+        return np.where(self._levels, np.maximum(theta, 0.0), theta)
+
+    def _drive_part(self, v_r, a_r):
+        """(Y_d (nv, p_d), the drives' torque (nv,)) at the reference (module docstring); Y_d None without
+        adapted drives."""
+        if self.drives is not None:
+            Y_d = drive_regressor(self.robot, v_r, a_r, self.armature, self.drives, smooth=True)
+            return Y_d, Y_d @ self.theta_hat
+        if self._feedforward:
+            return None, self.robot.armature * a_r + self.robot.friction_torque(v_r)
+        return None, 0.0
 
     @property
     def Gamma(self):
@@ -222,23 +267,36 @@ class SlotineLi:
         return sliding(self.robot, self.Lambda, q, v, q_d, v_d, a_d)
 
     def law(self, q, v, q_d, v_d, a_d, pi_hat=None):
-        """Pure control and adaptation law: tau = Y pi_hat - K_D s (nv,), pi_hat_dot = -Gamma Y^T s (10 nb,).
+        """Pure control and adaptation law: tau = Y pi_hat + (the drives' part) - K_D s (nv,), pi_hat_dot =
+        -Gamma Y^T s (10 nb,) (module docstring; theta_hat_d's rate is drive_rate's).
 
         pi_hat: the estimate to use, self.pi_hat if None. Nothing is modified.
         """
         pi_hat = self.pi_hat if pi_hat is None else pi_hat
         sl = self.sliding(q, v, q_d, v_d, a_d)
         Y = self.robot.regressor(np.asarray(q, float), np.asarray(v, float), sl.v_r, sl.a_r)
-        return Y @ pi_hat - self.K_D @ sl.s, -self.Gamma @ (Y.T @ sl.s)
+        return Y @ pi_hat + self._drive_part(sl.v_r, sl.a_r)[1] - self.K_D @ sl.s, -self.Gamma @ (Y.T @ sl.s)
 
     def torque(self, q, v, q_d, v_d, a_d):
         """tau (nv,) with the current estimate; the estimate is not changed."""
         return self.law(q, v, q_d, v_d, a_d)[0]
 
     def adapt(self, q, v, q_d, v_d, a_d, dt):
-        """pi_hat <- P(pi_hat + dt pi_hat_dot): one explicit Euler step of the adaptation law; returns pi_hat."""
-        self.pi_hat = self._projected(self.pi_hat + _check_dt(dt) * self.law(q, v, q_d, v_d, a_d)[1])
+        """pi_hat <- P(pi_hat + dt pi_hat_dot) (and theta_hat_d likewise): one explicit Euler step of the adaptation
+        law; returns pi_hat."""
+        dt = _check_dt(dt)
+        sl = self.sliding(q, v, q_d, v_d, a_d)
+        self._adapt_drives(sl, dt)
+        self.pi_hat = self._projected(self.pi_hat + dt * self.law(q, v, q_d, v_d, a_d)[1])
         return self.pi_hat
+
+    def _adapt_drives(self, sl, dt):
+        """theta_hat_d <- P(theta_hat_d - dt Gamma_d Y_d^T s); returns the drives' torque with the new estimate."""
+        Y_d, _ = self._drive_part(sl.v_r, sl.a_r)
+        if Y_d is not None:
+            self.theta_hat = self._drive_projected(self.theta_hat - dt * self.Gamma_drives * (Y_d.T @ sl.s))
+            return Y_d @ self.theta_hat
+        return self._drive_part(sl.v_r, sl.a_r)[1]
 
     def update(self, q, v, q_d, v_d, a_d, dt):
         """One control tick: the estimate advanced by dt, then tau (nv,) with the new estimate (one regressor).
@@ -252,7 +310,7 @@ class SlotineLi:
         sl = self.sliding(q, v, q_d, v_d, a_d)
         Y = self.robot.regressor(np.asarray(q, float), np.asarray(v, float), sl.v_r, sl.a_r)
         self.pi_hat = self._projected(self.pi_hat - dt * self.Gamma @ (Y.T @ sl.s))
-        return Y @ self.pi_hat - self.K_D @ sl.s
+        return Y @ self.pi_hat + self._adapt_drives(sl, dt) - self.K_D @ sl.s
 
     def lyapunov(self, q, v, q_d, v_d, pi, pi_hat=None):
         """V = 1/2 s^T M(q; pi) s + 1/2 (pi_hat - pi)^T Gamma^-1 (pi_hat - pi) for the true parameters pi (10 nb,).

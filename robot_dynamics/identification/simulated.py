@@ -2,10 +2,11 @@
 
 The robot with parameters pi (the "real" one) is simulated by controllers.simulator.Simulator (RK4, step 1 /
 rate) under computed-torque tracking of the trajectory with a zero-order hold at the same rate, as a drive applies
-it: tau_i = ID(q_i, v_i, a_d + K_d (v_d - v_i) + K_p (q_d (-) q_i)) held over [t_i, t_i + 1 / rate).  The log holds
-the simulator's q_i, v_i, the held tau_i, and a_i = FD(q_i, v_i, tau_i), the acceleration at the start of the
-step: (q_i, v_i, a_i, tau_i) satisfy M a + C v + g = tau to rounding, whatever the integration error, so a
-noise-free log identifies the parameters exactly.  The tracking gains matter only for how closely the motion
+it: tau_i = ID(q_i, v_i, a_d + K_d (v_d - v_i) + K_p (q_d (-) q_i)) + tau_f(v_i) held over [t_i, t_i + 1 / rate).
+The log holds the simulator's q_i, v_i, the held tau_i, and a_i = FD(q_i, v_i, tau_i - tau_f(v_i)), the
+acceleration at the start of the step: (q_i, v_i, a_i, tau_i) satisfy (M + diag(armature)) a + C v + g + tau_f(v) =
+tau to rounding (the robot's drives, drives.py), whatever the integration error, so a noise-free log identifies the
+parameters exactly.  The tracking gains matter only for how closely the motion
 follows the trajectory (10 Hz bandwidth, critically damped).
 
 A floating base is driven by the wrench in tau's first 6 rows, as a robot held by a moving force-sensing mount.
@@ -68,12 +69,13 @@ def simulate_log(robot, trajectory, duration, rate=1000.0, pi=None, noise=None, 
 
     def computed_torque(t, q, v):
         q_d, v_d, a_d = reference(t)
-        return real.inverse_dynamics(q, v, a_d + K_d * (v_d - v) + K_p * real.difference(q, q_d))
+        return (real.inverse_dynamics(q, v, a_d + K_d * (v_d - v) + K_p * real.difference(q, q_d))
+                + real.friction_torque(v))
 
     q0, v0, _ = reference(0.0)
     rollout = Simulator(real, dt).run(q0, v0, computed_torque, duration, control_period=dt)
     q, v, tau = rollout.q, rollout.v, rollout.tau
-    a = real.forward_dynamics(q, v, tau)
+    a = real.forward_dynamics(q, v, tau - real.friction_torque(v))
     if noise is not None:
         rng = np.random.default_rng(rng)
         joints = slice(7, None) if robot.floating_base else slice(None)
