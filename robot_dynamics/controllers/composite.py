@@ -3,7 +3,7 @@
 Slotine & Li, "Composite adaptive control of robot manipulators", Automatica 25(4), 1989, with the tracking law of
 adaptive.py (e = q_d (-) q, qdot_r = qdot_d + Lambda e, qddot_r = qddot_d + Lambda edot, s = qdot - qdot_r):
 
-    tau = Y(q, qdot, qdot_r, qddot_r) pi_hat - K_D(q) s,             K_D(q) = D^1/2 M(q; pi_ref) D^1/2, D = diag(kd)
+    tau = Y(q, qdot, qdot_r, qddot_r) pi_hat + d - K_D(q) s,         K_D(q) = D^1/2 M(q; pi_ref) D^1/2, D = diag(kd)
     (Omega + mu H(pi_hat)) pi_hat_dot = -(Y^T s + W^T R eps),        eps = W pi_hat - tau_f,  R = rho M(q; pi_ref)^-1
     Omega_dot = -beta (Omega - Omega_0) + W^T R W,                   Omega_0 = G(pi_ref) / gamma
 
@@ -14,6 +14,10 @@ adaptive.py (e = q_d (-) q, qdot_r = qdot_d + Lambda e, qddot_r = qddot_d + Lamb
       W pi = F[tau] = tau_f,     W = lambda (Y_p - F[Y_p]) - F[Y_h],
 
   so eps = W (pi_hat - pi): every joint's filtered torque, predicted by the estimate, against the one applied.
+  The drives of the robot model (armature A, friction tau_f: drives.py) are known, not adapted: the momentum is
+  Y_p pi + A qdot and its rate tau - tau_f(qdot) + Y_h pi, so W pi = F[tau] - F[tau_f] - lambda A (qdot - F[qdot]),
+  and the torque has their part d = A qddot_r + tau_f(qdot_r) (as adaptive.SlotineLi's feedforward; d = 0 without
+  drives).
   R weighs it as the acceleration error it would cause (M(q; pi_ref)^-1), so a light wrist counts as much as the
   shoulder.
 - Omega is a least-squares information matrix: the prior Omega_0 (the affine-invariant metric G of InertiaMetric at
@@ -81,27 +85,35 @@ class MomentumFilter:
         if not (np.isfinite(cutoff) and cutoff > 0):
             raise ValueError(f"cutoff must be a positive frequency in Hz, got {cutoff}")
         self.robot, self.lam = robot, 2 * np.pi * cutoff
+        self.drives = not robot.model.drives.rigid     # known drives: module docstring
         self.Y_p = self.Y_h = None                     # the last sample's regressors (nv, 10 nb)
         self.x_p = self.x_h = self.x_tau = None        # F[Y_p], F[Y_h] (nv, 10 nb), F[tau] (nv,)
+        self.v = self.f = self.x_v = self.x_f = None   # with drives: v, tau_f(v) at the last sample, F[v], F[tau_f]
 
     @property
     def started(self):
         return self.Y_p is not None
 
     def start(self, q, v, Y=None):
-        """Reset at the state (q, v): F[Y_p] = Y_p, F[Y_h] = 0, F[tau] = 0.  Returns (W, tau_f), both zero.
+        """Reset at the state (q, v): F[Y_p] = Y_p, F[Y_h] = 0, F[tau] = 0 (and F[v] = v, F[tau_f] = 0).  Returns
+        (W, tau_f), both zero.
 
         Y: momentum_regressor(q, v) if already computed.
         """
         self.Y_p, self.Y_h = self.robot.momentum_regressor(q, v) if Y is None else Y
         self.x_p, self.x_h, self.x_tau = self.Y_p.copy(), np.zeros_like(self.Y_h), np.zeros(self.robot.nv)
+        if self.drives:
+            self.v = np.array(v, dtype=float)
+            self.f = self.robot.friction_torque(self.v)
+            self.x_v, self.x_f = self.v.copy(), np.zeros(self.robot.nv)
         return self.output()
 
     def step(self, q, v, tau, dt, Y=None):
         """Advance by dt > 0 to the state (q, v), tau (nv,) having been applied since the last sample.
 
-        Exact for the filters' linear part: tau held (zero-order hold), Y_p and Y_h linear between the samples.
-        Returns (W (nv, 10 nb), tau_f (nv,)).  Y: momentum_regressor(q, v) if already computed.
+        Exact for the filters' linear part: tau held (zero-order hold), Y_p and Y_h (and v, tau_f(v)) linear
+        between the samples.  Returns (W (nv, 10 nb), tau_f (nv,)).  Y: momentum_regressor(q, v) if already
+        computed.
         """
         Y_p, Y_h = self.robot.momentum_regressor(q, v) if Y is None else Y
         a, b, c = self._weights(dt)
@@ -109,11 +121,21 @@ class MomentumFilter:
         self.x_h = a * self.x_h + b * self.Y_h + c * (Y_h - self.Y_h)
         self.x_tau = a * self.x_tau + b * np.asarray(tau, dtype=float)
         self.Y_p, self.Y_h = Y_p, Y_h
+        if self.drives:
+            v = np.array(v, dtype=float)
+            f = self.robot.friction_torque(v)
+            self.x_v = a * self.x_v + b * self.v + c * (v - self.v)
+            self.x_f = a * self.x_f + b * self.f + c * (f - self.f)
+            self.v, self.f = v, f
         return self.output()
 
     def output(self):
-        """(W, tau_f) at the last sample: W = lambda (Y_p - F[Y_p]) - F[Y_h]."""
-        return self.lam * (self.Y_p - self.x_p) - self.x_h, self.x_tau
+        """(W, tau_f) at the last sample: W = lambda (Y_p - F[Y_p]) - F[Y_h]; tau_f = F[tau], less, with drives,
+        F[tau_f(v)] + lambda armature (v - F[v]) (module docstring)."""
+        W = self.lam * (self.Y_p - self.x_p) - self.x_h
+        if not self.drives:
+            return W, self.x_tau
+        return W, self.x_tau - self.x_f - self.lam * self.robot.armature * (self.v - self.x_v)
 
     def _weights(self, dt):
         """x(t + dt) = a x + b u(t) + c (u(t + dt) - u(t)) for x' = lambda (u - x), u linear over the step."""
@@ -251,7 +273,7 @@ class CompositeSlotineLi:
         if np.any(kd > limit):                          # the estimate may have grown: its own diagonal then
             nv = self.robot.nv                          # diag M(q; pi_hat)_j = Y_p(q, e_j)[j] pi_hat, one batch
             Y_p = self.robot.momentum_regressor(np.broadcast_to(q, (nv, q.shape[0])), np.eye(nv))[0]
-            limit = kd_limit(np.maximum(M_hat, np.einsum("jjk,k->j", Y_p, self._pi_hat)))
+            limit = kd_limit(np.maximum(M_hat, np.einsum("jjk,k->j", Y_p, self._pi_hat) + self.robot.armature))
         capped = top * dt > GAIN_BOUND or bool(np.any(kd > limit))
         if top * dt > GAIN_BOUND:
             Lambda = Lambda * (GAIN_BOUND / (top * dt))
@@ -302,42 +324,54 @@ class CompositeSlotineLi:
         For integrating with the robot (Simulator.run_with_state); Omega and the filters are part of z.  The
         gradient law's projection is not applied here (it is a sampled-time safeguard).
         """
-        pi_hat, x_p, x_h, x_tau, Omega = self._unpack(z)
+        pi_hat, x_p, x_h, x_tau, Omega, x_v, x_f = self._unpack(z)
         sl = self.sliding(q, v, q_d, v_d, a_d)
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         Y = self.robot.regressor(q, v, sl.v_r, sl.a_r)
         M_ref = self.reference.mass_matrix(q)
-        tau = Y @ pi_hat - self._damping(M_ref, sl.s, self.kd)
+        tau = Y @ pi_hat + self._drive_torque(sl) - self._damping(M_ref, sl.s, self.kd)
         Y_p, Y_h = self.robot.momentum_regressor(q, v)
         lam = self.filter.lam
         W = lam * (Y_p - x_p) - x_h
+        tau_f = x_tau if not self.filter.drives else x_tau - x_f - lam * self.robot.armature * (v - x_v)
         R = self.prediction * np.linalg.inv(M_ref)
-        g = Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - x_tau))
+        g = Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - tau_f))
         pi_dot = self._rate(g, pi_hat, Omega)
         Omega_dot = (np.zeros_like(Omega) if self.law_name != "least_squares"
                      else -self.beta * (Omega - self.Omega_0) + W.T @ R @ W)
-        z_dot = np.concatenate([pi_dot, (lam * (Y_p - x_p)).ravel(), (lam * (Y_h - x_h)).ravel(),
-                                lam * (tau - x_tau), Omega_dot.ravel()])
-        return tau, z_dot
+        z_dot = [pi_dot, (lam * (Y_p - x_p)).ravel(), (lam * (Y_h - x_h)).ravel(), lam * (tau - x_tau),
+                 Omega_dot.ravel()]
+        if self.filter.drives:
+            z_dot += [lam * (v - x_v), lam * (self.robot.friction_torque(v) - x_f)]
+        return tau, np.concatenate(z_dot)
+
+    def _drive_torque(self, sl):
+        """d = armature a_r + tau_f(v_r), the known drives' part of the torque (module docstring); 0 without."""
+        if not self.filter.drives:
+            return 0.0
+        return self.robot.armature * sl.a_r + self.robot.friction_torque(sl.v_r)
 
     def state_vector(self, q, v):
-        """z = (pi_hat, F[Y_p], F[Y_h], F[tau], Omega) flattened, with the filters started at (q, v)."""
+        """z = (pi_hat, F[Y_p], F[Y_h], F[tau], Omega) flattened (with drives, then F[v], F[tau_f]), with the
+        filters started at (q, v)."""
         Y_p, _ = self.robot.momentum_regressor(np.asarray(q, dtype=float), np.asarray(v, dtype=float))
-        return np.concatenate([self._pi_hat, Y_p.ravel(), np.zeros(Y_p.size), np.zeros(self.robot.nv),
-                               self.Omega.ravel()])
+        parts = [self._pi_hat, Y_p.ravel(), np.zeros(Y_p.size), np.zeros(self.robot.nv), self.Omega.ravel()]
+        if self.filter.drives:
+            parts += [np.asarray(v, dtype=float), np.zeros(self.robot.nv)]
+        return np.concatenate(parts)
 
     def _unpack(self, z):
         nv, p = self.robot.nv, 10 * self.robot.nbodies
-        sizes = np.cumsum([p, nv * p, nv * p, nv])
-        pi_hat, x_p, x_h, x_tau, Omega = np.split(np.asarray(z, dtype=float), sizes)
-        return pi_hat, x_p.reshape(nv, p), x_h.reshape(nv, p), x_tau, Omega.reshape(p, p)
+        sizes = np.cumsum([p, nv * p, nv * p, nv, p * p, nv])
+        pi_hat, x_p, x_h, x_tau, Omega, x_v, x_f = np.split(np.asarray(z, dtype=float), sizes)
+        return pi_hat, x_p.reshape(nv, p), x_h.reshape(nv, p), x_tau, Omega.reshape(p, p), x_v, x_f
 
     def torque(self, q, v, q_d, v_d, a_d):
         """tau (nv,) with the current estimate; nothing is changed."""
         sl = self.sliding(q, v, q_d, v_d, a_d)
         q = np.asarray(q, dtype=float)
         Y = self.robot.regressor(q, np.asarray(v, float), sl.v_r, sl.a_r)
-        return Y @ self._pi_hat - self._damping(self.reference.mass_matrix(q), sl.s, self.kd)
+        return Y @ self._pi_hat + self._drive_torque(sl) - self._damping(self.reference.mass_matrix(q), sl.s, self.kd)
 
     def update(self, q, v, q_d, v_d, a_d, dt):
         """One control tick dt (s) after the last (0 at the first): the filters, Omega and the estimate advance,
@@ -363,7 +397,7 @@ class CompositeSlotineLi:
                 step = dt * self._rate(Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - tau_f)), pi_hat, self.Omega)
                 pi_hat, limited = self._stepped(pi_hat, step)
                 prediction_error = W @ pi_hat - tau_f
-            tau = Y @ pi_hat - K_D_s
+            tau = Y @ pi_hat + self._drive_torque(sl) - K_D_s
             if not np.all(np.isfinite(tau)):
                 raise ValueError("the torque is not finite: the loop cannot be stabilized at these gains and rate")
         except Exception as err:
@@ -405,7 +439,7 @@ class CompositeSlotineLi:
         if z is None:
             pi_hat, Omega = self._pi_hat, self.Omega
         else:
-            pi_hat, _, _, _, Omega = self._unpack(z)
+            pi_hat, _, _, _, Omega, _, _ = self._unpack(z)
         s = self.sliding(q, v, q_d, v_d, np.zeros(self.robot.nv)).s
         M_s = self.robot.momentum_regressor(np.asarray(q, dtype=float), s)[0] @ pi
         pi_tilde = pi_hat - pi

@@ -52,7 +52,7 @@ def continuous_rollout(request, arm):
 def dissipation(controller, pi, q, v, r, z):
     """-Vdot at one sample (the module docstring): s^T K_D s + 1/2 eps^T R eps + 1/2 beta pi~^T (Omega - Omega_0)
     pi~ for the least-squares law; s^T K_D s + eps^T R eps for the natural law (Omega = 0, fixed)."""
-    pi_hat, x_p, x_h, x_tau, Omega = controller._unpack(z)
+    pi_hat, x_p, x_h, x_tau, Omega, _, _ = controller._unpack(z)
     s = controller.sliding(q, v, r.q, r.v, r.a).s
     M_ref = controller.reference.mass_matrix(q)
     root = np.sqrt(controller.kd)
