@@ -8,7 +8,7 @@ from robot_dynamics.precompile import CALLS, TASKS
 
 # Robot's public methods that run no kernel of their own: configuration space and variants (numpy)
 NO_KERNEL = {"difference", "integrate", "integrate_jacobians", "neutral", "random_configuration", "random_state",
-             "with_gravity", "with_parameters"}
+             "with_drives", "with_gravity", "with_parameters", "friction_torque"}
 
 
 def test_every_method_that_computes_from_a_state_is_a_task():
