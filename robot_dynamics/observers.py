@@ -42,11 +42,13 @@ class WrenchEstimate(NamedTuple):
 
 
 class Collision(NamedTuple):
-    """The detector's verdict at a sample: detected (any coordinate flagged), coordinates (nv,) bool flagged (over
-    their threshold, or still over release times it since), bodies the touched bodies' names (isolate)."""
+    """The detector's verdict at a sample: detected (any coordinate flagged), coordinates (nv,) bool flagged now
+    (over their threshold, or still over release times it since), touched (nv,) bool flagged at any sample since
+    the collision began, bodies the touched bodies' names (CollisionDetector.isolate of touched)."""
 
     detected: bool
     coordinates: np.ndarray
+    touched: np.ndarray
     bodies: tuple
 
 
@@ -245,7 +247,11 @@ class MomentumObserver:
 class CollisionDetector:
     """Collisions from a residual: coordinate i is flagged when |r_i| exceeds its threshold, and stays flagged
     until |r_i| falls below release times it (hysteresis: no chatter around the threshold); a collision is any
-    flagged coordinate, and the touched bodies are the most distal ones whose joints carry a flagged coordinate.
+    flagged coordinate, from the first sample one is flagged to the first none is.  The touched bodies are the
+    most distal ones whose joints carried a flagged coordinate since the collision began (isolate): a contact on a
+    body loads its own joint and its ancestors' (J^T F) and never those below it, but a joint whose axis the
+    force's line crosses feels nothing at that moment -- as the body moves the line may cross it, and a verdict of
+    that sample alone would name the parent.
 
     robot: the model (for the bodies); thresholds: (nv,) positive (MomentumObserver.calibrate makes them);
     release: in [0, 1].  ``update(r)`` at each tick returns a Collision, ``replay(R)`` the flags over a log.
@@ -259,6 +265,7 @@ class CollisionDetector:
             raise ValueError(f"release must lie in [0, 1], got {release}")
         self.release = release
         self.flags = np.zeros(robot.nv, dtype=bool)
+        self.touched = np.zeros(robot.nv, dtype=bool)
         body = np.full(robot.nv, -1)                    # the body whose joint owns each coordinate
         for joint in robot.model.joints:
             if joint.mimic is None:
@@ -274,8 +281,9 @@ class CollisionDetector:
         self._body, self._ancestors = body, ancestors
 
     def reset(self):
-        """No coordinate flagged."""
+        """No coordinate flagged, no collision going on."""
         self.flags[:] = False
+        self.touched[:] = False
 
     def update(self, residual):
         """The verdict after the residual (nv,) of a new sample (see Collision)."""
@@ -283,28 +291,37 @@ class CollisionDetector:
         if x.shape != self.flags.shape or not np.all(np.isfinite(x)):
             raise ValueError(f"residual must be a finite ({self.robot.nv},) array, got shape {x.shape}")
         self.flags = (x > self.thresholds) | (self.flags & (x > self.release * self.thresholds))
-        return Collision(bool(self.flags.any()), self.flags.copy(), self.isolate(self.flags))
+        detected = bool(self.flags.any())
+        self.touched = (self.touched | self.flags) if detected else np.zeros_like(self.flags)
+        return Collision(detected, self.flags.copy(), self.touched.copy(), self.isolate(self.touched))
 
     def replay(self, residuals):
-        """The flags (K, nv) bool over the residuals (K, nv) of a log, from the detector's present flags on (which
-        end as the last sample's).  Each flag is on after its last crossing of the threshold when |r_i| has not
-        fallen below release times it since: vectorized over the log, the same as update at each sample."""
+        """(flags, touched), both (K, nv) bool, over the residuals (K, nv) of a log: each sample's Collision's
+        coordinates and touched, from the detector's present state on (which ends as the last sample's).
+        Vectorized: a flag is on after its last crossing of the threshold when |r_i| has not fallen below release
+        times it since, and touched when it was on since the collision began."""
         x = np.abs(np.asarray(residuals, dtype=float))
         if x.ndim != 2 or x.shape[1] != self.robot.nv or not np.all(np.isfinite(x)):
             raise ValueError(f"residuals must be a finite (K, {self.robot.nv}) array, got shape {x.shape}")
-        index = np.arange(len(x))[:, None]
-        on = np.maximum.accumulate(np.where(x > self.thresholds, index, -1), axis=0)
-        off = np.maximum.accumulate(np.where(x > self.release * self.thresholds, -2, index), axis=0)
+        if not len(x):
+            return np.zeros(x.shape, dtype=bool), np.zeros(x.shape, dtype=bool)
+        index = np.arange(len(x))
+        on = np.maximum.accumulate(np.where(x > self.thresholds, index[:, None], -1), axis=0)
+        off = np.maximum.accumulate(np.where(x > self.release * self.thresholds, -2, index[:, None]), axis=0)
         on = np.where(on >= 0, on, np.where(self.flags, -1, -3))     # before any crossing: the present flags
         flags = on > off
-        if len(flags):
-            self.flags = flags[-1].copy()
-        return flags
+        detected = flags.any(axis=1)
+        begins = detected & ~np.r_[self.flags.any(), detected[:-1]]
+        start = np.maximum.accumulate(np.where(begins, index, -1))  # -1: the collision going on before the log
+        last = np.maximum.accumulate(np.where(flags, index[:, None], -1), axis=0)
+        touched = detected[:, None] & ((last >= np.maximum(start, 0)[:, None])
+                                       | ((start < 0)[:, None] & self.touched))
+        self.flags, self.touched = flags[-1].copy(), touched[-1].copy()
+        return flags, touched
 
     def isolate(self, flags):
-        """The touched bodies' names (robot.body_names) for flags (nv,) bool: the bodies of flagged coordinates
-        below which no flagged coordinate lies -- on an arm, the most distal one.  A contact on a body loads its
-        own joint and its ancestors' and none below it (J^T F), unless its force passes through a joint's axis."""
+        """The touched bodies' names (robot.body_names) for flags (nv,) bool (a Collision's touched): the bodies of
+        flagged coordinates below which no flagged coordinate lies -- on an arm, the most distal one."""
         bodies = {int(self._body[i]) for i in np.flatnonzero(flags)}
         below = set().union(*(self._ancestors[b] for b in bodies)) if bodies else set()
         return tuple(self.robot.body_names[b] for b in sorted(bodies - below))

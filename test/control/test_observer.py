@@ -44,7 +44,7 @@ def test_free_motion_leaves_the_residual_at_rest(arm):
     assert np.max(np.abs(log.r)) < 1e-4 and np.max(np.abs(log.tau)) > 10.0
     replayed = MomentumObserver(arm.robot, GAIN).replay(log.t, log.q, log.v, log.tau)
     np.testing.assert_allclose(replayed, log.r, rtol=0, atol=1e-12)
-    assert not detector.replay(log.r).any()
+    assert not detector.replay(log.r)[0].any()
 
 
 def test_a_joint_torque_step_is_low_passed_exactly(arm):
@@ -85,13 +85,13 @@ def test_a_force_step_on_a_link(arm, where, newtons):
     assert np.max(error[settled]) < WITHIN
 
     detector.reset()
-    flags = detector.replay(log.r)
+    flags, touched = detector.replay(log.r)
     detected = flags.any(axis=1)
     seen = np.r_[False, on[:-1]]                              # r at a tick holds the tick before: the force's from
     k_seen = int(np.argmax(seen))                             # the tick after it is put on
     assert not detected[:k_seen].any()
-    assert int(np.argmax(detected[k_seen:])) * twin.dt <= LATENCY
-    assert {detector.isolate(f) for f in flags[seen & detected]} == {(body_of(robot, link),)}
+    assert (int(np.argmax(detected[k_seen:])) + 1) * twin.dt <= LATENCY         # from the force's onset
+    assert {detector.isolate(x) for x in touched[seen]} == {(body_of(robot, link),)}
     assert not detected[-1]                                                        # released 0.3 s after
 
     frame_of = robot.model.frames[link]
@@ -200,24 +200,32 @@ def test_a_wrench_at_a_frame_is_recovered_and_what_it_cannot_explain_is_reported
 
 
 def test_hysteresis_and_isolation_on_a_tree():
-    """A branching tree: the flags of replay are update's sample by sample (on above the threshold, off below
-    release times it), and the isolated bodies are the deepest flagged ones of each branch."""
+    """A branching tree: replay's flags and touched coordinates are update's sample by sample (on above the
+    threshold, off below release times it; touched since the collision began), from a fresh detector and from one
+    in the middle of a collision, and the isolated bodies are the deepest touched ones of each branch."""
     robot = rd.load_urdf(random_urdf(3, n_links=8, joint_types=("revolute",)))
     detector = CollisionDetector(robot, np.ones(robot.nv), release=0.5)
     rng = np.random.default_rng(3)
-    R = rng.uniform(-1.3, 1.3, (200, robot.nv)) * (rng.uniform(size=(200, 1)) < 0.7)
-    flags = detector.replay(R)
-    detector.reset()
-    stepped = np.array([detector.update(r).coordinates for r in R])
-    np.testing.assert_array_equal(flags, stepped)
-    assert (flags & (np.abs(R) <= 1.0)).any()                                     # held between 0.5 and 1
+    active = (rng.uniform(size=(300, 1)) < 0.8) & (np.arange(300) % 60 < 40)[:, None]   # 20 quiet of every 60
+    R = rng.uniform(-1.3, 1.3, (300, robot.nv)) * active
+    for split in (0, 125):                                       # 125: replayed from inside a collision
+        detector.reset()
+        for r in R[:split]:
+            detector.update(r)
+        flags, touched = detector.replay(R[split:])
+        detector.reset()
+        stepped = [detector.update(r) for r in R]
+        np.testing.assert_array_equal(flags, [c.coordinates for c in stepped[split:]])
+        np.testing.assert_array_equal(touched, [c.touched for c in stepped[split:]])
+    assert (flags & (np.abs(R[split:]) <= 1.0)).any()                             # held between 0.5 and 1
+    assert (touched & ~flags).any() and not flags.any(axis=1).all()               # touched is more than flags
     parent = robot.model.parent
     body = {j.idx_v: j.body for j in robot.model.joints}
-    for f in flags[:50]:
-        chosen = {robot.body_names.index(b) for b in detector.isolate(f)}
-        flagged = {body[i] for i in np.flatnonzero(f)}
+    for collision in stepped:
+        chosen = {robot.body_names.index(b) for b in collision.bodies}
+        flagged = {body[i] for i in np.flatnonzero(collision.touched)}
         assert chosen <= flagged
-        for b in flagged:                                     # each flagged body is chosen or above a chosen one
+        for b in flagged:                                     # each touched body is chosen or above a chosen one
             below = set()
             for c in chosen:
                 a = c
