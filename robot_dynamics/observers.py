@@ -3,7 +3,7 @@ frames (MomentumObserver.wrench) and collisions (CollisionDetector: thresholds c
 hysteresis, the touched body).
 
 The generalized-momentum observer (De Luca & Mattone, ICRA 2003; Haddadin, De Luca & Albu-Schaeffer, "Robot
-Collisions: A Survey on Detection, Isolation, and Identification", T-RO 2017, sec. IV) estimates the external joint
+Collisions: A Survey on Detection, Isolation, and Identification", T-RO 2017) estimates the external joint
 torque tau_ext of a fixed-base robot from q, v and the applied torque tau, without accelerations:
 
     r = K (p - p(0) - int_0^t (tau + C^T v - g - tau_f + r) dt),     p = M(q) v,
@@ -16,8 +16,9 @@ armature is in M, so in p).  The observer is integrated exactly for its linear p
 (algorithms/momentum_observer.py, eqs. (O1)-(O3)): tau held over each tick (the controller's zero-order hold),
 C^T v - g - tau_f by the trapezoidal rule, and tau_ext taken constant within a tick.
 
-A floating base is refused: its six base rows see the contact wrenches on every body, which a fixed-base residual
-attributes to the joints (the extension with measured contact wrenches, T-RO 2017 sec. VII, is not implemented).
+A floating base is refused by name: there the residual's six base rows, and its joint rows, hold the wrenches of
+every contact, the feet's included, and r estimates the unexpected ones only once the measured contact wrenches
+are subtracted (J_c^T f_c added to tau) -- an extension not implemented here.
 """
 from typing import NamedTuple
 
@@ -166,7 +167,7 @@ class MomentumObserver:
     def _residuals(self, t, q, v, tau, out=None):
         """(r, P, S) over a log (replay), the observer's own state untouched."""
         t = np.ascontiguousarray(t, dtype=float)
-        if t.ndim != 1 or len(t) < 1 or not np.all(np.diff(t) > 0):
+        if t.ndim != 1 or len(t) < 1 or not np.all(np.isfinite(t)) or not np.all(np.diff(t) > 0):
             raise ValueError("t must be a non-empty increasing (K,) array of finite times")
         K, n = len(t), self.robot.nv
         tau = np.ascontiguousarray(tau, dtype=float)
@@ -201,12 +202,13 @@ class MomentumObserver:
         that can carry no torque or a frame with fewer than six coordinates below it.
 
         Damped least squares: F = argmin |J^T F - r|^2 + damping^2 |F|^2 = sum_j u_j s_j / (s_j^2 + damping^2)
-        v_j^T r over the singular triplets of J.  Where J has full row rank (six coordinates below each frame,
-        away from singular configurations) F is the least-squares wrench, damped by (s_j / damping)^2 relative
-        (damping in J's units: m for the force rows' lever arms); at a singular configuration the wrench direction
-        that no joint feels (s_j = 0) is estimated as zero, and one nearly so is damped instead of amplified
-        (singular_values says which).  A contact on a body the frame is not on, or model error, is what remains in
-        `unexplained`.  Returns a WrenchEstimate.
+        v_j^T r over the singular triplets (s_j, u_j, v_j) of J; damping 0 is the pseudo-inverse.  Where J has full
+        row rank (six coordinates below each frame, away from singular configurations) F is the least-squares
+        wrench, low by a relative (damping / s_j)^2 (damping in J's units, those of the frame's lever arms: 1e-3
+        leaves F within 1e-4 of it where s_j > 0.1); at a singular configuration the wrench direction that no joint
+        feels (s_j = 0) is estimated as zero, and one nearly so is damped instead of amplified (singular_values
+        says which).  A contact on a body the frame is not on, or model error, is what remains in `unexplained`.
+        Returns a WrenchEstimate.
         """
         frames = list(frame) if isinstance(frame, (list, tuple)) else [frame]
         if not frames:

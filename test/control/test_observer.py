@@ -2,10 +2,11 @@
 
 MuJoCo (RK4 at 1 kHz, contacts and limits off) simulates panda (its URDF's joint damping) and ur5 (a random
 armature and damping on every joint, in MuJoCo's dof_armature and dof_damping and in our drives) tracking three
-sines per joint under computed torque; the observer runs online at every tick.  A force is stepped onto a link
-through xfrc_applied -- a world-frame force at the body's centre of mass -- and its joint torque J^T F comes from
-MuJoCo's own Jacobian of that point (mj_jac), its wrench at the link's frame from MuJoCo's poses.  The detector is
-calibrated on another motion, contact-free.  The 60 s free-motion figures are benchmarks/bench_observer.py's.
+sines per joint under computed torque; the observer runs online at every tick.  A force is stepped onto a point of
+a link, 5 cm off its centre of mass, through xfrc_applied (which acts at the centre of mass: the force and its
+moment about it); its joint torque J^T F comes from MuJoCo's own Jacobian of that point (mj_jac), its wrench at
+the link's frame from MuJoCo's poses.  The detector is calibrated (margin 2, floor 1e-3 N m) on another motion,
+contact-free.  The 60 s free-motion figures, more force directions and 30 N are benchmarks/bench_observer.py's.
 """
 import numpy as np
 import pytest
