@@ -239,6 +239,13 @@ class Robot:
         q: (..., nq), v: (..., nv) -> (..., nv)"""
         return self._calls["momentum"](q, v, out)
 
+    def momentum_rate(self, q, v, out=None):
+        """(p, h): the generalized momentum p = M(q) v (with the armature, as momentum) and h = C(q, v)^T v - g(q),
+        the rate p takes without applied torques -- pdot = tau + h along any motion (Mdot = C + C^T) -- from one
+        outward and one inward pass, O(n), M and C never formed (algorithms/momentum_observer.py): a momentum
+        observer's tick in one call (observers.py).  q: (..., nq), v: (..., nv) -> (..., nv), (..., nv)"""
+        return self._calls["momentum_rate"](q, v, out)
+
     def momentum_regressor(self, q, v, out=None):
         """(Y_p, Y_h) with Y_p pi = M(q) v, the generalized momentum (paper 002, Prop. 1), and Y_h pi =
         C(q, v)^T v - g(q), so that d/dt (Y_p pi) = tau + Y_h pi along any motion (Mdot = C + C^T): a

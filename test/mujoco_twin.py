@@ -7,8 +7,9 @@ body of its own; robot_dynamics merges it into its moving ancestor), and adding 
 contacts and joint limits disabled, zero friction loss, RK4 at the given step, and zero dof damping and armature
 unless given (per joint, in our order: MuJoCo's dof_armature on M's diagonal, dof_damping a passive -damping v).
 ``MujocoTwin.mass_matrix`` / ``bias`` / ``forward_dynamics`` are mj_fullM, qfrc_bias and qacc in our joint order,
-and ``run`` closes a controller's loop at the model's step with torques applied through ``qfrc_applied``
-(zero-order hold over each control period), as STYLE.md describes.
+``jacobian`` MuJoCo's own Jacobian of a point on a body (mj_jac) and ``com`` the body's centre of mass (xipos), and
+``run`` closes a controller's loop at the model's step with torques applied through ``qfrc_applied`` (zero-order
+hold over each control period) and external forces on bodies through ``xfrc_applied``, as STYLE.md describes.
 """
 import re
 from typing import NamedTuple
@@ -128,6 +129,29 @@ class MujocoTwin:
         self.data.qfrc_applied[:] = 0.0
         return qacc
 
+    def com(self, q, body):
+        """MuJoCo's centre of mass (3,) of its body ``body`` (a URDF link name) at q, world frame: where
+        xfrc_applied acts."""
+        self.set_state(q, np.zeros(self.robot.nv))
+        return self.data.body(body).xipos.copy()
+
+    def body_point(self, body, offset):
+        """The world position (3,) of the point at offset (3,) from body's centre of mass, in its body frame's axes,
+        in the present state (during run, the simulation's)."""
+        b = self.data.body(body)
+        return b.xipos + b.xmat.reshape(3, 3) @ np.asarray(offset, dtype=float)
+
+    def jacobian(self, q, body, point=None):
+        """MuJoCo's Jacobian (6, nv) [jacp; jacr] of the point ``point`` (3,) (world frame; default the body's
+        centre of mass) moving with its body ``body``, at q, columns in our joint order (mj_jac): the joint torque
+        of a wrench [force; torque] in world axes applied there (xfrc_applied's convention) is its transpose
+        times the wrench."""
+        self.set_state(q, np.zeros(self.robot.nv))
+        point = self.data.body(body).xipos if point is None else np.asarray(point, dtype=float)
+        jacp, jacr = np.zeros((3, self.model.nv)), np.zeros((3, self.model.nv))
+        self.mj.mj_jac(self.model, self.data, jacp, jacr, point, self.model.body(body).id)
+        return np.vstack([jacp, jacr])[:, self.dadr]
+
     def run(self, q0, v0, torque, duration, control_period=None, forces=None):
         """Simulate from (q0, v0): torque(t, q, v) -> (nv,) once per control period (default the step), held.
 
@@ -205,3 +229,99 @@ def scenario(name, dt=1e-3, seed=0):
     reference = SumOfSines(np.array(home, dtype=float), amplitudes, 2 * np.pi * np.array([0.2, 0.35, 0.5]),
                            rng.uniform(0, 2 * np.pi, (n, 3)))
     return Scenario(nominal, truth, MujocoTwin(text, truth, dt), body, payload, reference)
+
+
+# ---- the arms of the momentum observer's tests and benchmark: known forces stepped onto links mid-motion ----------
+
+class ObservedArm(NamedTuple):
+    """An arm whose model is exact, drives included: the Robot (the observer's and the controller's model), MuJoCo's
+    model of it (twin: the same armature and damping), its home configuration, and two links a force is put on:
+    mid (fewer than six joints below it) and last (six or more: its wrench is observable)."""
+
+    robot: object
+    twin: MujocoTwin
+    home: np.ndarray
+    mid: str
+    last: str
+
+
+# ARMS' file, fixed joints and home; the links; the drives: None for the URDF's own (panda's <dynamics> damping), or
+# a seed for a random armature (0.1-0.5 kg m^2) and damping (0.5-2 N m s/rad) on every joint
+OBSERVED = {"panda": ("panda_link5", "panda_hand", None), "ur5": ("forearm_link", "wrist_3_link", 0)}
+
+
+class Log(NamedTuple):
+    """A closed-loop run at the control ticks: t (K,), q (K, nq), v (K, nv), tau (K, nv) the controller's torque
+    from each tick on (a disturbance excluded), r (K, nv) the observer's residual computed online (or None)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    tau: np.ndarray
+    r: np.ndarray
+
+
+def observed_arm(name, dt=1e-3):
+    """The ObservedArm of ARMS[name] and OBSERVED[name], MuJoCo stepping at dt."""
+    import robot_dynamics as rd
+    from oracle import erd_path
+
+    filename, fixed, _, _, _, home = ARMS[name]
+    mid, last, seed = OBSERVED[name]
+    text = prepared_urdf(erd_path(filename), fixed)
+    robot = rd.load_urdf(text)
+    if seed is not None:
+        rng = np.random.default_rng(seed)
+        robot = robot.with_drives(armature=rng.uniform(0.1, 0.5, robot.nv), damping=rng.uniform(0.5, 2.0, robot.nv))
+    twin = MujocoTwin(text, robot, dt, armature=robot.armature, damping=robot.damping)
+    return ObservedArm(robot, twin, np.array(home, dtype=float), mid, last)
+
+
+def motion(arm, seed):
+    """A reference about the arm's home: three sines per joint (0.2, 0.35, 0.5 Hz), +-0.55-1.1 rad in all, random
+    amplitudes and phases of the seed."""
+    from robot_dynamics.controllers import SumOfSines
+
+    rng = np.random.default_rng(seed)
+    n = arm.robot.nv
+    amplitudes = rng.uniform(0.5, 1.0, (n, 1)) * np.array([0.6, 0.3, 0.2])
+    return SumOfSines(arm.home, amplitudes, 2 * np.pi * np.array([0.2, 0.35, 0.5]), rng.uniform(0, 2 * np.pi, (n, 3)))
+
+
+def observed_run(arm, reference, duration, observer=None, force=None, disturbance=None):
+    """Computed torque (kp 400, kd 40, the model's friction compensated) tracking reference in MuJoCo, one tick per
+    step; observer (a MomentumObserver or None) updated online at each tick with the torque of the tick before.
+
+    force: None or (link, force (3,) in world axes, offset (3,), t_on, t_off): the force on the link's point at offset
+    from its centre of mass (in its body frame's axes), put on from the first step at t_on to the last before t_off
+    through xfrc_applied -- which acts at the centre of mass: the force with its moment about it, [f; (x - c) x f],
+    the point x where the present step begins.  disturbance: None or a function t -> (nv,) joint torque added to
+    the controller's through qfrc_applied and not in the Log's tau.
+    """
+    from robot_dynamics.controllers import ComputedTorque
+
+    controller = ComputedTorque(arm.robot, 400.0, 40.0)
+    twin, dt = arm.twin, arm.twin.dt
+    residuals, last = [], []
+
+    def torque(t, q, v):
+        if observer is not None:
+            r = observer.update(q, v, last[0], dt) if last else observer.start(q, v)
+            residuals.append(r.copy())
+        d = reference(t)
+        tau = controller.torque(q, v, d.q, d.v, d.a)
+        last[:] = [tau]
+        return tau if disturbance is None else tau + disturbance(t)
+
+    def forces(t):
+        link, f, offset, t_on, t_off = force
+        if not t_on - 1e-9 <= t < t_off - 1e-9:
+            return {link: np.zeros(6)}
+        lever = twin.body_point(link, offset) - twin.data.body(link).xipos
+        return {link: np.concatenate([f, np.cross(lever, f)])}
+
+    start = reference(0.0)
+    t, q, v, tau = arm.twin.run(start.q, start.v, torque, duration, forces=None if force is None else forces)
+    if disturbance is not None:
+        tau = tau - np.array([disturbance(s) for s in t])
+    return Log(t, q, v, tau, np.array(residuals) if observer is not None else None)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from ..compiled import checked_kernels
 from . import (bundle, centroidal, christoffel, contacts, diagonalized, dynamics_derivatives, energy, frames,
-               global_factorization, innovations, kinematics, matrices, momentum, newton_euler, regressor,
-               state_derivatives, time_derivatives)
+               global_factorization, innovations, kinematics, matrices, momentum, momentum_observer, newton_euler,
+               regressor, state_derivatives, time_derivatives)
 from .kinematics import ERR_OVERFLOW, ERR_OVERLAP
 
 
@@ -60,6 +60,8 @@ QUANTITIES = (
     Quantity("momentum", momentum.momentum, ("q", "v"), (("p", ("nv",)),), False),
     Quantity("momentum_regressor", momentum.momentum_regressor, ("q", "v"),
              (("Y_p", ("nv", "ny")), ("Y_h", ("nv", "ny"))), True),
+    # p = M v and h = C^T v - g at once, pdot = tau + h: a momentum observer's tick (momentum_observer.py)
+    Quantity("momentum_rate", momentum_observer.momentum_rate, ("q", "v"), (("p", ("nv",)), ("h", ("nv",))), True),
     # recursive Newton-Euler and the articulated-body algorithm (newton_euler.py)
     Quantity("inverse_dynamics", newton_euler.inverse_dynamics, ("q", "v", "a"), (("tau", ("nv",)),), True),
     Quantity("forward_dynamics", newton_euler.forward_dynamics, ("q", "v", "tau"), (("a", ("nv",)),), True,

@@ -9,10 +9,10 @@ its own)."""
 import numpy as np
 
 from . import (centroidal, christoffel, contacts, diagonalized, dynamics_derivatives, frames, innovations, kinematics,
-               matrices, momentum, newton_euler, regressor, state_derivatives, time_derivatives)
+               matrices, momentum, momentum_observer, newton_euler, regressor, state_derivatives, time_derivatives)
 
-MODULES = (kinematics, matrices, regressor, momentum, newton_euler, dynamics_derivatives, time_derivatives,
-           state_derivatives, innovations, diagonalized, christoffel, frames, centroidal, contacts)
+MODULES = (kinematics, matrices, regressor, momentum, momentum_observer, newton_euler, dynamics_derivatives,
+           time_derivatives, state_derivatives, innovations, diagonalized, christoffel, frames, centroidal, contacts)
 
 
 def _union(modules):
