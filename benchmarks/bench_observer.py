@@ -4,7 +4,7 @@
 
 Speed (the bundled 7-DoF arm7 and panda, its fingers fixed): MomentumObserver.update per call -- one compiled call
 for p = M v and h = C^T v - g (Robot.momentum_rate), one for the discrete step -- rigid and with the drives'
-viscous and Coulomb friction (Drives.torque, in numpy); Robot.momentum_rate alone; Pinocchio computing the same
+viscous and Coulomb friction (in the compiled step); Robot.momentum_rate alone; Pinocchio computing the same
 in one process (crba then M v, computeCoriolisMatrix then C^T v, computeGeneralizedGravity) and the ratio.  Then
 replay of a log of --replay samples of random states (one batched kernel call, one compiled loop), in seconds.
 

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .algorithms.momentum_observer import ERR_RESIDUAL, ERR_TAU, observer_step, observer_steps
+from .drives import COULOMB_VELOCITY
 
 
 class WrenchEstimate(NamedTuple):
@@ -94,6 +95,10 @@ class MomentumObserver:
         drives = robot.model.drives
         self.friction = bool(friction) and not (drives.model is None and not drives.damping.any()
                                                 and not drives.friction.any())
+        compiled = self.friction and drives.model is None        # viscous + Coulomb: in the compiled tick
+        self._damping = drives.damping if compiled else np.zeros(robot.nv)
+        self._coulomb = drives.friction if compiled else np.zeros(robot.nv)
+        self._numpy_friction = self.friction and not compiled
         n = robot.nv
         self._p, self._s = np.empty(n), np.empty(n)              # this tick's p and s = h - tau_f
         self._p_last, self._s_last = np.empty(n), np.empty(n)    # the last tick's
@@ -119,22 +124,24 @@ class MomentumObserver:
         """
         if not self.started:
             return self.start(q, v)
-        self._rate(q, v, self._p, self._s)
+        self._rate(q, v, self._p, self._s, self._numpy_friction)
         if dt != self._dt:
             self._weights(dt)
         tau = np.ascontiguousarray(tau, dtype=float)
         if tau.shape != self._r.shape:
             raise ValueError(f"tau must have shape {self._r.shape}, got {tau.shape}")
         status = observer_step(self._p, self._s, tau, self._dt, self._a, self._c, self._p_last, self._s_last,
-                               self._r)
+                               self._r, np.ascontiguousarray(v, dtype=float), self._damping, self._coulomb,
+                               COULOMB_VELOCITY)
         if status == ERR_TAU:
             raise ValueError("tau contains non-finite values (NaN or inf)")
         if status == ERR_RESIDUAL:
             raise ValueError("the residual overflows float64: tau, v or dt is out of range")
         return self.residual
 
-    def _rate(self, q, v, p, s):
-        """p, s <- p and s = C^T v - g - tau_f at one state (q, v)."""
+    def _rate(self, q, v, p, s, friction=None):
+        """p, s <- p and s = C^T v - g - tau_f at one state (q, v); friction: whether to subtract tau_f here
+        (default: self.friction; update leaves viscous + Coulomb friction to the compiled tick)."""
         try:
             self.robot.momentum_rate(q, v, out=(p, s))
         except ValueError:
@@ -142,7 +149,7 @@ class MomentumObserver:
                 if np.shape(x) != (n,):
                     raise ValueError(f"{name} must have shape ({n},) (one state), got {np.shape(x)}") from None
             raise
-        if self.friction:
+        if self.friction if friction is None else friction:
             s -= self.robot.model.drives.torque(np.asarray(v, dtype=float))
 
     def _weights(self, dt):

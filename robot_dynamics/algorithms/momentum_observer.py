@@ -93,14 +93,18 @@ def tick(p, s, tau, dt, p_last, s_last, a, c, r_last, i):
 
 
 @njit(cache=True)
-def observer_step(p, s, tau, dt, a, c, p_last, s_last, r):
+def observer_step(p, s, tau, dt, a, c, p_last, s_last, r, v, damping, friction, width):
     """One tick of the observer (module docstring): r <- (O3), then p_last, s_last <- p, s.  All (nv,); a, c the
-    tick's weights exp(-k dt) and (1 - a) / dt.  Returns 0, ERR_TAU for a non-finite tau or ERR_RESIDUAL for a
-    residual that would overflow, changing nothing then."""
+    tick's weights exp(-k dt) and (1 - a) / dt; first s -= damping v + friction tanh(v / width), the drives'
+    viscous and Coulomb friction (drives.py; zeros when the observer subtracts a friction model itself).  Returns
+    0, ERR_TAU for a non-finite tau or ERR_RESIDUAL for a residual that would overflow, changing nothing then but
+    this tick's s."""
     n = r.shape[0]
     for i in range(n):
         if not np.isfinite(tau[i]):
             return ERR_TAU
+    for i in range(n):
+        s[i] -= damping[i] * v[i] + friction[i] * np.tanh(v[i] / width)
     for i in range(n):
         if not np.isfinite(tick(p, s, tau, dt, p_last, s_last, a[i], c[i], r[i], i)):
             return ERR_RESIDUAL
