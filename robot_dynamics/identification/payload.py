@@ -54,7 +54,8 @@ from .logs import _dumper, coordinate_names
 REFERENCE_MASS = 1.0        # kg  } the scale of "identified": a direction of pi whose standard deviation exceeds
 REFERENCE_LENGTH = 0.1      # m   } that of this mass at this distance is not (module docstring)
 SINGULAR = 1e-13            # reciprocal condition number of the column-scaled normal matrix deemed singular
-FIXED_POINT = 50            # iterations at most of the mass-and-CoM fit's inertia about the origin
+FIXED_POINT = 50            # iterations at most of the mass-and-CoM fit's inertia about the origin, until
+SETTLED = 1e-12             # it changes by less than this relative to the largest parameter
 BLOCK = 4096                # samples per regressor block
 MASS_AND_COM = np.arange(4)
 INERTIA = np.arange(4, 10)
@@ -71,9 +72,10 @@ class PayloadIdentification:
     link when a body was named); parameters: (10,) pi = [m, m c, Ixx, Iyy, Izz, Ixy, Ixz, Iyz] about the frame's
     origin; covariance: (10, 10) of the weighted fit (nan in the rows and columns of parameters not identified);
     identified: (10,) bool; condition: of the column-scaled stacked regressor of the identified parameters;
-    residual_rms: (nv,) RMS of tau - ID - tau_f - Y_k pi per joint; n_samples: samples used; weights: (nv,) the
-    joints' weights (zero for joints that do not carry the payload); constrained: whether the consistency
-    constraint was active (the weighted fit was not physical).
+    residual_rms: (nv,) RMS of tau - ID - tau_f - Y_k pi per joint (from the normal equations, as identify()'s:
+    on exact data it shows the rounding of sum tau^2, ~1e-8 of the torques); n_samples: samples used; weights:
+    (nv,) the joints' weights (zero for joints that do not carry the payload); constrained: whether the
+    consistency constraint was active (the weighted fit was not physical).
     """
 
     body: str
@@ -190,7 +192,7 @@ def identify_payload(robot, q, v=None, a=None, tau=None, body=None, *, t=None, c
     seen = np.einsum("jii->j", total.G) > 0                     # the joints that carry the payload
     if not seen.any():
         raise ValueError(f"no joint moves '{body}': a payload there exerts no torque the robot measures")
-    fit = _weighted_fit(total, seen, np.arange(10))
+    fit = _weighted_fit(total, seen)
     identified = fit is not None and _determined(fit, np.arange(10))
     if identified:
         pi, A, sigma2, w = fit
@@ -199,7 +201,7 @@ def identify_payload(robot, q, v=None, a=None, tau=None, body=None, *, t=None, c
         pi, A, sigma2, w = _mass_and_com(total, seen, prior, body)
         columns = MASS_AND_COM
     if pi[0] <= 0:
-        std = np.sqrt(sigma2 / A[0, 0]) if A[0, 0] > 0 else np.inf
+        std = np.sqrt(sigma2 * np.linalg.inv(A)[0, 0])
         raise ValueError(f"the identified payload mass is {pi[0]:.3g} kg (std {std:.2g}): the data show no payload "
                          f"on '{body}'")
     covariance = np.full((10, 10), np.nan)
@@ -247,13 +249,13 @@ def _residuals(ne, pi):
     return np.maximum(np.einsum("i,jik,k->j", pi, ne.G, pi) - 2 * ne.b @ pi + ne.c, 0.0)
 
 
-def _weighted_fit(ne, seen, columns):
+def _weighted_fit(ne, seen):
     """Gautier's weighted least squares on the joints seen (ordinary fit, then each joint weighted by 1 / its
-    residual variance; estimate.py), columns: which of the ten parameters ne holds.  None when the column-scaled
-    normal matrix is singular.  -> (pi (p,), A = sum_j w_j G_j (p, p), sigma^2, w (nv,)) or None"""
+    residual variance; estimate.py) of the p parameters ne holds.  None when the column-scaled normal matrix is
+    singular (or the samples too few).  -> (pi (p,), A = sum_j w_j G_j (p, p), sigma^2, w (nv,)) or None"""
     p, n, n_j = ne.G.shape[-1], ne.n, int(seen.sum())
     if n * n_j <= p:
-        raise ValueError(f"{n} samples of {n_j} joints cannot determine {p} payload parameters")
+        return None
     ordinary = _solve(ne, seen.astype(float))
     if ordinary is None:
         return None
@@ -295,7 +297,7 @@ def _mass_and_com(ne, seen, prior, body):
     inertia's columns vanish).  -> (pi (10,), A (4, 4), sigma^2, w)"""
     pi = parameters_from_inertial(0.0, np.zeros(3), prior)
     for _ in range(FIXED_POINT):
-        fit = _weighted_fit(_shifted(ne, MASS_AND_COM, pi), seen, MASS_AND_COM)
+        fit = _weighted_fit(_shifted(ne, MASS_AND_COM, pi), seen)
         if fit is None or not _determined(fit, MASS_AND_COM):
             raise ValueError(f"the data do not determine the mass and CoM of a payload on '{body}': hold the robot "
                              f"in poses that turn the link several ways, or move it (an excitation trajectory)")
@@ -303,7 +305,7 @@ def _mass_and_com(ne, seen, prior, body):
         if h_pi[0] <= 0:
             return np.concatenate([h_pi, pi[4:]]), A, sigma2, w
         previous, pi = pi, parameters_from_inertial(h_pi[0], h_pi[1:] / h_pi[0], prior)
-        if np.all(np.abs(pi - previous) <= 1e-14 * np.abs(pi).max()):
+        if np.all(np.abs(pi - previous) <= SETTLED * np.abs(pi).max()):
             break
     else:
         warnings.warn(f"the payload's mass and CoM did not settle in {FIXED_POINT} iterations", stacklevel=3)
