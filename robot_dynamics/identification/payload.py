@@ -130,6 +130,11 @@ class PayloadIdentification:
         return inertia_matrix(np.concatenate([np.zeros(4), s]))
 
     @property
+    def rank(self):
+        """How many of the ten parameters the data determine: 10, or 4 (mass and CoM)."""
+        return int(self.identified.sum())
+
+    @property
     def not_identified(self):
         """Names (spatial.PARAMETER_NAMES) of the parameters the data do not determine."""
         return [name for name, known in zip(PARAMETER_NAMES, self.identified) if not known]

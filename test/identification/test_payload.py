@@ -61,7 +61,7 @@ def test_noise_free_log_gives_the_payload_to_rounding(arm):
     L, p = arm, arm.payload
     r = rd.identify_payload(L.nominal, L.q, L.v, L.a, L.tau, p.link)
     assert r.frame == p.link and r.body == L.nominal.body_names[L.nominal.model.frames[p.link].body]
-    assert r.not_identified == [] and r.n_samples == len(L.t) and not r.constrained
+    assert r.not_identified == [] and r.rank == 10 and r.n_samples == len(L.t) and not r.constrained
     assert abs(r.mass - p.mass) < 1e-10 * p.mass
     assert com_error(r, p) < 1e-10
     np.testing.assert_allclose(r.inertia, p.inertia, rtol=0, atol=1e-9 * np.abs(p.inertia).max())
@@ -120,7 +120,7 @@ def test_static_poses_give_mass_and_com_and_say_the_inertia_is_not_identified(ar
     zero = np.zeros((len(Q), L.nominal.nv))
     tau = np.array([L.twin.bias(q, np.zeros(L.nominal.nv)) for q in Q])
     r = rd.identify_payload(L.nominal, Q, zero, zero, tau, p.link)
-    assert r.not_identified == INERTIA_NAMES and np.isfinite(r.condition)
+    assert r.not_identified == INERTIA_NAMES and r.rank == 4 and np.isfinite(r.condition)
     assert abs(r.mass - p.mass) < 1e-10 * p.mass and com_error(r, p) < 1e-10
     assert np.abs(r.inertia).max() < 1e-15 and np.all(np.isnan(r.inertia_std)) and np.all(np.isnan(r.std[4:]))
     assert np.all(np.isfinite(r.std[:4])) and np.all(np.isfinite(r.com_std))
