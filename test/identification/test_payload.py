@@ -29,13 +29,14 @@ ARMS = {
     "ur5": dict(payload=Payload("wrist_3_link", 3.0, (0.03, 0.05, 0.07), box_inertia(3.0, (0.12, 0.10, 0.08))),
                 armature=np.linspace(0.4, 0.1, 6), damping=np.linspace(3.0, 0.5, 6)),
 }
+COMPACT = dict(payload=Payload("wrist_3_link", 1.0, (0.03, 0.04, 0.05), box_inertia(1.0, (0.03, 0.03, 0.03))))
 INERTIA_NAMES = list(PARAMETER_NAMES[4:])
 
 
 @functools.lru_cache(maxsize=None)
-def log_of(name):
-    """The MuJoCo log of ARMS[name] (10 s at 1 kHz), made once per session."""
-    return payload_log(name, **ARMS[name])
+def log_of(name, compact=False):
+    """The MuJoCo log of ARMS[name] (or of ur5 with the COMPACT payload; 10 s at 1 kHz), made once per session."""
+    return payload_log(name, **(COMPACT if compact else ARMS[name]))
 
 
 @pytest.fixture(scope="module", params=list(ARMS))
@@ -95,6 +96,45 @@ def test_standard_deviations_are_the_spread_over_noise_draws():
     spread = np.std([[r.mass, *r.com] for r in results], axis=0, ddof=1)
     reported = np.mean([[r.mass_std, *r.com_std] for r in results], axis=0)
     assert np.all((spread > 0.6 * reported) & (spread < 1.4 * reported)), (spread, reported)
+
+
+def test_an_unphysical_weighted_fit_is_made_consistent_at_the_least_cost():
+    """ur5 with a compact 1 kg cube (3 cm: second moments about its CoM of 4e-5 kg m^2) and 1 % torque noise: the
+    weighted least-squares fit (numpy's lstsq on the explicitly stacked, weighted rows) has a pseudo-inertia that
+    is not positive semi-definite; the result's is, and its weighted residual is the least among physical
+    parameters: no more than the truth's, the midpoint's between them (chi^2 and the physical set are convex), or
+    what BFGS finds over J = L L^T (L lower triangular: another parametrization, another optimizer)."""
+    import scipy.optimize
+    from robot_dynamics.controllers import parameters_from_pseudo_inertia, pseudo_inertia
+
+    L = log_of("ur5", compact=True)
+    p = L.payload
+    q, tau = with_sensor_noise(L.q, L.tau, resolution=0, rng=0)
+    r = rd.identify_payload(L.nominal, q, L.v, L.a, tau, p.link)
+    assert r.constrained and is_consistent(r.parameters) and r.rank == 10
+    assert abs(r.mass - p.mass) < 0.05 * p.mass and com_error(r, p) < 0.01
+
+    k = L.nominal.body_names.index(p.link)
+    rows = np.sqrt(r.weights)[:, None]
+    Y = (L.nominal.regressor(q, L.v, L.v, L.a)[..., 10 * k:10 * k + 10] * rows).reshape(-1, 10)
+    y = ((tau - L.nominal.inverse_dynamics(q, L.v, L.a) - L.nominal.friction_torque(L.v)) * rows[:, 0]).reshape(-1)
+    unconstrained = np.linalg.lstsq(Y, y, rcond=None)[0]
+    R = np.linalg.qr(Y, mode="r")
+
+    def excess(pi):                                           # chi^2(pi) - chi^2(unconstrained) = |R (pi - pi*)|^2
+        return np.sum((R @ (pi - unconstrained)) ** 2)
+
+    def cholesky_excess(x):
+        factor = np.zeros((4, 4))
+        factor[np.tril_indices(4)] = x
+        return excess(parameters_from_pseudo_inertia(factor @ factor.T))
+
+    assert not is_consistent(unconstrained)
+    starts = [np.linalg.cholesky(pseudo_inertia(pi))[np.tril_indices(4)] for pi in (p.parameters(), r.parameters)]
+    bfgs = min(scipy.optimize.minimize(cholesky_excess, x, method="BFGS", options={"gtol": 1e-10}).fun
+               for x in starts)
+    truth = p.parameters()
+    assert 0 < excess(r.parameters) <= min(excess(truth), excess((truth + r.parameters) / 2), bfgs) + 1e-6
 
 
 def test_condition_number_is_that_of_the_stacked_weighted_columns():
