@@ -16,8 +16,8 @@ __all__ = ["Contact", "Diagonalized", "Dynamics", "GlobalFactorization", "Innova
 __version__ = "0.1.0"
 
 # Identification (issue 15) loads on first use: scipy.optimize, Dask and rosbags stay out of `import robot_dynamics`.
-_IDENTIFICATION = ("identify", "base_parameters", "excitation_trajectory", "read_log", "save_parameters",
-                   "load_parameters", "write_corrected_urdf")
+_IDENTIFICATION = ("identify", "identify_payload", "base_parameters", "excitation_trajectory", "read_log",
+                   "save_parameters", "load_parameters", "write_corrected_urdf")
 
 
 def __getattr__(name):

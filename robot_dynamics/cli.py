@@ -10,6 +10,8 @@
     robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction | --friction-model MODEL]
                             [--armature] [--cutoff HZ] [--out FILE] [--write-urdf OUT] [--ros-params FILE]
                             [--drives FILE] [--plot fit.png] [--floating-base] [--chunks N]
+    robot-dynamics identify-payload URDF LOG [LOG...] --body NAME [--out payload.yaml] [--write-urdf OUT]
+                            [--ros-params FILE] [--drives FILE] [--cutoff HZ]
 
 URDF is a file or the name of a bundled robot (arm7, planar_2link, quadruped, torso_two_arm, humanoid); a file
 ending in .xacro is expanded with xacro (``--xacro-arg name:=value``, repeatable).
@@ -131,9 +133,9 @@ def main(argv=None, out=None):
         parser.error("--v-ref and --a-ref go together")
     if args.command == "compute" and args.a is not None and not args.derivatives:
         parser.error("--a is the acceleration of --derivatives")
-    if args.command in ("identify", "excite", "simulate"):
+    if args.command in ("identify", "identify-payload", "excite", "simulate"):
         from .identification import command
-        run = getattr(command, args.command)
+        run = getattr(command, args.command.replace("-", "_"))
     elif args.command == "compile":
         from .precompile import main as run
     else:
@@ -148,7 +150,8 @@ def main(argv=None, out=None):
 
 
 def add_identification_parsers(sub):
-    """The subcommands excite, simulate and identify (robot_dynamics.identification.command runs them)."""
+    """The subcommands excite, simulate, identify and identify-payload (robot_dynamics.identification.command runs
+    them)."""
     urdf_help = "URDF file, or the name of a bundled robot (arm7, ...)"
     p = sub.add_parser("excite", help="an excitation trajectory within the URDF's joint limits")
     p.add_argument("urdf", help=urdf_help)
@@ -205,6 +208,23 @@ def add_identification_parsers(sub):
     p.add_argument("--topic", help="the JointState topic of a ROS 2 bag (default /joint_states)")
     p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
     p.add_argument("--chunks", type=int, metavar="N", help="reduce the logs with Dask, N samples per task")
+    p = sub.add_parser("identify-payload", help="a payload's mass, CoM and inertia from logs of the robot carrying "
+                                                "it (the URDF describes the robot without it)")
+    p.add_argument("urdf", help=urdf_help)
+    p.add_argument("logs", nargs="+", metavar="LOG", help="log files: .npz, .csv, or ROS 2 bags (.db3, .mcap, "
+                                                          "directory) of sensor_msgs/JointState on /joint_states")
+    p.add_argument("--body", required=True, help="the body carrying the payload, or a link fixed to it (the "
+                                                 "results are in that link's frame)")
+    p.add_argument("--out", metavar="FILE", help="write the payload: .yaml, .yml or .json")
+    p.add_argument("--write-urdf", metavar="OUT", help="write the URDF with the payload as a fixed link")
+    p.add_argument("--ros-params", metavar="FILE", help="write a ROS 2 params file giving adaptive_controller_node "
+                                                        "initial_parameters: the robot's with the payload")
+    p.add_argument("--drives", metavar="FILE", help="the robot's drives file (robot_dynamics.drive_files): their "
+                                                    "armature and friction are the robot's, not the payload's")
+    p.add_argument("--cutoff", type=_positive, metavar="HZ", help="cut-off of the filter that differentiates "
+                                                                  "positions when v and a are not logged")
+    p.add_argument("--topic", help="the JointState topic of a ROS 2 bag (default /joint_states)")
+    p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
 
 
 def _positive(text):

@@ -325,3 +325,78 @@ def observed_run(arm, reference, duration, observer=None, force=None, disturbanc
     if disturbance is not None:
         tau = tau - np.array([disturbance(s) for s in t])
     return Log(t, q, v, tau, np.array(residuals) if observer is not None else None)
+
+
+# ---- payload identification (issue 28): MuJoCo logs of an arm carrying a payload it does not model --------------
+
+class PayloadLog(NamedTuple):
+    """A log of an arm with a payload, simulated by MuJoCo: the arm's URDF text without the payload (urdf), the arm
+    as that describes it (nominal, its drives included), the arm with the payload (truth, robot_dynamics) and
+    MuJoCo's model of it (twin), the payload, and the samples at the control ticks: t (N,), q, v, a (MuJoCo's qacc
+    at the tick, under the torque held from it), tau (N, nv)."""
+
+    urdf: str
+    nominal: object
+    truth: object
+    twin: MujocoTwin
+    payload: Payload
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    tau: np.ndarray
+
+
+def payload_log(name, payload, duration=10.0, dt=1e-3, seed=0, armature=None, damping=None, bandwidth=5.0):
+    """A PayloadLog of ARMS[name] (its file, fixed joints and home) carrying ``payload`` (a Payload), excited for
+    ``duration`` s by three sines per joint about home (0.2, 0.5 and 0.8 Hz; amplitudes 0.3-0.5, 0.18-0.3 and
+    0.12-0.2 rad), tracked by computed torque with the nominal model (which does not know the payload; bandwidth
+    in Hz, critically damped), the torque held over each step dt of MuJoCo.  armature, damping: (nv,) the drives
+    of the nominal arm, or None (the URDF's); MuJoCo's dof_armature and dof_damping are the nominal arm's (which
+    has no Coulomb friction: MuJoCo's frictionloss is a constraint, not the same law)."""
+    import robot_dynamics as rd
+    from oracle import erd_path
+    from robot_dynamics.bundled import bundled_urdf
+    from robot_dynamics.controllers import SumOfSines
+
+    filename, fixed, _, _, _, home = ARMS[name]
+    source = bundled_urdf("arm7") if filename is None else erd_path(filename)
+    urdf = prepared_urdf(source, fixed)
+    nominal = rd.load_urdf(urdf)
+    text = prepared_urdf(source, fixed, payload)
+    truth = rd.load_urdf(text)
+    nominal = nominal.with_drives(armature=armature, damping=damping)
+    truth = truth.with_drives(armature=nominal.armature, damping=nominal.damping)
+    assert not nominal.friction.any() and nominal.model.drives.model is None, "MuJoCo has no such friction"
+    twin = MujocoTwin(text, truth, dt, nominal.armature, nominal.damping)
+    rng = np.random.default_rng(seed)
+    n = nominal.nv
+    reference = SumOfSines(np.array(home, dtype=float), rng.uniform(0.6, 1.0, (n, 1)) * np.array([0.5, 0.3, 0.2]),
+                           2 * np.pi * np.array([0.2, 0.5, 0.8]), rng.uniform(0, 2 * np.pi, (n, 3)))
+    w = 2 * np.pi * bandwidth
+    mj, m, d = twin.mj, twin.model, twin.data
+    mj.mj_resetData(m, d)
+    start = reference(0.0)
+    twin.set_state(start.q, start.v)
+    steps = int(round(duration / dt))
+    t = dt * np.arange(steps)
+    Q, V, A, TAU = (np.empty((steps, n)) for _ in range(4))
+    for k in range(steps):
+        q, v = twin.state()
+        r = reference(t[k])
+        tau = nominal.inverse_dynamics(q, v, r.a + 2 * w * (r.v - v) + w**2 * (r.q - q)) + nominal.friction_torque(v)
+        d.qfrc_applied[:] = 0.0
+        d.qfrc_applied[twin.dadr] = tau
+        mj.mj_forward(m, d)                                  # qacc at (q, v) under tau: the logged acceleration
+        Q[k], V[k], A[k], TAU[k] = q, v, d.qacc[twin.dadr], tau
+        mj.mj_step(m, d)
+    assert np.all(np.isfinite(d.qvel)), f"MuJoCo's {name} went unstable"
+    return PayloadLog(urdf, nominal, truth, twin, payload, t, Q, V, A, TAU)
+
+
+def with_sensor_noise(q, tau, torque=0.01, resolution=2 * np.pi / 2**16, rng=None):
+    """(q, tau) as a 16-bit encoder (q rounded to the resolution) and a torque sensor (Gaussian noise of standard
+    deviation ``torque`` times each joint's torque range, identification.simulated.Noise's convention) log them."""
+    rng = np.random.default_rng(rng)
+    return (np.round(q / resolution) * resolution if resolution else q,
+            tau + rng.normal(size=tau.shape) * torque * np.ptp(tau, axis=0))

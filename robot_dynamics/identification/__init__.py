@@ -4,8 +4,9 @@ tau = Y(q, v, v, a) pi is linear in pi (paper 002, eq. (16) with v_r = v, a_r = 
 pi by least squares: on the base parameters (base.py, least_squares.py), or physically consistent on the full pi
 (consistent.py), from in-memory arrays or chunk by chunk with Dask (scale_out.py); nonlinear friction models by
 variable projection (friction_fit.py) and the choice between friction models by held-out RMS (comparison.py);
-excitation trajectories that make the stacked regressor well conditioned (excitation.py); logs in (npz, CSV, ROS 2
-bags) and parameters out (logs.py); the command line (command.py).
+excitation trajectories that make the stacked regressor well conditioned (excitation.py); a payload on a robot
+whose own model is trusted (payload.py); logs in (npz, CSV, ROS 2 bags) and parameters out (logs.py); the command
+line (command.py).
 
 Modules load when one of their names is first used, so `import robot_dynamics` does not import scipy.optimize,
 Dask or rosbags.
@@ -24,6 +25,8 @@ _WHERE = {
     "dask_normal_equations": "scale_out",
     "Log": "logs", "read_log": "logs", "write_log": "logs", "save_parameters": "logs", "load_parameters": "logs",
     "save_ros_parameters": "logs", "coordinate_names": "logs", "write_corrected_urdf": "logs",
+    "PayloadIdentification": "payload", "identify_payload": "payload", "save_payload": "payload",
+    "write_payload_urdf": "payload",
 }
 __all__ = sorted(_WHERE)
 

@@ -1,10 +1,13 @@
-"""What ``robot-dynamics identify``, ``excite`` and ``simulate`` do (cli.py parses their arguments).
+"""What ``robot-dynamics identify``, ``identify-payload``, ``excite`` and ``simulate`` do (cli.py parses their
+arguments).
 
     robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]
     robot-dynamics simulate URDF traj.npz --out log.csv [--rate 1000] [--noise 0.01] [--payload 2 ...]
     robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction | --friction-model MODEL]
                             [--armature] [--held-out FRACTION] [--cutoff HZ] [--out params.yaml]
                             [--write-urdf OUT] [--ros-params FILE] [--drives FILE] [--plot fit.png]
+    robot-dynamics identify-payload URDF LOG [LOG...] --body NAME [--cutoff HZ] [--drives FILE]
+                            [--out payload.yaml] [--write-urdf OUT] [--ros-params FILE]
 
 Each takes ``args`` (the argparse namespace) and ``out`` (the text stream of its report; progress goes to
 stderr), returns the exit code, and raises ValueError or OSError for bad input, which the command line prints as
@@ -289,3 +292,66 @@ def plot(path, robot, result, t, tau, predicted, log):
     axes[-1, 0].set_xlabel("t [s]")
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+# --- robot-dynamics identify-payload -----------------------------------------------------------------------------
+
+def identify_payload(args, out):
+    """The payload on args.body from logs of the robot carrying it (payload.identify_payload; the URDF, and the
+    drives file if given, describe the robot without it): print mass, CoM and inertia with their standard
+    deviations, the residual RMS per joint and the condition number; write the files asked for: the payload as
+    YAML or JSON (--out), the URDF with the payload as a fixed link (--write-urdf), the adaptive controller's
+    starting estimate as a ROS 2 params file (--ros-params)."""
+    from .payload import identify_payload as identify_logs
+    from .payload import save_payload, write_payload_urdf
+
+    for option, value, suffixes in (("--out", args.out, (".yaml", ".yml", ".json")),
+                                    ("--ros-params", args.ros_params, (".yaml", ".yml"))):
+        if value is not None and Path(value).suffix not in suffixes:
+            raise ValueError(f"{option} '{value}': write {' or '.join(suffixes)}")
+    robot, path = robot_and_path(args.urdf, args.floating_base)
+    if args.drives is not None:
+        robot = load_urdf(path, floating_base=args.floating_base, drives=args.drives)
+    logs = [samples(robot, log, args) for log in args.logs]
+    q, v, a, tau = (np.concatenate(x) for x in list(zip(*logs))[1:])
+    result = identify_logs(robot, q, v, a, tau, args.body)
+    payload_report(robot, result, args.logs, out)
+    written = []
+    if args.out:
+        save_payload(args.out, result, robot)
+        written.append(f"payload {args.out}")
+    if args.write_urdf:
+        write_payload_urdf(path, args.write_urdf, result)
+        written.append(f"URDF with the payload {args.write_urdf}")
+    if args.ros_params:
+        save_ros_parameters(args.ros_params, robot, result.starting_estimate(robot))
+        written.append(f"ROS 2 params {args.ros_params} (the adaptive controller's starting estimate)")
+    if written:
+        out.write("wrote " + ", ".join(written) + "\n")
+    return 0
+
+
+def payload_report(robot, result, logs, out):
+    """Mass, CoM, inertia about the CoM (value, standard deviation), the parameters not identified, residual RMS per
+    joint and condition number."""
+    fit = "physically consistent (the weighted fit was not)" if result.constrained else "weighted least squares"
+    out.write(f"payload on '{result.frame}' (body '{result.body}') of robot '{robot.model.name}': {len(logs)} "
+              f"log{'s' * (len(logs) > 1)}, {result.n_samples:,} samples; {fit}; in the frame of '{result.frame}'\n\n")
+    out.write(f"{'value':>13}  {'std':>10}\n")
+    rows = [("mass [kg]", result.mass, result.mass_std)]
+    rows += [(f"com {x} [m]", c, s) for x, c, s in zip("xyz", result.com, result.com_std)]
+    I, I_std = result.inertia, result.inertia_std
+    rows += [(f"I{key[1:]} [kg m^2] about the CoM", I[i, j], I_std[i, j])
+             for key, (i, j) in (("ixx", (0, 0)), ("iyy", (1, 1)), ("izz", (2, 2)), ("ixy", (0, 1)),
+                                 ("ixz", (0, 2)), ("iyz", (1, 2)))]
+    for name, value, std in rows:
+        out.write(f"{value:13.6g}  {std:10.3g}  {name}\n")
+    if result.not_identified:
+        out.write(f"\nnot identified (the inertia about the CoM held at its prior): "
+                  f"{', '.join(result.not_identified)}\n")
+    names = coordinate_names(robot)
+    width = max(len(name) for name in names)
+    out.write("\nresidual RMS per joint\n")
+    for name, rms in zip(names, result.residual_rms):
+        out.write(f"  {name:<{width}}  {rms:10.4g}\n")
+    out.write(f"\ncondition number of the payload's regressor: {result.condition:.4g}\n")
