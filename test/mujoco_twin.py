@@ -228,7 +228,8 @@ def scenario(name, dt=1e-3, seed=0):
     amplitudes = rng.uniform(0.5, 1.0, (n, 1)) * np.array([0.6, 0.3, 0.2])
     reference = SumOfSines(np.array(home, dtype=float), amplitudes, 2 * np.pi * np.array([0.2, 0.35, 0.5]),
                            rng.uniform(0, 2 * np.pi, (n, 3)))
-    return Scenario(nominal, truth, MujocoTwin(text, truth, dt), body, payload, reference)
+    twin = MujocoTwin(text, truth, dt, armature=truth.armature, damping=truth.damping)    # the URDF's drives (panda:
+    return Scenario(nominal, truth, twin, body, payload, reference)                         # <dynamics damping>)
 
 
 # ---- the arms of the momentum observer's tests and benchmark: known forces stepped onto links mid-motion ----------
