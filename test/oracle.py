@@ -136,6 +136,17 @@ class PinocchioTwin:
             pin.computeJointTorqueRegressor(self.model, self.data, self.q(q), self.v(v), self.v(a)))
 
 
+def assert_pinocchio_torques(robot, path, pi, seed, states=3):
+    """Pinocchio's rnea on the URDF at path equals Y(q, v, v, a) pi of robot (same kinematics) at random states,
+    to 1e-10: the file holds the parameters pi."""
+    twin = PinocchioTwin(robot, path)
+    rng = np.random.default_rng(seed)
+    for _ in range(states):
+        q, v, a = robot.random_configuration(rng), rng.normal(size=robot.nv), rng.normal(size=robot.nv)
+        expected = robot.regressor(q, v, v, a) @ pi
+        np.testing.assert_allclose(twin.rnea(q, v, a), expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+
+
 def relative_error(a, b):
     """max |a - b| / max |b| (max |a - b| when b is all zeros)."""
     scale = np.max(np.abs(b)) if np.size(b) else 0.0

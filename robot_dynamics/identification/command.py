@@ -266,12 +266,17 @@ def report(robot, result, logs, out):
                                       result.nonlinear_std):
             out.write(f"  {name}  " + "  ".join(f"{symbol} = {x:.6g} ({s:.3g})" for symbol, x, s
                                                 in zip(model.nonlinear_symbols, values, stds)) + "\n")
+    write_residuals(out, robot, result.residual_rms)
+    out.write(f"\ncondition number of the base regressor: {result.condition:.4g}\n")
+
+
+def write_residuals(out, robot, residual_rms):
+    """The residual RMS per joint, as a table to ``out``."""
     names = coordinate_names(robot)
     width = max(len(name) for name in names)
     out.write("\nresidual RMS per joint\n")
-    for name, rms in zip(names, result.residual_rms):
+    for name, rms in zip(names, residual_rms):
         out.write(f"  {name:<{width}}  {rms:10.4g}\n")
-    out.write(f"\ncondition number of the base regressor: {result.condition:.4g}\n")
 
 
 def plot(path, robot, result, t, tau, predicted, log):
@@ -349,9 +354,5 @@ def payload_report(robot, result, logs, out):
     if result.not_identified:
         out.write(f"\nnot identified (the inertia about the CoM held at its prior): "
                   f"{', '.join(result.not_identified)}\n")
-    names = coordinate_names(robot)
-    width = max(len(name) for name in names)
-    out.write("\nresidual RMS per joint\n")
-    for name, rms in zip(names, result.residual_rms):
-        out.write(f"  {name:<{width}}  {rms:10.4g}\n")
+    write_residuals(out, robot, result.residual_rms)
     out.write(f"\ncondition number of the payload's regressor: {result.condition:.4g}\n")

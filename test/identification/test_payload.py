@@ -18,7 +18,7 @@ import pytest
 
 import robot_dynamics as rd
 from mujoco_twin import Payload, box_inertia, payload_log, with_sensor_noise
-from oracle import PinocchioTwin
+from oracle import assert_pinocchio_torques
 from robot_dynamics.identification.consistent import is_consistent
 from robot_dynamics.identification.logs import Log, load_parameters, write_log
 from robot_dynamics.identification.payload import save_payload, write_payload_urdf
@@ -215,12 +215,7 @@ def test_writers_urdf_yaml_and_the_adaptive_controllers_start(arm, tmp_path):
     loaded = rd.load_urdf(out)
     np.testing.assert_allclose(loaded.parameters, estimate, rtol=0, atol=1e-12 * np.abs(estimate).max())
     assert out.read_text().replace(r.urdf_link("camera"), "") == L.urdf
-    twin = PinocchioTwin(loaded, out)
-    rng = np.random.default_rng(5)
-    for _ in range(3):
-        q, v, a = loaded.random_configuration(rng), rng.normal(size=loaded.nv), rng.normal(size=loaded.nv)
-        expected = loaded.regressor(q, v, v, a) @ estimate
-        np.testing.assert_allclose(twin.rnea(q, v, a), expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+    assert_pinocchio_torques(loaded, out, estimate, seed=5)
     with pytest.raises(ValueError, match="already has a link or joint 'camera'"):
         write_payload_urdf(out, tmp_path / "twice.urdf", r, name="camera")
 
