@@ -69,7 +69,9 @@ class DynamicsLogic(Described):
 
     def _setup(self, loading=True):
         """Parameters, the description (``loading``: taking descriptions already) and the state; no publisher or
-        subscription yet (see :meth:`_open`)."""
+        subscription yet (see :meth:`_open`). A parameter the node cannot use raises a ValueError naming it (the
+        constructor then destroys the node)."""
+        self.description = None                 # until the parameters are read
         self.answered = 0
         self.skipped = collections.Counter()
         self.settings = DynamicsParameters(self)
@@ -129,7 +131,8 @@ class DynamicsLogic(Described):
 
     def _teardown(self):
         """Abandon a load in progress and end the loader's thread (before the node is destroyed)."""
-        self.description.close()
+        if self.description is not None:
+            self.description.close()
 
     def _after_set_parameters(self, params):
         if self.settings.update(params):
@@ -230,11 +233,11 @@ class DynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, Node):
 
     def __init__(self, node_name="dynamics_node", **kwargs):
         super().__init__(node_name, **kwargs)
-        self._setup()
-        self._open()
         try:
+            self._setup()
+            self._open()
             self.description.load_initial()
-        except Exception:
+        except Exception:                       # not left in the context for its shutdown to destroy half-made
             self.destroy_node()
             raise
 

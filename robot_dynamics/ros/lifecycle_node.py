@@ -51,7 +51,11 @@ class LifecycleDynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, L
     def __init__(self, node_name="dynamics_node", **kwargs):
         super().__init__(node_name, **kwargs)
         self.lifecycle_state = "unconfigured"
-        self._setup(loading=False)                           # until configure: the topic's description is kept
+        try:
+            self._setup(loading=False)                       # until configure: the topic's description is kept
+        except Exception:
+            self.destroy_node()
+            raise
         self.description.listen()
 
     @property
