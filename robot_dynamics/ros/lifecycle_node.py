@@ -26,7 +26,6 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from robot_dynamics.ros.description import SkipsBadMessages
 from robot_dynamics.ros.dynamics_node import DynamicsLogic
 from robot_dynamics.ros.guard import GuardedCallbacks
-from robot_dynamics.ros.qos import OUTPUT_QOS
 from robot_dynamics.ros.runner import run
 
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
@@ -62,8 +61,8 @@ class LifecycleDynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, L
     def _active(self):
         return self.lifecycle_state == "active"
 
-    def _create_output(self, msg_type, topic):
-        return self.create_lifecycle_publisher(msg_type, topic, OUTPUT_QOS)
+    def _create_output(self, msg_type, topic, qos):
+        return self.create_lifecycle_publisher(msg_type, topic, qos)
 
     def _destroy_output(self, publisher):
         self.destroy_lifecycle_publisher(publisher)
