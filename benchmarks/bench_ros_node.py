@@ -36,7 +36,7 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 101))
 
 import rclpy  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.experimental import EventsExecutor  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -187,9 +187,14 @@ def main(argv=None):
 
     rclpy.init(args=[])
     driver = rclpy.create_node(f"bench_driver_{os.getpid()}")
-    executor = SingleThreadedExecutor()
-    executor.add_node(driver)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    executor = EventsExecutor()         # not a Python executor: its ~0.1 ms a callback under the GIL made the driver's
+    executor.add_node(driver)           # own stream bursty (the relay answered 95.6 % at 1 kHz, 98.5 % with this)
+    stop = threading.Event()
+
+    def spin():                         # in slices, as test/ros_helpers.Spinner does
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=0.05)
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     rng = np.random.default_rng(0)
     rows = []
@@ -209,8 +214,9 @@ def main(argv=None):
                 for target in targets:
                     target.stop()
     finally:
-        executor.shutdown()
+        stop.set()
         spinner.join(timeout=5)
+        executor.shutdown()
         driver.destroy_node()
         rclpy.try_shutdown()
     print_table(rows, args.duration)
