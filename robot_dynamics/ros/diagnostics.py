@@ -4,11 +4,11 @@ Each node reports one DiagnosticStatus named ``<fully qualified node name>: <wha
 messages it answered over the last period, the mean and worst compute time per answer, the messages it skipped,
 in total and per reason (the ``kind`` of conversions.BadMessage), the exceptions its callbacks raised (per
 callback and exception type, robot_dynamics.ros.guard), for a node with a robot description
-(hotswap.DescriptionSwap) the descriptions it refused (per reason) and whether one is loading, and for the
-adaptive controller the ticks its safeguards acted in (per kind: ``flagged``). Level OK; WARN when a message was
-skipped, a description refused or a tick flagged in the last period, or nothing was answered while inputs
-arrived; ERROR when a callback raised in the last period, or while the node has no robot model (a lifecycle
-node that is not active reports its state, at level OK).
+(hotswap.DescriptionSwap) the descriptions it refused (per reason) and whether one is loading, and the ticks a
+safeguard acted in (per kind: ``flagged``; the adaptive controller's safeguards, dynamics_node's observer
+restarts). Level OK; WARN when a message was skipped, a description refused or a tick flagged in the last period,
+or nothing was answered while inputs arrived; ERROR when a callback raised in the last period, or while the node
+has no robot model (a lifecycle node that is not active reports its state, at level OK).
 A node may add statuses of its own (``reports``): dynamics_node's momentum observer reports ``<node>: collision``,
 ERROR naming the touched bodies while in collision, OK otherwise, and publishes it at once when it changes.
 The ``diagnostic_msgs`` package (PyPI ``ros-diagnostic-msgs``) is optional: without it the node publishes no

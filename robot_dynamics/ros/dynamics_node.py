@@ -186,6 +186,9 @@ class DynamicsLogic(Described):
                 "Read-only. The joints in the order of every published vector and matrix (after the six base "
                 "velocities when floating_base is true).", read_only=True))
             self.description.required_joints = list(robot.joint_names)
+        old = self.description.served
+        if served.observing is not None and old is not None and old.observing is not None:
+            served.observing.carry_calibration(old.observing)
         self.inputs.adopt(robot, self.robot)
         if self._subs:
             self._subscribe_odometry(robot)

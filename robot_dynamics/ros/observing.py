@@ -14,8 +14,9 @@ The observer integrates between joint states (observers.MomentumObserver.update)
   applied over the last step -- or, with ``effort_topic``, the last command received there, held until the next
   (the zero-order hold of an effort controller's ``commands``; it carries no stamp, so a command that arrives after
   the joint state it answered counts for the next tick).
-- **A new model** (a hot-swapped description) gets a new Observing (publishing.Served): the observer restarts and a
-  calibration starts over.
+- **A new model** (a hot-swapped description) gets a new Observing (publishing.Served): the observer restarts at
+  the next joint state. Calibrated thresholds carry over (:meth:`Observing.carry_calibration`; a calibration under
+  way goes on): the contact-free seconds are those after start-up, and a swap may come in contact.
 - **Collisions.** CollisionDetector on r, its thresholds ``collision_thresholds`` (one per coordinate in the order
   of ``joints``, or one for all) or calibrated: the first ``collision_calibration_time`` seconds of observed
   joint states after the model starts are declared contact-free, and the thresholds are ``collision_margin``
@@ -81,8 +82,6 @@ class Observing:
     changed : bool
         True when the last observed joint state changed the verdict or its bodies (what /diagnostics reports at
         once).
-    calibrated : float
-        Seconds of joint states observed for the calibration so far.
     """
 
     def __init__(self, robot, settings):
@@ -112,6 +111,7 @@ class Observing:
 
     @property
     def calibrated(self):
+        """Seconds of joint states observed for the calibration so far."""
         return self._calibrated_ns / NANOSECONDS
 
     def stop(self):
@@ -157,6 +157,15 @@ class Observing:
         if self._calibrated_ns >= self._calibration_ns:
             thresholds = np.maximum(self.settings.margin * self._peak, self._floor)
             self.detector = CollisionDetector(self.robot, thresholds, self.settings.release)
+
+    def carry_calibration(self, old):
+        """Take the calibration of ``old`` (the Observing of the model this one replaces, the same coordinates):
+        its thresholds, or the calibration so far while it was calibrating."""
+        if not self.calibrating or old._calibration_ns != self._calibration_ns or old.robot.nv != self.robot.nv:
+            return
+        self._peak[:], self._calibrated_ns = old._peak, old._calibrated_ns
+        if old.detector is not None:
+            self.detector = CollisionDetector(self.robot, old.detector.thresholds, self.settings.release)
 
     def wrench(self, q, frame):
         """(6,) [force; torque] at ``frame`` that best explains r, in the frame's axes about its origin

@@ -300,32 +300,38 @@ def heavier(xml):
 
 
 def test_switched_on_at_run_time_and_restarted_by_a_new_description(probe, start_node):
-    """publish_external_torque set while serving advertises the outputs; a hot-swapped description (every mass
-    doubled) restarts the observer at the next joint state (r = 0, though a push goes on), which then follows the
-    new model's observer -- without counting a restart of its own."""
+    """publish_external_torque set while serving advertises the outputs; 10 ms held still calibrate the thresholds,
+    then a push is a collision.  A hot-swapped description (every mass doubled) restarts the observer at the next
+    joint state (r = 0 and no collision, though the push goes on), which then follows the new model's observer --
+    without counting a restart of its own -- with the calibrated thresholds carried over."""
     xml = ARM.read_text()
-    node = start_node(robot_description=xml, observer_gain=GAIN)
+    node = start_node(robot_description=xml, observer_gain=GAIN, collision_calibration_time=0.01)
     assert node.set_parameters([Parameter("publish_external_torque", value=True)])[0].successful
     robot = library_robot(xml)
     names = list(robot.joint_names)
-    listen_to_observer(probe)
+    listen_to_observer(probe, collision=True)
     q, _ = random_state(robot, np.random.default_rng(5))
     v, tau_ext = np.zeros(robot.nv), np.linspace(-2.0, 2.0, robot.nv)
     warm_up(probe, robot, q, ["external_torque"])
-    for k in range(4):
-        msg = send(probe, joint_state(names, q, v, effort=robot.gravity_vector(q) - tau_ext, at=at(T0 + k * DT)))
+    for k in range(7):                                         # still for 2 dt = 10 ms, then pushed
+        push = tau_ext if k >= 3 else 0.0
+        msg = send(probe, joint_state(names, q, v, effort=robot.gravity_vector(q) - push, at=at(T0 + k * DT)))
     assert np.max(np.abs(np.asarray(msg.effort) - tau_ext)) < 0.5 * np.max(np.abs(tau_ext))
-    flagged = dict(node.flagged)
+    assert probe.wait_until(lambda: [m.data for m in probe.history["collision"]] == [False, True])
+    flagged, calibrated = dict(node.flagged), node.description.served.observing.detector.thresholds
 
     served = node.description.served
     assert node.set_parameters([Parameter("robot_description", value=heavier(xml))])[0].successful
     assert eventually(lambda: node.description.served is not served, timeout=60)
+    assert np.array_equal(node.description.served.observing.detector.thresholds, calibrated)
     heavy = library_robot(heavier(xml))
-    states = [(T0 + k * DT, q, v, heavy.gravity_vector(q) - tau_ext) for k in range(4, 7)]
+    states = [(T0 + k * DT, q, v, heavy.gravity_vector(q) - tau_ext) for k in range(7, 10)]
     for k, (t, qk, vk, tau) in enumerate(states):
         msg = send(probe, joint_state(names, qk, vk, effort=tau, at=at(t)))
         np.testing.assert_allclose(msg.effort, library_residuals(heavy, states[:k + 1])[-1], rtol=RTOL, atol=ATOL)
-    assert np.all(np.asarray(answered(probe, "external_torque", states[0][0]).effort) == 0)
+        if k == 0:
+            assert np.all(np.asarray(msg.effort) == 0)
+            assert probe.wait_until(lambda: [m.data for m in probe.history["collision"]] == [False, True, False])
     assert dict(node.flagged) == flagged
 
 
