@@ -148,11 +148,15 @@ def stamp(k):
     return Time(sec=1000 + k, nanosec=123)
 
 
-def joint_state(names, q, v=None, k=0):
+def joint_state(names, q, v=None, k=0, effort=None, at=None):
+    """A JointState of positions ``q`` (and velocities ``v``, efforts ``effort``), stamped ``stamp(k)`` or ``at``
+    (a builtin_interfaces Time)."""
     msg = JointState(name=list(names), position=[float(x) for x in q])
     if v is not None:
         msg.velocity = [float(x) for x in v]
-    msg.header.stamp = stamp(k)
+    if effort is not None:
+        msg.effort = [float(x) for x in effort]
+    msg.header.stamp = stamp(k) if at is None else at
     return msg
 
 
@@ -200,6 +204,7 @@ class Probe:
         self.node = rclpy.create_node("probe", namespace=namespace, context=executor.context)
         self._cond = threading.Condition()
         self.latest = {}                         # topic -> last message
+        self.history = {}                        # topic -> every message, for the topics listened to with keep
         self.counts = dict.fromkeys(MATRIX_TOPICS + ("com",), 0)
         self.com_stamps = []                     # (sec, nanosec) of every ~/com received, in order
         out = self._out = f"{namespace}/{node_name}/"
@@ -220,17 +225,22 @@ class Probe:
             with self._cond:
                 self.latest[topic] = msg
                 self.counts[topic] += 1
+                if topic in self.history:
+                    self.history[topic].append(msg)
                 if topic == "com":
                     self.com_stamps.append((msg.header.stamp.sec, msg.header.stamp.nanosec))
                 self._cond.notify_all()
         return record
 
-    def listen(self, topic, msg_type=Float64MultiArray):
+    def listen(self, topic, msg_type=Float64MultiArray, qos=10, keep=False):
         """Record the node's output ``topic`` too (one the probe does not take by default: ~/frame_jacobians/...):
-        its last message in ``latest`` and its count in ``counts``."""
+        its last message in ``latest``, its count in ``counts`` and, with ``keep``, every message in ``history``.
+        A topic starting with ``/`` is taken as it stands (``/diagnostics``)."""
         self.counts[topic] = 0
-        self._subscriptions[topic] = self.node.create_subscription(msg_type, self._out + topic, self._recorder(topic),
-                                                                   10)
+        if keep:
+            self.history[topic] = []
+        name = topic if topic.startswith("/") else self._out + topic
+        self._subscriptions[topic] = self.node.create_subscription(msg_type, name, self._recorder(topic), qos)
 
     def stop_recording(self):
         """Unsubscribe from the node's outputs: a test that measures the node's rate with a recorder of its own

@@ -80,11 +80,12 @@ def as_float_array(values):
 # --- sensor_msgs/JointState ---------------------------------------------------------------------------------
 
 class JointStateMerger:
-    """The last known joint positions and velocities, merged from JointState messages.
+    """The last known joint positions, velocities and efforts, merged from JointState messages.
 
     Joints are matched by name in any order; names the model lacks are ignored. A message updates the joints it
-    names and leaves the others at their last known values. A message without velocities marks the velocities
-    of the joints it names as unknown (their old values belong to an old position).
+    names and leaves the others at their last known values. A message without velocities (efforts) marks the
+    velocities (efforts) of the joints it names as unknown (their old values belong to an old state). Efforts are
+    kept as given, NaN included: only the momentum observer reads them, and checks them (inputs.StateInputs.efforts).
 
     Parameters
     ----------
@@ -100,6 +101,8 @@ class JointStateMerger:
         self.v = np.zeros(n)                      # (n,) joint velocities, 0 where unknown
         self.q_known = np.zeros(n, dtype=bool)
         self.v_known = np.zeros(n, dtype=bool)
+        self.effort = np.zeros(n)                 # (n,) joint efforts, as the messages gave them
+        self.effort_known = np.zeros(n, dtype=bool)
         self._names = None                        # the last message's names, and their match:
         self._rows = self._cols = np.zeros(0, dtype=np.intp)   # msg.name[rows[k]] == joint_names[cols[k]]
 
@@ -113,6 +116,11 @@ class JointStateMerger:
         """True when every joint has a known velocity."""
         return bool(self.v_known.all())
 
+    @property
+    def efforts_known(self):
+        """True when every joint has had an effort, in its last message."""
+        return bool(self.effort_known.all())
+
     def merge(self, msg):
         """Merge one JointState into the state.
 
@@ -122,9 +130,11 @@ class JointStateMerger:
         """
         names = msg.name
         position, velocity = as_float_array(msg.position), as_float_array(msg.velocity)
-        if len(position) != len(names) or len(velocity) not in (0, len(names)):
+        effort = as_float_array(msg.effort)
+        if len(position) != len(names) or len(velocity) not in (0, len(names)) or len(effort) not in (0, len(names)):
             raise BadMessage("joint_state_lengths", f"joint_states has {len(names)} names, {len(position)} "
-                                                    f"positions and {len(velocity)} velocities")
+                                                    f"positions, {len(velocity)} velocities and {len(effort)} "
+                                                    "efforts")
         rows, cols = self._match(names)
         p = position[rows]
         v = velocity[rows] if len(velocity) else None
@@ -135,6 +145,8 @@ class JointStateMerger:
         self.q_known[cols] = True
         self.v[cols] = 0.0 if v is None else v
         self.v_known[cols] = v is not None
+        self.effort[cols] = effort[rows] if len(effort) else 0.0
+        self.effort_known[cols] = len(effort) > 0
         if not self.complete:
             missing = [name for name, known in zip(self.joint_names, self.q_known) if not known]
             raise BadMessage("joint_state_missing_joints", f"joint_states never gave a position for {missing}")

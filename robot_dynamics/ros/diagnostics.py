@@ -4,11 +4,13 @@ Each node reports one DiagnosticStatus named ``<fully qualified node name>: <wha
 messages it answered over the last period, the mean and worst compute time per answer, the messages it skipped,
 in total and per reason (the ``kind`` of conversions.BadMessage), the exceptions its callbacks raised (per
 callback and exception type, robot_dynamics.ros.guard), for a node with a robot description
-(hotswap.DescriptionSwap) the descriptions it refused (per reason) and whether one is loading, and for the
-adaptive controller the ticks its safeguards acted in (per kind: ``flagged``). Level OK; WARN when a message was
-skipped, a description refused or a tick flagged in the last period, or nothing was answered while inputs
-arrived; ERROR when a callback raised in the last period, or while the node has no robot model (a lifecycle
-node that is not active reports its state, at level OK).
+(hotswap.DescriptionSwap) the descriptions it refused (per reason) and whether one is loading, and the ticks a
+safeguard acted in (per kind: ``flagged``; the adaptive controller's safeguards, dynamics_node's observer
+restarts). Level OK; WARN when a message was skipped, a description refused or a tick flagged in the last period,
+or nothing was answered while inputs arrived; ERROR when a callback raised in the last period, or while the node
+has no robot model (a lifecycle node that is not active reports its state, at level OK).
+A node may add statuses of its own (``reports``): dynamics_node's momentum observer reports ``<node>: collision``,
+ERROR naming the touched bodies while in collision, OK otherwise, and publishes it at once when it changes.
 The ``diagnostic_msgs`` package (PyPI ``ros-diagnostic-msgs``) is optional: without it the node publishes no
 diagnostics (and advertises no /diagnostics topic) and says so once in its log.
 """
@@ -20,6 +22,7 @@ except ImportError:                       # pragma: no cover - depends on the in
     DiagnosticArray = None
 
 PERIOD = 1.0                              # s between two reports (diagnostic_updater's default)
+OK, WARN, ERROR = "ok", "warn", "error"   # the levels of a report (DiagnosticStatus.OK, ...)
 
 
 class Diagnostics:
@@ -28,11 +31,14 @@ class Diagnostics:
     ``node`` must have ``skipped`` (collections.Counter) and ``robot`` attributes, and may have
     ``callback_errors``, ``refused`` and ``flagged`` (Counters), ``loading`` (bool) and ``lifecycle_state`` (str). Call
     :meth:`answered` with the compute time of every answered message and :meth:`received` for every input message.
+    ``reports()``, if given, returns the node's other statuses as ``(what, level, message, values)`` (level OK, WARN
+    or ERROR; values a dict of str), published with the node's every PERIOD and by :meth:`publish_reports`.
     """
 
-    def __init__(self, node, what):
+    def __init__(self, node, what, reports=None):
         self.node = node
         self.what = what
+        self.reports = reports or (lambda: [])
         self.count = self.received_count = 0
         self._period_count = self._period_received = 0
         self._period_time = self._period_worst = 0.0
@@ -113,8 +119,24 @@ class Diagnostics:
                                 message=message, hardware_id=getattr(self.node.robot, "root_link", "") or "",
                                 values=[KeyValue(key=k, value=v) for k, v in values.items()])
 
+    def report_statuses(self):
+        """The DiagnosticStatus of each of the node's reports."""
+        levels = {OK: DiagnosticStatus.OK, WARN: DiagnosticStatus.WARN, ERROR: DiagnosticStatus.ERROR}
+        return [DiagnosticStatus(level=levels[level], name=f"{self.node.get_fully_qualified_name()}: {what}",
+                                 message=message, hardware_id=getattr(self.node.robot, "root_link", "") or "",
+                                 values=[KeyValue(key=k, value=v) for k, v in values.items()])
+                for what, level, message, values in self.reports()]
+
     def publish(self):
-        """Publish the period's status on /diagnostics (the timer's callback)."""
-        msg = DiagnosticArray(status=[self.status()])
+        """Publish the period's status and the reports on /diagnostics (the timer's callback)."""
+        self._publish([self.status()] + self.report_statuses())
+
+    def publish_reports(self):
+        """Publish the reports now (a change that must not wait for the period: a collision)."""
+        if self.publisher is not None:
+            self._publish(self.report_statuses())
+
+    def _publish(self, statuses):
+        msg = DiagnosticArray(status=statuses)
         msg.header.stamp = self.node.get_clock().now().to_msg()
         self.publisher.publish(msg)

@@ -26,7 +26,6 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from robot_dynamics.ros.description import SkipsBadMessages
 from robot_dynamics.ros.dynamics_node import DynamicsLogic
 from robot_dynamics.ros.guard import GuardedCallbacks
-from robot_dynamics.ros.qos import OUTPUT_QOS
 from robot_dynamics.ros.runner import run
 
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
@@ -51,15 +50,19 @@ class LifecycleDynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, L
     def __init__(self, node_name="dynamics_node", **kwargs):
         super().__init__(node_name, **kwargs)
         self.lifecycle_state = "unconfigured"
-        self._setup(loading=False)                           # until configure: the topic's description is kept
+        try:
+            self._setup(loading=False)                       # until configure: the topic's description is kept
+        except Exception:
+            self.destroy_node()
+            raise
         self.description.listen()
 
     @property
     def _active(self):
         return self.lifecycle_state == "active"
 
-    def _create_output(self, msg_type, topic):
-        return self.create_lifecycle_publisher(msg_type, topic, OUTPUT_QOS)
+    def _create_output(self, msg_type, topic, qos):
+        return self.create_lifecycle_publisher(msg_type, topic, qos)
 
     def _destroy_output(self, publisher):
         self.destroy_lifecycle_publisher(publisher)

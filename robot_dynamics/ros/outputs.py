@@ -10,6 +10,11 @@ their help (launch_plan) and the topics the tests listen to (test/ros_helpers.py
 
 Adding an output is adding its row to :data:`OUTPUTS`.
 
+The momentum observer's outputs (``~/external_torque``, ``~/external_wrench/<frame>``, ``~/collision``) are rows too:
+they need an *observed* joint state (robot_dynamics.ros.observing: a fixed base, velocities and efforts), and
+``~/collision`` is *latched*: published when its value changes, transient local, so a late subscriber gets the
+present state.
+
 Shapes use the registry's names: ``"nq"``, ``"nv"``, ``"nb"`` (bodies) and ``"ny"`` (10 nb), beside numbers. The
 label of a Float64MultiArray's axis follows from its size's name: ``nv`` the coordinates in v order, ``ny`` the
 inertial parameters ``<body>.<parameter>``, 3 ``x,y,z``, 6 the rows of a twist ``linear_x, ..., angular_z``
@@ -23,7 +28,11 @@ from typing import Callable, Optional
 
 FLOAT64_ARRAY = "std_msgs/Float64MultiArray"
 POINT = "geometry_msgs/PointStamped"
+JOINT_STATE = "sensor_msgs/JointState"
+WRENCH = "geometry_msgs/WrenchStamped"
+BOOL = "std_msgs/Bool"
 VELOCITIES, REFERENCE = "velocities", "reference"      # what a joint state must bring for an output
+OBSERVED, THRESHOLDS = "observed", "thresholds"         # ... or the observer make of it (observing.py)
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,7 @@ class Output:
     ----------
     topic : str
         Relative to the node's name (``~/<topic>``); with ``{frame}`` in it, one topic per frame of the parameter
-        ``frames``.
+        named by ``frames``.
     message : str
         The ROS message type, ``package/Type``.
     symbol : str
@@ -42,7 +51,8 @@ class Output:
     value : callable
         ``value(x)`` -> the array to publish, from the :class:`robot_dynamics.ros.publishing.Evaluation` ``x`` of
         a joint state (``x.robot``, ``x.q``, ``x.v``, ``x.dynamics``: the result of ``robot.dynamics``,
-        ``x.frame``, ``x.frame_reference``).
+        ``x.frame``, ``x.frame_reference``, ``x.observer``: the observing.Observing that observed the joint
+        state).
     row : tuple or None
         ``(registry row, result name)``: the Robot method that computes the quantity alone, whose result of that
         name gives the shape. None for a quantity no row computes (then ``shape`` is given).
@@ -52,9 +62,15 @@ class Output:
         The bool parameter that advertises the output (None: always advertised).
     needs : tuple
         ``VELOCITIES`` and ``REFERENCE`` (a ``~/reference`` of nv velocities and accelerations) when the joint
-        state must bring them.
+        state must bring them; ``OBSERVED`` when the momentum observer must have observed it (a fixed base,
+        velocities and efforts), ``THRESHOLDS`` when the collision thresholds must be known.
     doc : str
         What else a consumer must know.
+    frames : str
+        The string-array parameter that lists the frames of a per-frame output.
+    latched : bool
+        Published when its value changes (and the first time), RELIABLE + TRANSIENT_LOCAL: a late subscriber
+        receives the present value.
     """
 
     topic: str
@@ -66,10 +82,12 @@ class Output:
     switch: Optional[str] = None
     needs: tuple = ()
     doc: str = ""
+    frames: str = "frames"
+    latched: bool = False
 
     @property
     def per_frame(self):
-        """True for one topic per frame of the parameter ``frames``."""
+        """True for one topic per frame of the parameter named by ``frames``."""
         return "{frame}" in self.topic
 
     def method(self):
@@ -133,21 +151,41 @@ OUTPUTS = (
     Output("frame_jacobians/{frame}", FLOAT64_ARRAY, "J_f",
            lambda x: x.robot.frame_jacobian(x.q, x.frame, x.frame_reference, out=x.out), row=("_frame_jacobian", "J"),
            doc="of each frame of the parameter frames, in frame_reference: [linear; angular] rows"),
+    Output("external_torque", JOINT_STATE, "tau_ext", lambda x: x.observer.residual, shape=("nv",),
+           switch="publish_external_torque", needs=(OBSERVED,),
+           doc="the momentum observer's estimate r of the external joint torque (MomentumObserver.update; "
+               "M a + C v + g + tau_f = tau + tau_ext, tau the effort), in effort, by coordinate name; stamped "
+               "with the joint state's stamp"),
+    Output("external_wrench/{frame}", WRENCH, "F_ext", lambda x: x.observer.wrench(x.q, x.frame), shape=(6,),
+           switch="publish_external_torque", needs=(OBSERVED,), frames="wrench_frames",
+           doc="of each frame of the parameter wrench_frames: the wrench there that best explains r "
+               "(MomentumObserver.wrench, reference local): force and torque about the frame's origin in its axes, "
+               "header.frame_id = frame_prefix + the frame"),
+    Output("collision", BOOL, "collision", lambda x: x.observer.collision.detected, shape=(),
+           switch="publish_external_torque", needs=(OBSERVED, THRESHOLDS), latched=True,
+           doc="CollisionDetector's verdict, published when it changes (transient local); while true, an ERROR on "
+               "/diagnostics names the touched bodies"),
 )
 
 # The inputs and the outputs that are no quantity, for the table of topics.
 OTHER_TOPICS = (
-    ("in", "joint_states", "sensor_msgs/JointState", "positions (and velocities) by joint name"),
+    ("in", "joint_states", "sensor_msgs/JointState", "positions (and velocities, efforts) by joint name"),
     ("in", "odom", "nav_msgs/Odometry", "floating base: pose in the world, twist in the base frame "
                                         "(child_frame_id = frame_prefix + the URDF root link)"),
     ("in", "robot_description", "std_msgs/String", "only while no description parameter is set"),
     ("in", "~/reference", "trajectory_msgs/JointTrajectoryPoint", "velocities = v_r, accelerations = a_r (nv,)"),
+    ("in", "<effort_topic>", "std_msgs/Float64MultiArray", "only with effort_topic set: the observer's tau, nv efforts "
+                                                           "in the order of joints, held until the next (else "
+                                                           "joint_states' effort)"),
 )
 COMPANION_TOPICS = (
     ("out", "~/state", "sensor_msgs/JointState", "the stamped companion, published after the outputs of every "
                                                  "answered joint state: its stamp, the world frame, the coordinate "
                                                  "names (v order) and the q, v used"),
-    ("out", "/diagnostics", "diagnostic_msgs/DiagnosticArray", "rate, compute time, skipped messages by reason"),
+    ("out", "/diagnostics", "diagnostic_msgs/DiagnosticArray", "rate, compute time, skipped messages by reason; "
+                                                               "with publish_external_torque, the collision: ERROR "
+                                                               "naming the touched bodies while in collision, OK "
+                                                               "otherwise"),
 )
 
 
@@ -163,7 +201,8 @@ def switches():
 def switch_help(switch):
     """What the parameter ``switch`` does, from the rows: ``"publish ~/a and ~/b"``, and what they wait for."""
     outputs = switches()[switch]
-    text = "publish " + " and ".join(f"~/{o.topic}" for o in outputs)
+    topics = [f"~/{o.topic.format(frame='<frame>')}" for o in outputs]
+    text = "publish " + (", ".join(topics[:-1]) + " and " if len(topics) > 1 else "") + topics[-1]
     return text + (" once a ~/reference has arrived" if any(REFERENCE in o.needs for o in outputs) else "")
 
 
@@ -175,11 +214,14 @@ def matrix_topics():
 def _shape_text(output):
     symbols = output.shape_symbols()
     sizes = ["10 nb" if s == "ny" else str(s) for s in symbols]
-    return f"({sizes[0]},)" if len(sizes) == 1 else f"({', '.join(sizes)})"
+    if not sizes:
+        return ""                                      # a scalar
+    return f" ({sizes[0]},)" if len(sizes) == 1 else f" ({', '.join(sizes)})"
 
 
 def _when(output):
-    named = {VELOCITIES: "velocities", REFERENCE: "a ~/reference"}
+    named = {VELOCITIES: "velocities", REFERENCE: "a ~/reference", OBSERVED: "an observed joint state",
+             THRESHOLDS: "collision thresholds"}
     needs = ([output.switch] if output.switch else []) + [named[need] for need in output.needs]
     return f"[needs {', '.join(needs)}]" if needs else ""
 
@@ -197,7 +239,7 @@ def topics_table(width=116):
         add(*row)
     for output in OUTPUTS:
         method = output.method()
-        text = f"{output.symbol} {_shape_text(output)}" + (f" = {method}" if method else "")
+        text = f"{output.symbol}{_shape_text(output)}" + (f" = {method}" if method else "")
         text += "".join(f"; {part}" for part in (output.doc, _when(output)) if part)
         add("out", f"~/{output.topic.format(frame='<frame>')}", output.message, text)
     for row in COMPANION_TOPICS:

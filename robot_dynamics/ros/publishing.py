@@ -8,13 +8,18 @@ comes in ``~/state`` (and ``~/com``), published after them.
 """
 from collections import namedtuple
 
+import array
+
 import numpy as np
-from geometry_msgs.msg import PointStamped
+from geometry_msgs.msg import PointStamped, WrenchStamped
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Bool, Float64MultiArray
 
 from robot_dynamics.ros.conversions import coordinate_names, multiarray_layout, set_multiarray_data
-from robot_dynamics.ros.outputs import FLOAT64_ARRAY, OUTPUTS, POINT, REFERENCE, VELOCITIES
+from robot_dynamics.ros.observing import Observing
+from robot_dynamics.ros.outputs import (BOOL, FLOAT64_ARRAY, JOINT_STATE, OBSERVED, OUTPUTS, POINT, REFERENCE,
+                                        THRESHOLDS, VELOCITIES, WRENCH)
+from robot_dynamics.ros.qos import LATCHED_QOS, OUTPUT_QOS
 from robot_dynamics.spatial import PARAMETER_NAMES
 
 STATE_TOPIC = "~/state"
@@ -41,7 +46,7 @@ def sizes(robot):
     return {"nq": robot.nq, "nv": robot.nv, "nb": robot.nbodies, "ny": 10 * robot.nbodies}
 
 
-def _array(output, robot):
+def _array(output, robot, frame_id):
     symbols, numbers = output.shape_symbols(), sizes(robot)
     shape = tuple(numbers.get(s, s) for s in symbols)
     return Float64MultiArray(layout=multiarray_layout(shape, [axis_labels(s, robot) for s in symbols]))
@@ -57,23 +62,64 @@ def _fill_point(msg, value, stamp, frame_id):
     msg.point.x, msg.point.y, msg.point.z = (float(c) for c in value)
 
 
-# How each message type of outputs.py is made for a model (make(output, robot)) and filled with a value
-# (fill(msg, value, stamp, world frame)); an output of another type needs its entry here.
+def _joint_efforts(output, robot, frame_id):
+    return JointState(name=coordinate_names(robot))
+
+
+def _fill_efforts(msg, value, stamp, frame_id):
+    msg.header.stamp = stamp
+    msg.effort = array.array("d", np.ascontiguousarray(value, dtype=np.float64).tobytes())
+
+
+def _wrench(output, robot, frame_id):
+    msg = WrenchStamped()
+    msg.header.frame_id = frame_id
+    return msg
+
+
+def _fill_wrench(msg, value, stamp, frame_id):
+    msg.header.stamp = stamp
+    f, t = msg.wrench.force, msg.wrench.torque
+    f.x, f.y, f.z, t.x, t.y, t.z = (float(c) for c in value)
+
+
+def _fill_bool(msg, value, stamp, frame_id):
+    msg.data = bool(value)
+
+
+# How each message type of outputs.py is made for a model (make(output, robot, frame id): the frame id of a
+# per-frame output is frame_prefix + its frame) and filled with a value (fill(msg, value, stamp, world frame)); an
+# output of another type needs its entry here.
 MessageType = namedtuple("MessageType", "cls make fill")
 MESSAGES = {FLOAT64_ARRAY: MessageType(Float64MultiArray, _array, _fill_array),
-            POINT: MessageType(PointStamped, lambda output, robot: PointStamped(), _fill_point)}
+            POINT: MessageType(PointStamped, lambda output, robot, frame_id: PointStamped(), _fill_point),
+            JOINT_STATE: MessageType(JointState, _joint_efforts, _fill_efforts),
+            WRENCH: MessageType(WrenchStamped, _wrench, _fill_wrench),
+            BOOL: MessageType(Bool, lambda output, robot, frame_id: Bool(), _fill_bool)}
 
 
 def output_topics(frames):
-    """``(output, frame, topic)`` of every output of the table, a per-frame output once per frame of ``frames``
-    (``frame`` None for the others), in the table's order."""
+    """``(output, frame, topic)`` of every output of the table, a per-frame output once per frame of
+    ``frames[output.frames]`` (``frames``: parameter -> list of frames; ``frame`` None for the others), in the
+    table's order."""
     return [(output, frame, output.topic_of(frame)) for output in OUTPUTS
-            for frame in (frames if output.per_frame else (None,))]
+            for frame in (frames.get(output.frames, ()) if output.per_frame else (None,))]
 
 
 class Served:
-    """What the node answers with, swapped in whole: the model and the output messages sized and labelled for it
-    (no rclpy entity: any thread may build one).
+    """What the node answers with, swapped in whole: the model, the output messages sized and labelled for it and
+    its momentum observer (no rclpy entity: any thread may build one).
+
+    Parameters
+    ----------
+    robot : robot_dynamics.Robot
+    frames : dict
+        Parameter -> the frames of the per-frame outputs that it lists (``{"frames": [...], "wrench_frames":
+        [...]}``).
+    frame_prefix : str
+        Of the per-frame messages' frame id (frame_prefix + the frame).
+    observer : observing.ObserverSettings, optional
+        The momentum observer's settings (None: no observer).
 
     Attributes
     ----------
@@ -82,18 +128,22 @@ class Served:
         topic -> the message of that output, reused for every joint state.
     state_msg : sensor_msgs.msg.JointState
         The stamped companion, its names the coordinates in v order.
+    observing : observing.Observing or None
+        The momentum observer of this model; None for a floating base (or without settings).
     """
 
-    __slots__ = ("robot", "messages", "state_msg", "buffers")
+    __slots__ = ("robot", "messages", "state_msg", "buffers", "observing")
 
-    def __init__(self, robot, frames=()):
+    def __init__(self, robot, frames=None, frame_prefix="", observer=None):
+        frames = frames or {}
         self.robot = robot
-        self.messages = {topic: MESSAGES[output.message].make(output, robot)
-                         for output, _, topic in output_topics(frames)}
+        self.messages = {topic: MESSAGES[output.message].make(output, robot, frame_prefix + (frame or ""))
+                         for output, frame, topic in output_topics(frames)}
         self.state_msg = JointState(name=coordinate_names(robot))
         numbers = sizes(robot)                # a per-frame output is computed into its own array (out=)
         self.buffers = {topic: np.empty(tuple(numbers.get(s, s) for s in output.shape_symbols()))
                         for output, frame, topic in output_topics(frames) if frame is not None}
+        self.observing = Observing(robot, observer) if observer is not None and not robot.floating_base else None
 
 
 class Evaluation:
@@ -112,39 +162,44 @@ class Evaluation:
         The frame of the per-frame output being published.
     out : ndarray or None
         The array a per-frame output is computed into (Served.buffers).
+    observer : observing.Observing or None
+        The momentum observer, when it observed this joint state.
     """
 
-    __slots__ = ("robot", "q", "v", "dynamics", "frame_reference", "frame", "out")
+    __slots__ = ("robot", "q", "v", "dynamics", "frame_reference", "frame", "out", "observer")
 
-    def __init__(self, robot, q, v, dynamics, frame_reference):
+    def __init__(self, robot, q, v, dynamics, frame_reference, observer=None):
         self.robot, self.q, self.v, self.dynamics = robot, q, v, dynamics
         self.frame_reference, self.frame, self.out = frame_reference, None, None
+        self.observer = observer
 
 
 class OutputPublishers:
     """The publishers of the outputs the node advertises, and the publication of each joint state's answer.
 
     An output whose switch (a parameter, outputs.Output.switch) is off is neither advertised nor published; once
-    switched on it stays advertised until :meth:`close`.
+    switched on it stays advertised until :meth:`close`. A latched output (outputs.Output.latched) is published
+    when its value differs from the last it published (qos.LATCHED_QOS), the others with qos.OUTPUT_QOS.
 
     Parameters
     ----------
     create : callable
-        ``create(msg_type, topic) -> publisher``: the node's (a lifecycle node makes lifecycle publishers).
+        ``create(msg_type, topic, qos) -> publisher``: the node's (a lifecycle node makes lifecycle publishers).
     destroy : callable
         ``destroy(publisher)``.
-    frames : list of str
-        The frames of the per-frame outputs.
+    frames : dict
+        Parameter -> the frames of the per-frame outputs it lists (Served's).
     """
 
     def __init__(self, create, destroy, frames):
         self._create, self._destroy = create, destroy
-        self.frames = list(frames)
+        self.frames = dict(frames)
         self._topics = output_topics(self.frames)
         self.switches = {}
         self._live = []                       # (output, frame, topic, fill) of the outputs switched on
-        self._wanted = {VELOCITIES: False, REFERENCE: False}
+        self._wanted = dict.fromkeys((VELOCITIES, REFERENCE, OBSERVED, THRESHOLDS), False)
         self.publishers = {}                  # topic -> publisher, while open
+        self.latched = {}                     # topic -> the value a latched output last published
         self.state_publisher = None
 
     @property
@@ -154,7 +209,7 @@ class OutputPublishers:
 
     def advertise(self, switches):
         """Advertise every output that is switched on (``switches``: parameter -> bool) and ``~/state``."""
-        self.state_publisher = self._create(JointState, STATE_TOPIC)
+        self.state_publisher = self._create(JointState, STATE_TOPIC, OUTPUT_QOS)
         self.switch(switches)
 
     def switch(self, switches):
@@ -167,10 +222,11 @@ class OutputPublishers:
             return
         for output, _, topic, _ in self._live:
             if topic not in self.publishers:
-                self.publishers[topic] = self._create(MESSAGES[output.message].cls, "~/" + topic)
+                self.publishers[topic] = self._create(MESSAGES[output.message].cls, "~/" + topic,
+                                                      LATCHED_QOS if output.latched else OUTPUT_QOS)
 
     def wants(self, need):
-        """True when an output that is switched on needs ``need`` (outputs.VELOCITIES, outputs.REFERENCE)."""
+        """True when an output that is switched on needs ``need`` (outputs.VELOCITIES, REFERENCE, OBSERVED, ...)."""
         return self._wanted[need]
 
     def publish(self, served, x, stamp, frame_id, velocities):
@@ -188,12 +244,19 @@ class OutputPublishers:
         velocities : bool
             True when the joint state brought velocities (else v is zero).
         """
-        have = {VELOCITIES: velocities, REFERENCE: x.dynamics.Y is not None}
+        observed = x.observer is not None
+        have = {VELOCITIES: velocities, REFERENCE: x.dynamics.Y is not None, OBSERVED: observed,
+                THRESHOLDS: observed and x.observer.collision is not None}
         for output, frame, topic, fill in self._live:
             if all(have[need] for need in output.needs):
                 x.frame, x.out = frame, served.buffers.get(topic)
+                value = output.value(x)
+                if output.latched:
+                    if topic in self.latched and self.latched[topic] == value:
+                        continue
+                    self.latched[topic] = value
                 msg = served.messages[topic]
-                fill(msg, output.value(x), stamp, frame_id)
+                fill(msg, value, stamp, frame_id)
                 self.publishers[topic].publish(msg)
         self._publish_state(served, x, stamp, frame_id, velocities)
 
@@ -213,7 +276,7 @@ class OutputPublishers:
         for publisher in list(self.publishers.values()) + [self.state_publisher]:
             if publisher is not None:
                 self._destroy(publisher)
-        self.publishers, self.state_publisher = {}, None
+        self.publishers, self.state_publisher, self.latched = {}, None, {}
 
     def _on(self, output):
         return output.switch is None or bool(self.switches.get(output.switch))
