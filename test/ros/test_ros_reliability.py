@@ -332,7 +332,7 @@ def test_the_loader_refuses_what_exceeds_its_memory_or_time_and_survives_its_chi
             done.notify_all()
 
     base = dict(robot_description="", urdf_path="", xacro_args=None, floating_base=False, gravity=[0.0, 0.0, -9.81],
-                mimic=False, regressor=False, joints=None)
+                mimic=False, drives_file="", regressor=False, joints=None)
     loader = BackgroundLoader(on_done, memory_limit_mb=1024, timeout=60.0)
     try:
         for k, (xml, kind) in enumerate([(star(8000), "memory"), (ARM.read_text(), None)]):
