@@ -23,6 +23,7 @@ are subtracted (J_c^T f_c added to tau) -- an extension not implemented here.
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from .algorithms.momentum_observer import ERR_RESIDUAL, ERR_TAU, observer_step, observer_steps
 from .drives import COULOMB_VELOCITY
@@ -228,6 +229,11 @@ class MomentumObserver:
             raise ValueError(f"residual must be a finite (..., {self.robot.nv}) array, got shape {r.shape}")
         rows = slice(0, 3) if force_only else slice(0, 6)
         J = np.concatenate([self.robot.frame_jacobian(q, f, reference)[..., rows, :] for f in frames], axis=-2)
+        width = rows.stop
+        if J.ndim == 2 and r.ndim == 1 and damping > 0:             # one state: compiled (~4x numpy's calls)
+            F, unexplained, sv = _damped_least_squares(J, r, damping)
+            F = F.reshape(len(frames), width)
+            return WrenchEstimate(F if isinstance(frame, (list, tuple)) else F[0], unexplained, sv)
         U, sv, Vh = np.linalg.svd(J, full_matrices=False)
         if damping > 0:
             gain = sv / (sv * sv + damping * damping)
@@ -236,7 +242,6 @@ class MomentumObserver:
             gain = np.where(kept, 1.0 / np.where(kept, sv, 1.0), 0.0)
         F = np.einsum("...ij,...j->...i", U, gain * np.einsum("...jk,...k->...j", Vh, r))
         unexplained = r - np.einsum("...ij,...i->...j", J, F)
-        width = rows.stop
         F = F.reshape(F.shape[:-1] + (len(frames), width))
         return WrenchEstimate(F if isinstance(frame, (list, tuple)) else F[..., 0, :], unexplained, sv)
 
@@ -251,6 +256,14 @@ class MomentumObserver:
                 raise ValueError(f"{name} must be finite and positive, got {value}")
         r = self._residuals(t, q, v, tau)[0]
         return CollisionDetector(self.robot, np.maximum(margin * np.abs(r).max(axis=0), floor), release)
+
+
+@njit(cache=True)
+def _damped_least_squares(J, r, damping):
+    """(F, r - J^T F, the singular values of J) with F = sum_j u_j s_j / (s_j^2 + damping^2) v_j^T r (wrench)."""
+    U, sv, Vh = np.linalg.svd(J, full_matrices=False)
+    F = U @ (sv / (sv * sv + damping * damping) * (Vh @ r))
+    return F, r - J.T @ F, sv
 
 
 class CollisionDetector:
@@ -275,6 +288,8 @@ class CollisionDetector:
         self.release = release
         self.flags = np.zeros(robot.nv, dtype=bool)
         self.touched = np.zeros(robot.nv, dtype=bool)
+        none = _read_only(np.zeros(robot.nv, dtype=bool))
+        self._free = Collision(False, none, none, ())     # the verdict while nothing is going on (update)
         body = np.full(robot.nv, -1)                    # the body whose joint owns each coordinate
         for joint in robot.model.joints:
             if joint.mimic is None:
@@ -299,6 +314,9 @@ class CollisionDetector:
         x = np.abs(np.asarray(residual, dtype=float))
         if x.shape != self.flags.shape or not np.all(np.isfinite(x)):
             raise ValueError(f"residual must be a finite ({self.robot.nv},) array, got shape {x.shape}")
+        if not (self.touched.any() or (x > self.release * self.thresholds).any()):   # nothing going on: the
+            self.flags[:] = False                                                      # verdict of a free robot
+            return self._free
         self.flags = (x > self.thresholds) | (self.flags & (x > self.release * self.thresholds))
         detected = bool(self.flags.any())
         self.touched = (self.touched | self.flags) if detected else np.zeros_like(self.flags)
