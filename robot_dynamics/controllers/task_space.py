@@ -16,7 +16,8 @@ self-motion of a redundant arm.  With an exact model the frame's classical accel
 
 so its error obeys edd + K_d ed + K_p e = 0 (in position; the rotation error to first order), whatever the
 configuration away from singularities (damping > 0 regularizes Lambda near one).  ``position_only`` controls
-the frame's origin (3 rows) and leaves its orientation to the posture task.
+the frame's origin (3 rows) and leaves its orientation to the posture task.  The model's drives: M holds the
+armature, and the friction torque tau_f(v) is added whole (M a = tau - C v - g - tau_f; drives.py).
 """
 import numpy as np
 
@@ -71,4 +72,5 @@ class OperationalSpace:
         x_ddot = (check_vector("A_d", A_d, k) + self.K_d @ (check_vector("V_d", V_d, k) - task.J @ v)
                   + self.K_p @ self.pose_error(q, T_d))
         a_posture = self.K_p0 @ robot.difference(q, self.q_posture) - self.K_d0 @ v
-        return task.J.T @ (task.Lambda @ x_ddot + task.eta) + task.N.T @ robot.inverse_dynamics(q, v, a_posture)
+        tau = task.J.T @ (task.Lambda @ x_ddot + task.eta) + task.N.T @ robot.inverse_dynamics(q, v, a_posture)
+        return tau if robot.model.drives.rigid else tau + robot.friction_torque(v)     # the drives' friction, whole

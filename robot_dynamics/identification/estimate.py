@@ -35,6 +35,9 @@ from arrays in memory or chunk by chunk with Dask (scale_out.py); the two routes
   armature and 0 for a friction coefficient, and the base parameter they share goes to the others (the link's
   inertia): the prior is the drive's datasheet value, and the data say nothing about it.  Identification.held
   names them.  They are taken out of the least change, the consistent fit and the regularized fit alike.
+- The robot's own drives that are not identified (its armature without armature=True, its friction without a
+  friction model: a URDF's <dynamics>, a drives file) are known: their torque is subtracted from the logged one
+  before the fit (least_squares.known_drive_torque) and added back by predict.
 - Write-back: Identification.drives(robot) is a drives.Drives (the armature and friction model identified),
   Identification.identified_robot(robot) the robot with the parameters and the drives identified.
 """
@@ -51,7 +54,8 @@ from . import optional
 from .base import BaseParameters, base_parameters, column_names
 from .consistent import consistent_fit, prior_metric, prior_rows
 from .friction_fit import fit_shape, with_covariance
-from .least_squares import NOISE_FLOOR, drive_count, friction_model, normal_equations, stacked_regressor, sums
+from .least_squares import (NOISE_FLOOR, drive_count, friction_model, known_drive_torque, normal_equations,
+                            stacked_regressor, sums)
 from .signals import interior_derivatives
 
 METHODS = ("ols", "wls", "consistent")
@@ -100,7 +104,8 @@ class Identification:
         return np.concatenate(parts)
 
     def predict(self, robot, q, v, a):
-        """tau = Y(q, v, v, a) pi + diag(a) armature + tau_f(v) (paper 002, eq. (16); the sign exact).
+        """tau = Y(q, v, v, a) pi + diag(a) armature + tau_f(v) (paper 002, eq. (16); the sign exact), the robot's
+        own drives where they were not identified (least_squares.known_drive_torque).
 
         q: (N, nq) or (nq,), v, a: (N, nv) or (nv,)  ->  tau (N, nv) or (nv,)
         """
@@ -109,7 +114,7 @@ class Identification:
         n = _samples(robot, q, v, a)
         Y = stacked_regressor(robot, q, v, a, self.model if self.model is not None else False,
                               self.armature is not None)
-        tau = Y @ self.theta
+        tau = Y @ self.theta + known_drive_torque(robot, v, a, self.model is not None, self.armature is not None)
         return tau[0] if single and n == 1 else tau
 
     def drives(self, robot):
@@ -198,6 +203,7 @@ def identify(robot, q, v=None, a=None, tau=None, *, t=None, method="wls", fricti
     else:
         q, v, a, tau = _in_memory(robot, q, v, a, tau, t, cutoff)
         if nonlinear:                                             # variable projection, then the linear fit
+            tau = tau - known_drive_torque(robot, v, a, True, armature)
             shaped, Y = fit_shape(robot, q, v, a, tau, cls, method, armature)
             if progress is not None:
                 progress(len(q), len(q))

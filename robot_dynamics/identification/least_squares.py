@@ -101,8 +101,21 @@ def sums(Y, tau):
                            np.einsum("tj,tj->j", t, t), len(t))
 
 
+def known_drive_torque(robot, v, a, friction=False, armature=False):
+    """The torque of the robot's own drives that is not being identified -- diag(armature) a unless armature,
+    tau_f(v) (robot.friction_torque) unless a friction model is -- which the identification takes as known and
+    subtracts from the logged torque (zero for a robot without drives).  v, a: (N, nv)  ->  (N, nv) or 0.0"""
+    known = 0.0
+    if not armature and robot.armature.any():
+        known = robot.armature * a
+    if not friction and not robot.model.drives.rigid:
+        known = known + robot.friction_torque(v)
+    return known
+
+
 def normal_equations(robot, q, v, a, tau, friction=False, block=4096, progress=None, armature=False):
-    """Per-joint normal equations of the samples (q, v, a, tau), built block by block (memory bounded by block).
+    """Per-joint normal equations of the samples (q, v, a, tau - known_drive_torque), built block by block (memory
+    bounded by block).
 
     q: (N, nq), v, a, tau: (N, nv); friction, armature: the drives' columns (stacked_regressor); progress: None or
     callable(samples_done, samples_total), called after each block.  ->  NormalEquations.
@@ -111,7 +124,8 @@ def normal_equations(robot, q, v, a, tau, friction=False, block=4096, progress=N
     total = NormalEquations.zeros(robot.nv, p)
     for s in range(0, len(q), block):
         Y = stacked_regressor(robot, q[s:s + block], v[s:s + block], a[s:s + block], friction, armature)
-        total = total + sums(Y, tau[s:s + block])
+        known = known_drive_torque(robot, v[s:s + block], a[s:s + block], friction, armature)
+        total = total + sums(Y, tau[s:s + block] - known)
         if progress is not None:
             progress(total.n, len(q))
     return total

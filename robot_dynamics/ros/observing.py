@@ -158,12 +158,18 @@ class Observing:
             thresholds = np.maximum(self.settings.margin * self._peak, self._floor)
             self.detector = CollisionDetector(self.robot, thresholds, self.settings.release)
 
+    def calibration(self):
+        """(calibration_time in ns, the ns observed for it so far, the largest |r_i| then (nv,)): what a model that
+        replaces this one takes over (carry_calibration)."""
+        return self._calibration_ns, self._calibrated_ns, self._peak.copy()
+
     def carry_calibration(self, old):
         """Take the calibration of ``old`` (the Observing of the model this one replaces, the same coordinates):
         its thresholds, or the calibration so far while it was calibrating."""
-        if not self.calibrating or old._calibration_ns != self._calibration_ns or old.robot.nv != self.robot.nv:
+        span, observed, peak = old.calibration()
+        if not self.calibrating or span != self._calibration_ns or old.robot.nv != self.robot.nv:
             return
-        self._peak[:], self._calibrated_ns = old._peak, old._calibrated_ns
+        self._peak[:], self._calibrated_ns = peak, observed
         if old.detector is not None:
             self.detector = CollisionDetector(self.robot, old.detector.thresholds, self.settings.release)
 

@@ -19,8 +19,9 @@ def panda():
 
 
 def frame_acceleration(robot, q, v, tau, frame):
-    """The frame's classical acceleration (local_world_aligned) under tau: J a + Jdot v with a = ABA(q, v, tau)."""
-    a = robot.forward_dynamics(q, v, tau)
+    """The frame's classical acceleration (local_world_aligned) under tau: J a + Jdot v with a = ABA(q, v, tau -
+    tau_f(v)), the drives' friction (panda's URDF <dynamics damping>) taking its part of tau."""
+    a = robot.forward_dynamics(q, v, tau - robot.friction_torque(v))
     return (robot.frame_jacobian(q, frame, "local_world_aligned") @ a
             + robot.frame_acceleration_bias(q, v, frame, "local_world_aligned"))
 

@@ -132,7 +132,7 @@ def test_names_spell_the_rows_of_K(robots):
 def test_noise_free_logs_give_the_base_parameters(robots, truths, clean_logs, name):
     """OLS, WLS and the consistent fit recover K pi_true to 1e-8 (relative, each parameter); a floating base's
     log carries the 6 rows of the base wrench.  The identified model predicts another motion's torques as the true
-    robot's inverse dynamics does."""
+    robot's inverse dynamics does, plus its drives' friction (panda's URDF <dynamics damping>), known to both."""
     robot, pi, log = robots[name], truths[name], clean_logs[name]
     truth = robot.with_parameters(pi)
     q, v, a = random_states(robot, 30, np.random.default_rng(3))
@@ -140,7 +140,7 @@ def test_noise_free_logs_give_the_base_parameters(robots, truths, clean_logs, na
         result = identify(robot, log.q, log.v, log.a, log.tau, method=method)
         expected = result.base.values(pi)
         np.testing.assert_allclose(result.base_values, expected, rtol=EXACT, atol=0, err_msg=method)
-        tau = truth.inverse_dynamics(q, v, a)
+        tau = truth.inverse_dynamics(q, v, a) + truth.friction_torque(v)
         np.testing.assert_allclose(result.predict(robot, q, v, a), tau, rtol=0, atol=EXACT * np.abs(tau).max())
         assert result.n_samples == len(log.t) and result.method == method
         if method == "consistent":
