@@ -196,29 +196,21 @@ class DynamicsLogic(Described):
     # --- inputs ------------------------------------------------------------------------------------------
 
     def _on_odom(self, msg):
-        robot = self.robot
-        if robot is None or not robot.floating_base:
-            return
-        try:
-            self.inputs.odometry(msg, robot)
-        except BadMessage as err:
-            self._skip(err)
+        self._take(lambda robot: robot.floating_base and self.inputs.odometry(msg, robot))
 
     def _on_reference(self, msg):
-        robot = self.robot
-        if robot is None:
-            return
-        try:
-            self.inputs.set_reference(msg, robot.nv)
-        except BadMessage as err:
-            self._skip(err)
+        self._take(lambda robot: self.inputs.set_reference(msg, robot.nv))
 
     def _on_effort(self, msg):
+        self._take(lambda robot: self.inputs.set_effort_command(msg, robot.nv))
+
+    def _take(self, take):
+        """take(robot) for an input message while a model serves; a BadMessage is skipped and counted."""
         robot = self.robot
         if robot is None:
             return
         try:
-            self.inputs.set_effort_command(msg, robot.nv)
+            take(robot)
         except BadMessage as err:
             self._skip(err)
 
