@@ -57,9 +57,14 @@ class Drives:
         return (self.model.torque(v + step) - self.model.torque(v - step)) / (2.0 * step)
 
     @property
+    def frictionless(self):
+        """True when tau_f is zero: no damping, no Coulomb friction and no friction model (armature aside)."""
+        return self.model is None and not (self.damping.any() or self.friction.any())
+
+    @property
     def rigid(self):
         """True when every entry is zero and no friction model is set: the rigid-body robot."""
-        return self.model is None and not any(getattr(self, name).any() for name in FIELDS)
+        return self.frictionless and not self.armature.any()
 
     @classmethod
     def zero(cls, nv):

@@ -94,8 +94,7 @@ class MomentumObserver:
         self.robot = robot
         self.gain = _read_only(_positive_vector(gain, "gain", robot.nv))
         drives = robot.model.drives
-        self.friction = bool(friction) and not (drives.model is None and not drives.damping.any()
-                                                and not drives.friction.any())
+        self.friction = bool(friction) and not drives.frictionless
         compiled = self.friction and drives.model is None        # viscous + Coulomb: in the compiled tick
         self._damping = drives.damping if compiled else np.zeros(robot.nv)
         self._coulomb = drives.friction if compiled else np.zeros(robot.nv)

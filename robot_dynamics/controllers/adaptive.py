@@ -292,11 +292,11 @@ class SlotineLi:
 
     def _adapt_drives(self, sl, dt):
         """theta_hat_d <- P(theta_hat_d - dt Gamma_d Y_d^T s); returns the drives' torque with the new estimate."""
-        Y_d, _ = self._drive_part(sl.v_r, sl.a_r)
-        if Y_d is not None:
-            self.theta_hat = self._drive_projected(self.theta_hat - dt * self.Gamma_drives * (Y_d.T @ sl.s))
-            return Y_d @ self.theta_hat
-        return self._drive_part(sl.v_r, sl.a_r)[1]
+        Y_d, torque = self._drive_part(sl.v_r, sl.a_r)
+        if Y_d is None:
+            return torque
+        self.theta_hat = self._drive_projected(self.theta_hat - dt * self.Gamma_drives * (Y_d.T @ sl.s))
+        return Y_d @ self.theta_hat
 
     def update(self, q, v, q_d, v_d, a_d, dt):
         """One control tick: the estimate advanced by dt, then tau (nv,) with the new estimate (one regressor).

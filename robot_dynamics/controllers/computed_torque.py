@@ -63,7 +63,7 @@ class ComputedTorque:
         self.robot = robot
         self.K_p = gain_matrix(K_p, robot.nv, "K_p")
         self.K_d = gain_matrix(K_d, robot.nv, "K_d")
-        self.friction = bool(friction) and not robot.model.drives.rigid
+        self.friction = bool(friction) and not robot.model.drives.frictionless   # the armature is in M already
 
     def torque(self, q, v, q_d, v_d, a_d):
         """Joint torques (nv,) for state q (nq,), v (nv,) and reference q_d (nq,), v_d (nv,), a_d (nv,)."""

@@ -88,8 +88,7 @@ class Simulator:
             robot.constrained_dynamics(robot.neutral(), np.zeros(robot.nv), np.zeros(robot.nv), self.contacts,
                                        baumgarte, damping)                  # checks the set and the gains now
         self.baumgarte, self.damping = tuple(baumgarte), damping
-        drives = robot.model.drives
-        self._frictionless = not (drives.damping.any() or drives.friction.any() or drives.model is not None)
+        self._frictionless = robot.model.drives.frictionless
         self._held = self.contacts
         self._groups = [(j.idx_v, *_BRACKETS[j.type]) for j in robot.model.joints
                         if j.mimic is None and j.type in _BRACKETS]

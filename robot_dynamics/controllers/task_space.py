@@ -73,4 +73,4 @@ class OperationalSpace:
                   + self.K_p @ self.pose_error(q, T_d))
         a_posture = self.K_p0 @ robot.difference(q, self.q_posture) - self.K_d0 @ v
         tau = task.J.T @ (task.Lambda @ x_ddot + task.eta) + task.N.T @ robot.inverse_dynamics(q, v, a_posture)
-        return tau if robot.model.drives.rigid else tau + robot.friction_torque(v)     # the drives' friction, whole
+        return tau if robot.model.drives.frictionless else tau + robot.friction_torque(v)  # tau_f whole

@@ -108,7 +108,7 @@ def known_drive_torque(robot, v, a, friction=False, armature=False):
     known = 0.0
     if not armature and robot.armature.any():
         known = robot.armature * a
-    if not friction and not robot.model.drives.rigid:
+    if not friction and not robot.model.drives.frictionless:
         known = known + robot.friction_torque(v)
     return known
 

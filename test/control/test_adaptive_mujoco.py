@@ -13,7 +13,8 @@ import pytest
 import mujoco_twin
 from mujoco_twin import MujocoTwin, prepared_urdf, scenario
 from robot_dynamics.bundled import bundled_urdf
-from robot_dynamics.controllers import ComputedTorque, MomentumFilter, RelativeGains, pseudo_inertia
+from robot_dynamics.controllers import (ComputedTorque, InertiaMetric, MomentumFilter, RelativeGains, SlotineLi,
+                                        pseudo_inertia)
 
 ARMS = ["panda", "ur5", "arm7"]
 DURATION = 8.0
@@ -169,3 +170,19 @@ def test_with_drives_the_momentum_filter_and_the_default_controller_still_hold()
     adaptive = RelativeGains().slotine_li(sc.nominal, 0.7 * sc.nominal.parameters, sc.reference(0.0).q)
     t, e = track(sc, adaptive, DURATION)
     assert rms(t, e, DURATION - 2.0, DURATION) <= rms(t, e, 0.0, 1.0) / 5
+
+
+def test_on_mujocos_geared_arm_the_drives_model_and_their_adaptation_track_better():
+    """Physics we did not write (MuJoCo's dof_armature and dof_damping on arm7): computed torque with the drives
+    in its model, and Slotine-Li adapting theta_d = [armature; F_v] from zero (the bodies' parameters exact), each
+    track at least 5x better over the last 2 s of 4 s than the same controller with the rigid-body model."""
+    sc = geared(scenario("arm7"))
+    rigid = sc.truth.with_drives(armature=0.0, damping=0.0)
+    gain = InertiaMetric(rigid.parameters).gain(1e-9)
+    pairs = {"computed torque": (ComputedTorque(rigid, 100.0, 20.0), ComputedTorque(sc.truth, 100.0, 20.0)),
+             "Slotine-Li": (SlotineLi(rigid, 5.0, 20.0, gain),
+                            SlotineLi(rigid, 5.0, 20.0, gain, drives="viscous", theta_hat=np.zeros(14),
+                                      Gamma_drives=300.0))}
+    for name, (without, with_drives) in pairs.items():
+        errors = [rms(*track(sc, controller, 4.0), 2.0, 4.0) for controller in (without, with_drives)]
+        assert errors[1] * 5 <= errors[0], (name, errors)
