@@ -201,7 +201,7 @@ def identify(robot, q, v=None, a=None, tau=None, *, t=None, method="wls", fricti
         ne = dask_normal_equations(robot, q, v, a, tau, friction=model or False, armature=armature,
                                    chunks=100_000 if chunks is None else chunks, client=client, progress=progress)
     else:
-        q, v, a, tau = _in_memory(robot, q, v, a, tau, t, cutoff)
+        q, v, a, tau = in_memory_arrays(robot, q, v, a, tau, t, cutoff)
         if nonlinear:                                             # variable projection, then the linear fit
             tau = tau - known_drive_torque(robot, v, a, True, armature)
             shaped, Y = fit_shape(robot, q, v, a, tau, cls, method, armature)
@@ -376,7 +376,7 @@ def _samples(robot, q, v, a, tau=None):
     return N
 
 
-def _in_memory(robot, q, v, a, tau, t, cutoff):
+def in_memory_arrays(robot, q, v, a, tau, t, cutoff):
     """The samples as float arrays, v and a from q when neither is given.  -> q, v, a, tau"""
     q = np.asarray(q, dtype=float)
     if tau is None:

@@ -281,7 +281,7 @@ def save_parameters(path, robot, result_or_pi, friction=None):
     friction.py), and identification.
     """
     path = Path(path)
-    dump = _dumper(path)
+    dump = parameter_dumper(path)
     result = result_or_pi if hasattr(result_or_pi, "base_values") else None      # an Identification
     pi = _parameters_array(robot, result.parameters if result is not None else result_or_pi)
     document = {"robot": robot.model.name, "body_names": list(robot.body_names), "parameters": {
@@ -400,7 +400,9 @@ def _ros_parameters(document, path, robot):
     return pi
 
 
-def _dumper(path):
+def parameter_dumper(path):
+    """dump(document, file) for a parameters file: YAML for .yaml/.yml, JSON for .json (identify's and
+    identify_payload's writers); another suffix is a ValueError."""
     if path.suffix in (".yaml", ".yml"):
         yaml = optional("yaml", f"writing the YAML file '{path}'")
         return lambda document, file: yaml.safe_dump(document, file, sort_keys=False)

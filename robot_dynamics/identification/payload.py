@@ -47,9 +47,9 @@ from ..controllers.simulator import with_payload
 from ..spatial import PARAMETER_NAMES, inertia_matrix, parameters_from_inertial, transform_parameters
 from ..urdf import is_xacro, parse_urdf
 from .consistent import consistent_fit, is_consistent, prior_metric
-from .estimate import _in_memory
+from .estimate import in_memory_arrays
 from .least_squares import NOISE_FLOOR, NormalEquations, sums
-from .logs import _dumper, coordinate_names
+from .logs import parameter_dumper, coordinate_names
 
 REFERENCE_MASS = 1.0        # kg  } the scale of "identified": a direction of pi whose standard deviation exceeds
 REFERENCE_LENGTH = 0.1      # m   } that of this mass at this distance is not (module docstring)
@@ -186,7 +186,7 @@ def identify_payload(robot, q, v=None, a=None, tau=None, body=None, *, t=None, c
         raise ValueError(f"inertia must be a finite symmetric (3, 3) matrix, got {prior!r}")
     if not is_consistent(parameters_from_inertial(1.0, np.zeros(3), prior), 1e-12 * max(np.abs(prior).max(), 1)):
         raise ValueError(f"inertia {prior.tolist()} is not the inertia of a body (not PSD, or I1 + I2 < I3)")
-    q, v, a, tau = _in_memory(robot, q, v, a, tau, t, cutoff)
+    q, v, a, tau = in_memory_arrays(robot, q, v, a, tau, t, cutoff)
     T = np.stack([transform_parameters(e, frame.R, frame.p) for e in np.eye(10)], axis=1)   # pi_k = T pi_link
     k = frame.body
     total = NormalEquations.zeros(robot.nv, 10)
@@ -381,7 +381,7 @@ def save_payload(path, result, robot=None):
     frame's origin, spatial.PARAMETER_NAMES) and their stds, not_identified, and the identification's condition
     number, samples and residual RMS per joint (named with robot, else numbered)."""
     path = Path(path)
-    dump = _dumper(path)
+    dump = parameter_dumper(path)
     I, I_std = result.inertia, result.inertia_std
     names = coordinate_names(robot) if robot is not None else [str(j) for j in range(len(result.residual_rms))]
     document = {
