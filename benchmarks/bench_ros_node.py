@@ -10,7 +10,11 @@ this script publishes joint states for a few seconds to
   thresholds): the joint states of a smooth motion with velocities, the efforts of its inverse dynamics and
   stamps ``period`` apart, as ros2_control's joint_state_broadcaster sends them; besides the dynamics outputs (C,
   C v and tau_f too, velocities being known) the node updates the observer and the detector and publishes
-  ``~/external_torque`` and ``~/external_wrench/tcp``,
+  ``~/external_torque`` and ``~/external_wrench/tcp``; the node computes and publishes only the outputs somebody
+  subscribes to (the driver takes ``~/external_torque`` alone), so
+- ``dynamics_node`` with the observer and a subscriber on every output (``observer_all``: M, C, C v, g, the CoM, its
+  Jacobian, tau_f, ~/external_torque, ~/external_wrench/tcp, ~/state -- ten publications a joint state; a process
+  of its own subscribes to all but ~/external_torque) is the heavy case,
 
 each running as its own process as a user would start it, and reports the fraction of joint states answered
 and the median and p99 latency from publishing a joint state to receiving its answer: the mass matrix, or, with
@@ -48,6 +52,7 @@ from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+from geometry_msgs.msg import PointStamped, WrenchStamped  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
@@ -55,10 +60,31 @@ from robot_dynamics.ros.qos import STATE_QOS  # noqa: E402
 from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
 
 ROBOTS = {"arm7": False, "humanoid": True}      # name -> floating base
-CASES = ("relay", "dynamics", "observer")       # the observer: fixed-base robots only
+CASES = ("relay", "dynamics", "observer", "observer_all")    # the observer's: fixed-base robots only
 OBSERVER = {"observer_gain": "100.0", "collision_thresholds": "[20.0]", "wrench_frames": "[tcp]"}
 SEGMENTS = 4                                    # turns each node takes per rate
 DRAIN = 0.2                                     # s to wait for the last answers of a segment
+ALL_OUTPUTS = {**dict.fromkeys(("mass_matrix", "coriolis_matrix", "coriolis_vector", "gravity",
+                                "com_jacobian", "friction"), Float64MultiArray),
+               "com": PointStamped, "external_wrench/tcp": WrenchStamped, "state": JointState}   # observer_all's
+SINK = """
+import importlib, sys, rclpy
+from rclpy.experimental import EventsExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+rclpy.init()
+node = rclpy.create_node("bench_sink")
+for arg in sys.argv[1:]:
+    topic, cls = arg.rsplit(":", 1)
+    module, name = cls.rsplit(".", 1)
+    node.create_subscription(getattr(importlib.import_module(module), name), topic, lambda msg: None,
+                             QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE), raw=True)
+executor = EventsExecutor()
+executor.add_node(node)
+try:
+    executor.spin()
+except (KeyboardInterrupt, Exception):
+    pass
+"""
 MATCH_WINDOW = 200                              # an answer is looked for among this many latest joint states
 
 
@@ -68,7 +94,7 @@ class Target:
     Parameters
     ----------
     kind : str
-        ``"relay"``, ``"dynamics"`` or ``"observer"``.
+        ``"relay"``, ``"dynamics"``, ``"observer"`` or ``"observer_all"``.
     robot : robot_dynamics model
     urdf : pathlib.Path
     driver : rclpy node that publishes the joint states and receives the answers
@@ -82,10 +108,16 @@ class Target:
             params = ["-p", f"rows:={robot.nv}"]
         else:
             params = ["-p", f"urdf_path:={urdf}", "-p", f"floating_base:={str(robot.floating_base).lower()}"]
-        if kind == "observer":
+        self.observed = kind.startswith("observer")
+        if self.observed:
             params += ["-p", "publish_external_torque:=true"]
             params += [arg for name, value in OBSERVER.items() for arg in ("-p", f"{name}:={value}")]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+        self.sink = None
+        if kind == "observer_all":              # a process of its own takes every other output (raw, dropped)
+            topics = [f"{self.namespace}/{node}/{topic}:{cls.__module__}.{cls.__name__}"
+                      for topic, cls in ALL_OUTPUTS.items()]
+            self.sink = subprocess.Popen([sys.executable, "-c", SINK, *topics], env=env, start_new_session=True)
         self.process = subprocess.Popen(
             [sys.executable, "-m", f"robot_dynamics.ros.{node}", "--ros-args", "-r", f"__ns:={self.namespace}",
              "--log-level", "warn", *params], env=env, start_new_session=True)
@@ -95,7 +127,7 @@ class Target:
         self.sent = 0
         self.stamp = 0                          # ns, the stamps of the observer's joint states go on from here
         answers = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-        if kind == "observer":
+        if self.observed:
             driver.create_subscription(JointState, f"{self.namespace}/{node}/external_torque", self._on_torque,
                                        answers)
         else:
@@ -124,7 +156,7 @@ class Target:
         """Publish ``q`` until the node answers: discovery done, model built, kernels compiled."""
         nj = len(self.robot.joint_names)
         msg = JointState(name=list(self.robot.joint_names), position=q[self.robot.nq - nj:].tolist())
-        if self.kind == "observer":
+        if self.observed:
             msg.velocity = msg.effort = [0.0] * nj
         self.received = []
         deadline = time.monotonic() + timeout
@@ -140,7 +172,7 @@ class Target:
         """Publish ``states`` at ``rate`` Hz; returns (number sent, [latency of each answered state] in s)."""
         nj = len(self.robot.joint_names)
         msgs = [JointState(name=list(self.robot.joint_names), position=q[self.robot.nq - nj:].tolist()) for q in states]
-        if self.kind == "observer":
+        if self.observed:
             expected = self._observed(msgs, rate)
         else:
             expected = [self.expected(q) for q in states]
@@ -180,7 +212,7 @@ class Target:
     def _latencies(self, expected, t_pub):
         """Latency of each answered joint state: the answer is matched among the states sent before it (by its
         stamp, for the observer's)."""
-        if self.kind == "observer":
+        if self.observed:
             index = {stamp: i for i, stamp in enumerate(expected)}
             return list({index[stamp]: t_recv - t_pub[index[stamp]] for t_recv, stamp, _ in self.received
                          if stamp in index}.values())
@@ -194,6 +226,8 @@ class Target:
 
     def stop(self):
         stop_process(self.process)
+        if self.sink is not None:
+            stop_process(self.sink)
 
 
 def _odometry(q, root_link):
@@ -259,7 +293,7 @@ def main(argv=None):
             robot = rd.load_urdf(str(urdf), floating_base=ROBOTS[name])
             targets = []
             try:
-                kinds = [kind for kind in args.cases if not (kind == "observer" and robot.floating_base)]
+                kinds = [kind for kind in args.cases if not (kind.startswith("observer") and robot.floating_base)]
                 targets += [Target(kind, robot, urdf, driver) for kind in kinds]
                 for target in targets:
                     target.warm_up(robot.neutral())

@@ -132,7 +132,7 @@ def refuse_shared(input_names, inputs, outputs, names):
 def finite(x, what, culprit):
     """x, if all finite; else the ValueError of a result that overflows float64 (ERR_OVERFLOW's, for results
     computed in Python)."""
-    if not np.all(np.isfinite(x)):
+    if not np.isfinite(x).all():
         raise ValueError(f"{what} overflows float64 at this state (a result is not finite): {culprit} too large")
     return x
 
@@ -151,7 +151,7 @@ def scalar(x, name):
 def vector(x, name, n):
     """x as a finite float array of shape (n,), else a ValueError naming it."""
     x = np.array(x, dtype=float)
-    if x.shape != (n,) or not np.all(np.isfinite(x)):
+    if x.shape != (n,) or not np.isfinite(x).all():
         raise ValueError(f"{name} must be a finite array of shape ({n},), got shape {x.shape}"
                          + ("" if x.shape != (n,) else " with non-finite values"))
     return x
@@ -279,11 +279,11 @@ class Engine:
                 raise ValueError(f"{name} has batch shape {x.shape[:-1]}, expected {shape} like "
                                  f"{next(iter(arrays))}")
             if checked:
-                if not np.all(np.isfinite(x)):
+                if not np.isfinite(x).all():
                     raise ValueError(f"{name} contains non-finite values (NaN or inf)")
                 if width == self.nq and name.startswith("q"):
                     self.space.normalize(x, name)
-            out.append(x.reshape(int(np.prod(shape)), width))
+            out.append(x.reshape(math.prod(shape), width))
         return (*out, shape)
 
     def error(self, status, row, inputs=()):

@@ -224,7 +224,7 @@ class MomentumObserver:
         if not (np.isfinite(damping) and damping >= 0):
             raise ValueError(f"damping must be finite and non-negative, got {damping}")
         r = self.residual if residual is None else np.asarray(residual, dtype=float)
-        if r.shape[-1:] != (self.robot.nv,) or not np.all(np.isfinite(r)):
+        if r.shape[-1:] != (self.robot.nv,) or not np.isfinite(r).all():
             raise ValueError(f"residual must be a finite (..., {self.robot.nv}) array, got shape {r.shape}")
         rows = slice(0, 3) if force_only else slice(0, 6)
         J = np.concatenate([self.robot.frame_jacobian(q, f, reference)[..., rows, :] for f in frames], axis=-2)
@@ -263,6 +263,26 @@ def _damped_least_squares(J, r, damping):
     U, sv, Vh = np.linalg.svd(J, full_matrices=False)
     F = U @ (sv / (sv * sv + damping * damping) * (Vh @ r))
     return F, r - J.T @ F, sv
+
+
+QUIET, ACTIVE, NOT_FINITE = 0, 1, 2       # _activity's verdicts
+
+
+@njit(cache=True)
+def _activity(r, thresholds, release, touched, flags):
+    """CollisionDetector.update's first look at r (nv,), compiled (a free robot's every sample: ~1 us, against
+    ~10-20 us of numpy calls): NOT_FINITE for a NaN or inf in r; QUIET when no |r_i| exceeds release times its
+    threshold and no coordinate is touched (then every flag is set off); ACTIVE otherwise."""
+    quiet = True
+    for i in range(r.shape[0]):
+        x = abs(r[i])
+        if not np.isfinite(x):
+            return NOT_FINITE
+        if x > release * thresholds[i] or touched[i]:
+            quiet = False
+    if quiet:
+        flags[:] = False
+    return QUIET if quiet else ACTIVE
 
 
 class CollisionDetector:
@@ -310,12 +330,14 @@ class CollisionDetector:
 
     def update(self, residual):
         """The verdict after the residual (nv,) of a new sample (see Collision)."""
-        x = np.abs(np.asarray(residual, dtype=float))
-        if x.shape != self.flags.shape or not np.all(np.isfinite(x)):
-            raise ValueError(f"residual must be a finite ({self.robot.nv},) array, got shape {x.shape}")
-        if not (self.touched.any() or (x > self.release * self.thresholds).any()):   # nothing going on: the
-            self.flags[:] = False                                                      # verdict of a free robot
+        x = np.asarray(residual, dtype=float)
+        activity = _activity(x, self.thresholds, self.release, self.touched, self.flags) \
+            if x.shape == self.flags.shape else NOT_FINITE
+        if activity == QUIET:                   # nothing going on (every flag now off): the verdict of a free robot
             return self._free
+        if activity == NOT_FINITE:
+            raise ValueError(f"residual must be a finite ({self.robot.nv},) array, got shape {x.shape}")
+        x = np.abs(x)
         self.flags = (x > self.thresholds) | (self.flags & (x > self.release * self.thresholds))
         detected = bool(self.flags.any())
         self.touched = (self.touched | self.flags) if detected else np.zeros_like(self.flags)

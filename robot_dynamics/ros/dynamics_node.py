@@ -112,8 +112,8 @@ class DynamicsLogic(Described):
         """True when joint states are answered (the lifecycle node: only while active)."""
         return True
 
-    def _create_output(self, msg_type, topic, qos):
-        return self.create_publisher(msg_type, topic, qos)
+    def _create_output(self, msg_type, topic, qos, **options):
+        return self.create_publisher(msg_type, topic, qos, **options)
 
     def _destroy_output(self, publisher):
         self.destroy_publisher(publisher)

@@ -61,8 +61,8 @@ class LifecycleDynamicsNode(DynamicsLogic, GuardedCallbacks, SkipsBadMessages, L
     def _active(self):
         return self.lifecycle_state == "active"
 
-    def _create_output(self, msg_type, topic, qos):
-        return self.create_lifecycle_publisher(msg_type, topic, qos)
+    def _create_output(self, msg_type, topic, qos, **options):
+        return self.create_lifecycle_publisher(msg_type, topic, qos, **options)
 
     def _destroy_output(self, publisher):
         self.destroy_lifecycle_publisher(publisher)

@@ -162,6 +162,54 @@ def test_external_torque_and_wrenches_equal_the_library(probe, start_node, tmp_p
     assert not node.skipped
 
 
+def test_an_output_nobody_listens_to_is_neither_computed_nor_published(probe, start_node):
+    """Lazy outputs (publishing.OutputPublishers): ~/external_wrench/tcp, switched on but with no subscriber, is
+    not computed for the joint states answered meanwhile (Observing.wrench is not called; ~/external_torque, which
+    the probe takes, is); a subscriber that comes later receives it, equal to the library's wrench for the residual
+    published with the same stamp; once that subscriber leaves, the wrench is not computed again."""
+    xml = ARM.read_text()
+    node = start_node(robot_description=xml, publish_external_torque=True, observer_gain=GAIN,
+                      wrench_frames=["tcp"])
+    robot = library_robot(xml)
+    names = list(robot.joint_names)
+    listen_to_observer(probe)                                   # ~/external_torque alone
+    q, _ = random_state(robot, np.random.default_rng(4))
+    warm_up(probe, robot, q, ["external_torque"])
+    observing = node.description.served.observing
+    wrenches = []
+    real = observing.wrench
+    observing.wrench = lambda q, frame: wrenches.append(frame) or real(q, frame)
+    topic = "external_wrench/tcp"
+    tau = robot.gravity_vector(q) + np.linspace(-3.0, 3.0, robot.nv)  # an external torque: r grows
+
+    def answer(k):
+        return send(probe, joint_state(names, q, np.zeros(robot.nv), effort=tau, at=at(T0 + k * DT)))
+    assert not node.outputs.listened[topic] and node.outputs.listened["external_torque"]
+    for k in range(5):
+        answer(k)
+    assert wrenches == []
+
+    probe.listen(topic, WrenchStamped, keep=True)
+    assert eventually(lambda: node.outputs.listened[topic])
+    k = 5
+    while not probe.history[topic]:                             # the first answers after the subscriber matched
+        torque = answer(k)
+        k += 1
+        assert k < 200, "the new subscriber received no wrench"
+    wrench = probe.history[topic][-1]
+    assert key(wrench.header.stamp) == key(torque.header.stamp) and wrenches
+    library = MomentumObserver(robot, GAIN).wrench(q, "tcp", "local", residual=np.asarray(torque.effort)).wrench
+    assert np.max(np.abs(library)) > 1.0
+    np.testing.assert_allclose(wrench_array(wrench), library, rtol=RTOL, atol=ATOL)
+
+    probe.node.destroy_subscription(probe._subscriptions.pop(topic))
+    assert eventually(lambda: not node.outputs.listened[topic])
+    wrenches.clear()
+    for j in range(3):
+        answer(k + j)
+    assert wrenches == []
+
+
 def test_a_push_on_the_tool_is_a_collision_on_its_body(probe, start_node):
     """The arm held still against gravity: 0.25 s of efforts g(q), a ripple on the first 0.05 s, declared
     contact-free (collision_calibration_time), calibrate the thresholds as MomentumObserver.calibrate does on the
