@@ -326,6 +326,8 @@ FAST_CALLS = _fastcall is not None and os.environ.get("ROBOT_DYNAMICS_FAST_CALLS
 # Contiguous(slow, n): calls a kernel directly when its last n arguments are C-contiguous arrays, else slow; the
 # routes written in Python reach their kernels through one (dispatch._Contiguous), or through slow alone without C
 Contiguous = _fastcall.Contiguous if FAST_CALLS else None
+# Method(def, row, ...): a Robot method that only hands over to self._calls[row], called in C (dispatch.forwards)
+Method = _fastcall.Method if FAST_CALLS else None
 
 
 def extents_overlap(inputs, outputs):

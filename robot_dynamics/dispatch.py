@@ -22,8 +22,10 @@ freed as soon as it is no longer used (the Calls hold their Quantity weakly, the
 """
 import dataclasses
 import functools
+import inspect
 import math
 import threading
+import typing
 import weakref
 
 import numpy as np
@@ -32,7 +34,7 @@ from .algorithms.frames import REFERENCES, frame_array
 from .algorithms.kinematics import ERR_INPUT, ERR_OVERFLOW, ERR_OVERLAP, ERR_QUAT, ERR_SINGULAR
 from .algorithms.registry import CHECKED, QUANTITIES
 from .algorithms.workspace import ARRAYS, EXAMPLES, workspace
-from .compiled import (FAST_CALLS, Contiguous, batch_loop, compiled, entry, fast_call, layout, loop_signature,
+from .compiled import (FAST_CALLS, Contiguous, Method, batch_loop, compiled, entry, fast_call, layout, loop_signature,
                        overlapping, signature, thread_count)
 from .configuration import ConfigurationSpace
 from .memory import ResultPool
@@ -41,6 +43,45 @@ from .results import RESULT_TYPES
 
 _ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 ROWS = {row.name: row for row in QUANTITIES}
+
+
+# ---- the methods that only hand over -----------------------------------------------------------------------------
+class Constant(typing.NamedTuple):
+    """A value forwards hands to the entry in its place (frame_placement's reference "local")."""
+    value: object
+
+
+_REQUIRED = object()          # marks a parameter without a default, for _fastcall.Method
+
+
+def forwards(row, *arguments):
+    """Decorate a Robot method whose body, when every parameter not among `arguments` holds its default (the very
+    object), is ``return self._calls[row](*arguments)`` -- `arguments` the names of its parameters and Constants,
+    in the entry's order.  With the C extension the def becomes a _fastcall.Method, which does exactly that in C
+    (binding positional and keyword arguments to the def's parameters and defaults) and calls the def itself for
+    anything else: the same results and errors, without the def's Python frame (~0.09 us a call, 10-15 % of a
+    frame Jacobian).  Read from the class it is the def (its signature, docstring and source).  Without the
+    extension the def stays as it is.  test_architecture checks each against its def's own hand-over."""
+    def decorate(function):
+        code = function.__code__
+        if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
+            raise TypeError(f"{function.__qualname__}: forwards takes plain parameters only")
+        names = code.co_varnames[1:code.co_argcount]
+        given = function.__defaults__ or ()
+        defaults = (_REQUIRED,) * (len(names) - len(given)) + given
+        constants = tuple(x.value for x in arguments if isinstance(x, Constant))
+        forward, c = [], 0
+        for x in arguments:
+            if isinstance(x, Constant):
+                forward.append(-1 - c)
+                c += 1
+            else:
+                forward.append(names.index(x))      # a ValueError for a name the def does not have
+        function.forwards = (row, tuple(arguments))
+        if Method is None:
+            return function
+        return Method(function, row, tuple(names), defaults, _REQUIRED, tuple(forward), constants)
+    return decorate
 
 
 # ---- the kernels' argument types ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import composed
 from .contact_sets import Contact, ContactDynamics, contact_list
-from .dispatch import Calls, Engine, finite, scalar, vector
+from .dispatch import Calls, Constant, Engine, finite, forwards, scalar, vector
 from .drive_files import drive_values
 from .mimic import CoupledCalls
 from .model import build_model
@@ -176,6 +176,7 @@ class Robot:
         return finite(Jq, "integrate_jacobians", "w"), finite(Jw, "integrate_jacobians", "w")
 
     # ---- paper 002: one outward pass -----------------------------------------------------------------------------
+    @forwards("_dynamics", "q", "v", Constant(None))
     def dynamics(self, q, v, v_ref=None, a_ref=None, out=None):
         """M, C, g, com, J_com and, when v_ref and a_ref are given, the Slotine-Li Y, from one outward pass.
 
@@ -192,11 +193,13 @@ class Robot:
             raise ValueError("out.Y must be an array exactly when v_ref and a_ref are given (out.Y is None)")
         return self._calls["_dynamics_with_regressor"](q, v, v_ref, a_ref, out)
 
+    @forwards("mass_matrix", "q", "out")
     def mass_matrix(self, q, out=None):
         """M(q) = sum_k J_k^T Lambda_k J_k (paper 002, eq. (6a)) + diag(armature) (the drives' rotor inertias,
         drives.py).  q: (..., nq) -> (..., nv, nv)"""
         return self._calls["mass_matrix"](q, out)
 
+    @forwards("coriolis_matrix", "q", "v", "out")
     def coriolis_matrix(self, q, v, out=None, kind="paper002"):
         """C(q, v) of paper 002, eq. (6b): C v holds the Coriolis and centrifugal torques, Mdot = C + C^T.
 
@@ -214,18 +217,22 @@ class Robot:
             return self._calls["_christoffel_coriolis_matrix"](q, v, out)
         raise ValueError(f"kind must be one of 'paper002', 'christoffel', got {kind!r}")
 
+    @forwards("gravity_vector", "q", "out")
     def gravity_vector(self, q, out=None):
         """g(q) = sum_k J_k^T Lambda_k Ad^-1_{0,k} gamma_0 (paper 002, eq. (6c)).  q: (..., nq) -> (..., nv)"""
         return self._calls["gravity_vector"](q, out)
 
+    @forwards("com_position", "q", "out")
     def com_position(self, q, out=None):
         """Centre of mass of the moving bodies in the world frame.  q: (..., nq) -> (..., 3)"""
         return self._calls["com_position"](q, out)
 
+    @forwards("com_jacobian", "q", "out")
     def com_jacobian(self, q, out=None):
         """J_com = (1/m) P^T Lambda J (paper 002, eq. (7)): CoM velocity = J_com v.  q: (..., nq) -> (..., 3, nv)"""
         return self._calls["com_jacobian"](q, out)
 
+    @forwards("regressor", "q", "v", "v_ref", "a_ref", "out")
     def regressor(self, q, v, v_ref, a_ref, out=None):
         """Slotine-Li Y(q, v, v_r, a_r) with Y pi = M a_r + C(q, v) v_r + g (paper 002, eq. (16)).
 
@@ -233,12 +240,14 @@ class Robot:
         """
         return self._calls["regressor"](q, v, v_ref, a_ref, out)
 
+    @forwards("momentum", "q", "v", "out")
     def momentum(self, q, v, out=None):
         """p = M(q) v, the generalized momentum (paper 002, Prop. 1), in O(n d) without forming M: the sum of the
         bodies' spatial momenta projected on the joint axes, plus the rotors' armature v.
         q: (..., nq), v: (..., nv) -> (..., nv)"""
         return self._calls["momentum"](q, v, out)
 
+    @forwards("momentum_rate", "q", "v", "out")
     def momentum_rate(self, q, v, out=None):
         """(p, h): the generalized momentum p = M(q) v (with the armature, as momentum) and h = C(q, v)^T v - g(q),
         the rate p takes without applied torques -- pdot = tau + h along any motion (Mdot = C + C^T) -- from one
@@ -246,6 +255,7 @@ class Robot:
         observer's tick in one call (observers.py).  q: (..., nq), v: (..., nv) -> (..., nv), (..., nv)"""
         return self._calls["momentum_rate"](q, v, out)
 
+    @forwards("momentum_regressor", "q", "v", "out")
     def momentum_regressor(self, q, v, out=None):
         """(Y_p, Y_h) with Y_p pi = M(q) v, the generalized momentum (paper 002, Prop. 1), and Y_h pi =
         C(q, v)^T v - g(q), so that d/dt (Y_p pi) = tau + Y_h pi along any motion (Mdot = C + C^T): a
@@ -256,21 +266,25 @@ class Robot:
         """
         return self._calls["momentum_regressor"](q, v, out)
 
+    @forwards("kinetic_energy", "q", "v", "out")
     def kinetic_energy(self, q, v, out=None):
         """1/2 v^T M(q) v, summed body by body: 1/2 sum_k v_k^T Lambda_k v_k + 1/2 v^T diag(armature) v (the
         rotors', as Pinocchio 4.1).  q: (..., nq), v: (..., nv) -> (...,)"""
         return self._calls["kinetic_energy"](q, v, out)
 
+    @forwards("potential_energy", "q", "out")
     def potential_energy(self, q, out=None):
         """-m gravity . com, zero with the CoM at the world origin.  q: (..., nq) -> (...,)"""
         return self._calls["potential_energy"](q, out)
 
+    @forwards("body_placements", "q", "out")
     def body_placements(self, q, out=None):
         """T_{0,k} of every body: homogeneous transforms, body frames in the world.  q: (..., nq) -> (..., nbodies,
         4, 4)"""
         return self._calls["body_placements"](q, out)
 
     # ---- Newton-Euler and the articulated-body algorithm ---------------------------------------------------------
+    @forwards("inverse_dynamics", "q", "v", "a", "out")
     def inverse_dynamics(self, q, v, a, out=None, f_ext=None, reference="local"):
         """tau = M a + C v + g by the recursive Newton-Euler algorithm, O(n).  (..., nq), (..., nv) x2 -> (..., nv)
 
@@ -285,6 +299,7 @@ class Robot:
 
     inverse_dynamics.__doc__ += _WRENCH_DOC
 
+    @forwards("forward_dynamics", "q", "v", "tau", "out")
     def forward_dynamics(self, q, v, tau, out=None, f_ext=None, reference="local"):
         """a = M^-1 (tau - C v - g) by the articulated-body algorithm, O(n) (with coupled mimic joints: by a
         Cholesky factor of M).  (..., nq), (..., nv) x2 -> (..., nv)
@@ -304,16 +319,19 @@ class Robot:
     forward_dynamics.__doc__ += _WRENCH_DOC
 
     # ---- derivatives ---------------------------------------------------------------------------------------------
+    @forwards("inverse_dynamics_derivatives", "q", "v", "a", "out")
     def inverse_dynamics_derivatives(self, q, v, a, out=None):
         """(dtau/dq, dtau/dv, M) of tau = ID(q, v, a); q-derivatives along the tangent directions of integrate
         (Pinocchio's computeRNEADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)"""
         return self._calls["inverse_dynamics_derivatives"](q, v, a, out)
 
+    @forwards("forward_dynamics_derivatives", "q", "v", "tau", "out")
     def forward_dynamics_derivatives(self, q, v, tau, out=None):
         """(da/dq, da/dv, M^-1) of a = FD(q, v, tau); q-derivatives along the tangent directions of integrate
         (Pinocchio's computeABADerivatives).  (..., nq), (..., nv) x2 -> 3 x (..., nv, nv)"""
         return self._calls["forward_dynamics_derivatives"](q, v, tau, out)
 
+    @forwards("_state_derivatives", "q", "v", "out")
     def state_derivatives(self, q, v, out=None):
         """dM/dq, dC/dq, dC/dv, dg/dq and dJ_com/dq at (q, v), the last index the direction (paper 002, Prop. 5);
         q-directions are the tangent directions of integrate, d/de f(integrate(q, e e_i)) at e = 0 (Pinocchio's).
@@ -322,6 +340,7 @@ class Robot:
         """
         return self._calls["_state_derivatives"](q, v, out)
 
+    @forwards("_time_derivatives", "q", "v", "a", Constant(None))
     def time_derivatives(self, q, v, a, v_ref=None, a_ref=None, j_ref=None, out=None):
         """d/dt of M(q), C(q, v), g(q) and J_com(q) along q' = v (on the Lie group for a floating base), v' = a
         (paper 002, Prop. 6); with v_ref, a_ref, j_ref also of the Slotine-Li regressor along v_ref' = a_ref,
@@ -339,6 +358,7 @@ class Robot:
             return self._calls["_time_derivatives_with_regressor"](q, v, a, v_ref, a_ref, j_ref, out)
         return self._calls["_time_derivatives"](q, v, a, out)
 
+    @forwards("gravity_derivative", "q", "v", "out")
     def gravity_derivative(self, q, v, out=None):
         """dg/dt = dg/dq v along q' = v (paper 002, Prop. 6), in O(n): the g_dot of time_derivatives alone.
         q: (..., nq), v: (..., nv) -> (..., nv)"""
@@ -367,17 +387,20 @@ class Robot:
         return composed.linearize(self, q, v, tau, dt)
 
     # ---- paper 003: the innovations factorization ----------------------------------------------------------------
+    @forwards("inverse_mass_matrix", "q", "out")
     def inverse_mass_matrix(self, q, out=None):
         """M(q)^-1 = [I - H psi K]^* D^-1 [I - H psi K] (paper 003, eq. (4.1d)), in O(n^2) without forming M
         (Pinocchio's computeMinverse).  q: (..., nq) -> (..., nv, nv)"""
         return self._calls["inverse_mass_matrix"](q, out)
 
+    @forwards("_solve_mass_matrix", "q", "x", "out")
     def solve_mass_matrix(self, q, x, out=None):
         """M(q)^-1 x without forming M: one articulated-body factorization (paper 003, Algorithm 4.1), then O(n)
         per right-hand side (eq. (4.1d) applied to x).  q: (..., nq); x: (..., nv) or (..., nv, k) -> the shape of
         x; out: an array of that shape to write into."""
         return self._calls["_solve_mass_matrix"](q, x, out)
 
+    @forwards("_innovations", "q", "out")
     def innovations(self, q, out=None):
         """L, D and L^-1 of the innovations factorization M = L D L^T (paper 003, Identity 4.1, Algorithm 4.1),
         from the articulated-body inertias, without forming M.  q: (..., nq) -> Innovations (see its docstring);
@@ -400,6 +423,7 @@ class Robot:
         d.epsilon = None
         return d if out is None else out
 
+    @forwards("from_diagonalized", "q", "nu", "out")
     def from_diagonalized(self, q, nu, out=None):
         """qdot = l^T nu = [I - H psi K]^T D^-1/2 nu: the joint velocities of the diagonalized velocities nu
         (paper 003, Table 2, right column), O(n).  q: (..., nq), nu: (..., nv) -> (..., nv)"""
@@ -420,6 +444,7 @@ class Robot:
         """
         return composed.global_factorization(self, self._calls, q, v, out)
 
+    @forwards("christoffel_symbols", "q", "out")
     def christoffel_symbols(self, q, out=None):
         """Gamma_ijk(q), the Christoffel symbols of the first kind of M, with C_ij = sum_k Gamma_ijk v_k the C of
         coriolis_matrix(q, v, kind="christoffel"), in closed form (paper 001, eqs. (52)-(57)).
@@ -439,6 +464,7 @@ class Robot:
         return self._calls["christoffel_symbols"](q, out)
 
     # ---- centroidal dynamics -------------------------------------------------------------------------------------
+    @forwards("centroidal_momentum_matrix", "q", "out")
     def centroidal_momentum_matrix(self, q, out=None):
         """A_G (6, nv), the centroidal momentum matrix: h_G = A_G v is the robot's linear momentum and its angular
         momentum about its centre of mass, [linear; angular] in world axes; column s = X_G^* Ic_j S_s, the
@@ -446,12 +472,14 @@ class Robot:
         (Orin, Goswami, Lee 2013; Pinocchio's computeCentroidalMap).  q: (..., nq) -> (..., 6, nv)"""
         return self._calls["centroidal_momentum_matrix"](q, out)
 
+    @forwards("centroidal_momentum_bias", "q", "v", "out")
     def centroidal_momentum_bias(self, q, v, out=None):
         """Adot_G v (6,): the rate of the centroidal momentum at zero joint accelerations, so that
         d/dt h_G = A_G a + Adot_G v (Pinocchio's computeCentroidalMapTimeVariation dAg @ v): the sum of the
         bodies' Newton-Euler forces at qddot = 0, without gravity.  q: (..., nq), v: (..., nv) -> (..., 6)"""
         return self._calls["centroidal_momentum_bias"](q, v, out)
 
+    @forwards("centroidal_inertia", "q", "out")
     def centroidal_inertia(self, q, out=None):
         """I_G (6, 6) = [[m E, 0], [0, I_c]]: the whole robot's composite inertia about its centre of mass, world
         axes (Pinocchio's data.Ig); I_G^-1 h_G is the robot's average spatial velocity.  q: (..., nq) ->
@@ -464,6 +492,7 @@ class Robot:
         """Every URDF link of the robot, depth first from the root link: each is a frame (frame_placement, ...)."""
         return list(self.model.frames)
 
+    @forwards("_frame_placement", "q", "frame", Constant("local"), "out")
     def frame_placement(self, q, frame, out=None):
         """T_{0,f}: the pose of a frame in the world, a 4x4 homogeneous transform.  q: (..., nq) -> (..., 4, 4)
 
@@ -471,18 +500,21 @@ class Robot:
         included) or its index there."""
         return self._calls["_frame_placement"](q, frame, "local", out)
 
+    @forwards("_frame_jacobian", "q", "frame", "reference", "out")
     def frame_jacobian(self, q, frame, reference="local", out=None):
         """J_f: the frame's twist in `reference` is J_f v (world axes of the support's joints, paper 002, eq. (27)
         unrolled; Pinocchio's computeFrameJacobian).  q: (..., nq) -> (..., 6, nv)
         """
         return self._calls["_frame_jacobian"](q, frame, reference, out)
 
+    @forwards("_frame_velocity", "q", "v", "frame", "reference", "out")
     def frame_velocity(self, q, v, frame, reference="local", out=None):
         """V_f = J_f v: the frame's twist [linear; angular] in `reference` (Pinocchio's getFrameVelocity).
         q: (..., nq), v: (..., nv) -> (..., 6)
         """
         return self._calls["_frame_velocity"](q, v, frame, reference, out)
 
+    @forwards("_frame_acceleration_bias", "q", "v", "frame", "reference", "out")
     def frame_acceleration_bias(self, q, v, frame, reference="local", out=None):
         """Jdot_f v: the frame's classical acceleration at zero joint accelerations (Pinocchio's
         getFrameClassicalAcceleration after forwardKinematics with a = 0), so that the classical acceleration at a
@@ -498,6 +530,7 @@ class Robot:
     frame_acceleration_bias.__doc__ += _FRAME_DOC
 
     # ---- contacts and task space ---------------------------------------------------------------------------------
+    @forwards("_constrained_dynamics", "q", "v", "tau", "contacts", "out")
     def constrained_dynamics(self, q, v, tau, contacts, baumgarte=_NO_GAINS, damping=_NO_DAMPING, out=None):
         """(a, forces): the forward dynamics of the robot held by contacts, from the KKT system
             M a + C v + g = tau + J^T forces,    J a + Jdot v = -(Kp e + Kd J v),

@@ -10,7 +10,7 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.algorithms.registry import QUANTITIES
-from robot_dynamics.compiled import batch_loop, compiled
+from robot_dynamics.compiled import FAST_CALLS, Method, batch_loop, compiled
 from robot_dynamics.dispatch import loop_types
 from robot_dynamics.bundled import bundled_urdf
 
@@ -118,12 +118,68 @@ def test_robot_is_an_explicit_facade():
     assert public - defined - {"frame_names"} == set(), "public Robot methods not written in its class body"
     for name in public:
         member = inspect.getattr_static(rd.Robot, name)
-        function = member.fget if isinstance(member, property) else member
+        function = member.fget if isinstance(member, property) else getattr(member, "__wrapped__", member)
         assert inspect.getsourcefile(function) == str(PACKAGE / "robot.py"), name
         assert function.__doc__ and function.__qualname__ == f"Robot.{name}", name
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text()
         assert "exec(" not in text and "setattr(Robot" not in text and "__class__ =" not in text, path
+
+
+FORWARDING = sorted(name for name, member in vars(rd.Robot).items()
+                    if hasattr(getattr(member, "__wrapped__", member), "forwards"))
+
+
+@pytest.mark.parametrize("name", FORWARDING)
+def test_a_method_called_in_c_hands_over_as_its_def(name):
+    """dispatch.forwards: a Robot method written as a def that hands its arguments to self._calls[row] is, with the
+    C extension, a _fastcall.Method that binds them in C. For every way of calling it -- positionally, by keyword,
+    with each optional parameter given (the very default, and another value), too few or unknown arguments -- the
+    Method and its def must reach the same entries with the same arguments, or raise the same error (a robot
+    whose _calls record the calls)."""
+    member = vars(rd.Robot)[name]
+    function = getattr(member, "__wrapped__", member)
+    assert isinstance(member, Method) if FAST_CALLS else member is function
+    row, _ = function.forwards
+    parameters = list(inspect.signature(function).parameters.values())[1:]
+    required = [p.name for p in parameters if p.default is p.empty]
+    optional = [p for p in parameters if p.default is not p.empty]
+
+    class Recorded(dict):
+        def __missing__(self, key):
+            self[key] = lambda *args, key=key: self.log.append((key, args)) or ("result", key)
+            return self[key]
+
+    class Owner:
+        def __init__(self):
+            self._calls = Recorded()
+            self._calls.log = []
+
+    values = {p: object() for p in required}
+    patterns = [((*values.values(),), {}), ((), dict(values)), ((*values.values(),), {"bogus": 1}),
+                ((*list(values.values())[:-1],), {})]
+    for p in optional:
+        for value in (p.default, object()):
+            patterns.append(((*values.values(),), {p.name: value}))
+    for args, kwargs in patterns:
+        outcomes = []
+        for route in (function, member, member):           # the def first: it makes the entries it uses
+            owner = Owner()
+            try:
+                function(owner, *args, **kwargs)
+            except Exception:
+                pass
+            owner._calls.log.clear()
+            try:
+                result = route(owner, *args, **kwargs)
+            except Exception as err:
+                result = (type(err), str(err))
+            outcomes.append((result, owner._calls.log))
+        assert outcomes[0] == outcomes[1] == outcomes[2], (name, args, kwargs)
+    values = [object() for _ in required]                          # and the usual call reaches the row
+    owner = Owner()
+    owner._calls[row]
+    assert member(owner, *values) == ("result", row) and owner._calls.log[0][1][:len(values)] == tuple(values)
 
 
 @pytest.mark.parametrize("row", [r for r in QUANTITIES if not r.name.startswith("_")], ids=lambda r: r.name)
