@@ -660,6 +660,8 @@ typedef struct {
     Py_ssize_t n_forward;
     Py_ssize_t forward[MAX_PARAMS];     /* >= 0: that parameter; < 0: constants[-1 - forward[k]] */
     char forwarded[MAX_PARAMS];         /* parameter i is forwarded */
+    PyObject *last_robot;       /* NULL, or a weak reference to the robot called last ... */
+    PyObject *last_calls;       /* ... and one to its _calls (read again for another robot, or once either died) */
 } Method;
 
 static PyObject *str_calls;
@@ -699,10 +701,30 @@ static PyObject *method_vectorcall(Method *self, PyObject *const *args, size_t n
         else if (!self->forwarded[i] && bound[i] != d)                     /* the def reads it itself */
             goto as_def;
     }
-    PyObject *calls = PyObject_GetAttr(args[0], str_calls);
+    PyObject *calls = NULL;
+    if (self->last_robot != NULL && PyWeakref_GET_OBJECT(self->last_robot) == args[0]) {
+        calls = PyWeakref_GET_OBJECT(self->last_calls);          /* a robot's _calls is set once, in __init__ */
+        if (calls == Py_None)
+            calls = NULL;
+        else
+            Py_INCREF(calls);
+    }
     if (calls == NULL) {
-        PyErr_Clear();
-        goto as_def;
+        calls = PyObject_GetAttr(args[0], str_calls);
+        if (calls == NULL) {
+            PyErr_Clear();
+            goto as_def;
+        }
+        PyObject *robot_ref = PyWeakref_NewRef(args[0], NULL), *calls_ref = PyWeakref_NewRef(calls, NULL);
+        if (robot_ref == NULL || calls_ref == NULL) {               /* not weakly referenceable: no cache */
+            PyErr_Clear();
+            Py_XDECREF(robot_ref);
+            Py_XDECREF(calls_ref);
+        }
+        else {
+            Py_XSETREF(self->last_robot, robot_ref);
+            Py_XSETREF(self->last_calls, calls_ref);
+        }
     }
     PyObject *entry = PyDict_Check(calls) ? PyDict_GetItemWithError(calls, self->row) : NULL;
     if (entry == NULL) {                                                   /* made at the def's first call */
@@ -792,6 +814,8 @@ static int method_traverse(Method *self, visitproc visit, void *arg)
     Py_VISIT(self->defaults);
     Py_VISIT(self->required);
     Py_VISIT(self->constants);
+    Py_VISIT(self->last_robot);
+    Py_VISIT(self->last_calls);
     return 0;
 }
 
@@ -803,6 +827,8 @@ static int method_clear(Method *self)
     Py_CLEAR(self->defaults);
     Py_CLEAR(self->required);
     Py_CLEAR(self->constants);
+    Py_CLEAR(self->last_robot);
+    Py_CLEAR(self->last_calls);
     return 0;
 }
 
