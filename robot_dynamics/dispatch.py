@@ -1,7 +1,9 @@
 """The one call protocol from a Robot method to its compiled kernel.
 
 A Robot method (robot.py) hands its arguments, always positionally and `out` last, to `robot._calls.<row>`, where
-<row> is the name of its quantity in the registry (algorithms/registry.py).  Calls makes that entry at its first use:
+<row> is the name of its quantity in the registry (algorithms/registry.py) -- with the C extension a method that
+does nothing else is a _fastcall.Method (`forwards`), which makes that hand-over in C.  Calls makes that entry at its
+first use:
 
 - with the C extension, a _fastcall.Call (compiled.fast_call): it checks one state of exact float64 arrays and the
   `out` arrays in C, allocates the results and calls the kernel's C entry point (compiled.fast_kernel: the kernel
