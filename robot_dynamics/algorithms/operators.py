@@ -15,18 +15,19 @@ written out on scalars so that nothing allocates.  Twists and wrenches are [line
     -(adj(s).T @ L + L @ adj(s)), L = spatial_inertia(pi)   spatial_inertia(inertia_rate(pi, s, out))
     I_p += ad_inv(R, p).T @ I @ ad_inv(R, p)           add_transformed_inertia(R, p, I, I_p)
 
-test/kernels/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  The helpers that
-touch arrays are inlined into their callers (inline="always": a numba call that is not inlined reference-counts
-each array argument); cross, on scalars alone, is called (`scalar`): LLVM inlines it all the same, and numba does
-not copy and retype its code at each of its ~60 call sites (-1 s of the cold start-up that benchmarks/startup.py
-measures).  Each inlined copy costs compile time at first use: 6x6 products are loops over the columns (LLVM
-unrolls them) rather than 36 written-out terms.  In the small ones multiply-adds may be fused
+test/kernels/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  Every helper
+is a plain numba call (`inline` and `scalar` alike, issue 26): LLVM inlines them all the same, and numba does not
+copy and retype their code at each call site.  They were inline="always" (numba IR inlining, as a numba call
+that is not inlined reference-counts each array argument): that made type inference and lowering of the kernels
+~2x slower at first use (benchmarks/compile_phases.py: 113 s -> 62 s cold for six quantities), for no runtime
+difference beyond noise (benchmarks/runtime_quick.py).  6x6 products are loops over the columns (LLVM unrolls
+them) rather than 36 written-out terms.  In the small ones multiply-adds may be fused
 (CONTRACT: one rounding instead of two; no other fast-math liberty, so NaN and inf behave as IEEE 754 says).
 """
 from numba import njit
 
 CONTRACT = {"contract"}
-inline = njit(cache=True, fastmath=CONTRACT, inline="always")    # small, array-touching: into the caller
+inline = njit(cache=True, fastmath=CONTRACT)    # small, array-touching: called too (issue 26; see above)
 scalar = njit(cache=True, fastmath=CONTRACT)    # on scalars alone: called, and LLVM inlines it (no array to count)
 
 
