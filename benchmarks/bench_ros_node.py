@@ -77,7 +77,7 @@ for arg in sys.argv[1:]:
     topic, cls = arg.rsplit(":", 1)
     module, name = cls.rsplit(".", 1)
     node.create_subscription(getattr(importlib.import_module(module), name), topic, lambda msg: None,
-                             QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE), raw=True)
+                             QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE), raw=True)
 executor = EventsExecutor()
 executor.add_node(node)
 try:
