@@ -47,7 +47,7 @@ from robot_dynamics.ros.loader import Refused, abbreviated
 from robot_dynamics.ros.observing import stamp_nanoseconds
 from robot_dynamics.ros.outputs import OBSERVED, REFERENCE, topics_table
 from robot_dynamics.ros.publishing import Evaluation, OutputPublishers, Served
-from robot_dynamics.ros.qos import STATE_QOS
+from robot_dynamics.ros.qos import OBSERVED_STATE_QOS, STATE_QOS
 from robot_dynamics.ros.runner import run
 
 if __doc__:                                   # (python -OO strips docstrings)
@@ -121,8 +121,9 @@ class DynamicsLogic(Described):
     def _open(self):
         """Advertise the outputs and subscribe to the inputs."""
         self.outputs.advertise(self.settings.switches)
+        observed = self.outputs.wants(OBSERVED)           # the observer on at start-up: every joint state queued
         self._subs.append(self.create_subscription(
-            JointState, "joint_states", self._on_joint_state, STATE_QOS,
+            JointState, "joint_states", self._on_joint_state, OBSERVED_STATE_QOS if observed else STATE_QOS,
             qos_overriding_options=QoSOverridingOptions.with_default_policies()))
         self._subs.append(self.create_subscription(JointTrajectoryPoint, "~/reference", self._on_reference,
                                                    STATE_QOS))

@@ -37,6 +37,7 @@ from std_msgs.msg import Bool, Float64MultiArray  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.observers import MomentumObserver  # noqa: E402
+from robot_dynamics.ros.dynamics_node import DynamicsNode  # noqa: E402
 from robot_dynamics.ros.qos import LATCHED_QOS  # noqa: E402
 
 ARM = URDF_DIR / "arm7.urdf"
@@ -208,6 +209,34 @@ def test_an_output_nobody_listens_to_is_neither_computed_nor_published(probe, st
     for j in range(3):
         answer(k + j)
     assert wrenches == []
+
+
+def test_with_the_observer_a_burst_of_joint_states_is_queued_and_each_answered(probe, start_node):
+    """A node started with the observer on keeps the last ten joint states (qos.OBSERVED_STATE_QOS), one without it
+    the newest alone (STATE_QOS): ten joint states published back to back, faster than the node takes them, are
+    all observed and answered on ~/external_torque, in order, each with the library's residual."""
+    xml = ARM.read_text()
+    plain = DynamicsNode("plain", namespace=probe.node.get_namespace(), context=probe.executor.context,
+                         parameter_overrides=[Parameter("robot_description", value=xml)])
+    try:
+        assert [s.qos_profile.depth for s in plain._subs if s.topic_name.endswith("/joint_states")] == [1]
+    finally:
+        plain.destroy_node()
+    node = start_node(robot_description=xml, publish_external_torque=True, observer_gain=GAIN)
+    assert [s.qos_profile.depth for s in node._subs if s.topic_name.endswith("/joint_states")] == [10]
+    robot = library_robot(xml)
+    names = list(robot.joint_names)
+    listen_to_observer(probe)
+    q, _ = random_state(robot, np.random.default_rng(5))
+    warm_up(probe, robot, q, ["external_torque"])
+    tau = robot.gravity_vector(q) + np.linspace(-2.0, 2.0, robot.nv)
+    states = [(T0 + k * DT, q, np.zeros(robot.nv), tau) for k in range(10)]
+    for t, q_k, v_k, tau_k in states:
+        probe.joint_states.publish(joint_state(names, q_k, v_k, effort=tau_k, at=at(t)))
+    received = [answered(probe, "external_torque", t) for t, *_ in states]
+    for msg, r in zip(received, library_residuals(robot, states)):
+        np.testing.assert_allclose(msg.effort, r, rtol=RTOL, atol=ATOL)
+    assert [key(m.header.stamp) for m in probe.history["external_torque"]] == [t for t, *_ in states]
 
 
 def test_a_push_on_the_tool_is_a_collision_on_its_body(probe, start_node):
