@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from .innovations import pose
-from .kinematics import ERR_QUAT, check_inputs, checked_pass, flag, placement
+from .kinematics import ERR_QUAT, check_inputs, checked_pass, placement
 from .matrices import composites
 from .operators import CONTRACT, bias_force, cross, spatial_inertia_times, transform_parameters
 
@@ -142,7 +142,7 @@ def centroidal_inertia(bodies, work, q, I):
     status = checked_pass(bodies, work, (q,), q, q, False)
     if status != 0:
         return status
-    composites(bodies, work, flag(True), flag(False))
+    composites(bodies, work, True, False)
     m, c0, c1, c2 = centre(bodies, work)
     i00, i11, i22, i01, i02, i12 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     for k in range(bodies.shape[0]):

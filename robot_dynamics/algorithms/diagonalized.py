@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from .innovations import factored
-from .kinematics import ERR_SINGULAR, flag
+from .kinematics import ERR_SINGULAR
 from .operators import CONTRACT, bias_force, inertia_rate, spatial_inertia_times, store_inertia
 
 WORK = [
@@ -289,7 +289,7 @@ def cholesky_factored(bodies, work, inputs, q, v, with_rates):
 @njit(cache=True)
 def diagonalized(bodies, work, gravity, q, v, tau, nu, epsilon, coriolis):
     """nu, epsilon = l (tau - g) and C(theta, nu) at (q, v, tau)."""
-    status = cholesky_factored(bodies, work, (q, v, tau), q, v, flag(True))
+    status = cholesky_factored(bodies, work, (q, v, tau), q, v, True)
     if status != 0:
         return status
     factor_rates(bodies, work)
@@ -299,7 +299,7 @@ def diagonalized(bodies, work, gravity, q, v, tau, nu, epsilon, coriolis):
 @njit(cache=True)
 def from_diagonalized(bodies, work, q, nu, v):
     """qdot of nu at q."""
-    status = cholesky_factored(bodies, work, (q, nu), q, q, flag(False))
+    status = cholesky_factored(bodies, work, (q, nu), q, q, False)
     if status == 0:
         from_diagonalized_terms(bodies, work, nu, v)
     return status

@@ -27,7 +27,7 @@ costs O(n d^2) and a solve O(n d), d the depth).
 import numpy as np
 from numba import njit
 
-from .kinematics import ERR_SINGULAR, checked_pass, flag
+from .kinematics import ERR_SINGULAR, checked_pass
 from .newton_euler import aba
 from .operators import adj_times, cross, dot_columns, force_cross, spatial_inertia_times, store6, transform_parameters
 
@@ -225,7 +225,7 @@ def forward_dynamics_derivatives(bodies, work, lam, H, X, gravity, q, v, tau, da
     status = checked_pass(bodies, work, (q, v, tau), q, v, True)
     a = M_inv[0]                                   # a, kept in the first row of M^-1 until M^-1 is formed
     if status == 0:
-        status = aba(bodies, work, gravity, q, v, tau, a, flag(True))     # the outward pass placed the bodies
+        status = aba(bodies, work, gravity, q, v, tau, a, True)     # the outward pass placed the bodies
     if status != 0:
         return status
     n = H.shape[0]

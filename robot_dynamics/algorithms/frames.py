@@ -23,7 +23,7 @@ p_kf]: body -1 is the world (a link fixed to it), reference one of REFERENCES' c
 import numpy as np
 from numba import njit
 
-from .kinematics import ERR_QUAT, check_inputs, flag, outward_step
+from .kinematics import ERR_QUAT, check_inputs, outward_step
 from .operators import CONTRACT, ad_inv_times, cross, rotate
 
 WORK = [
@@ -90,7 +90,7 @@ def express(reference, R, p, x):
 @njit(cache=True)
 def frame_placement(bodies, work, q, frame, T):
     """T <- T_{0,f} (4, 4), the frame's pose in the world."""
-    status = support_pass(bodies, work, (q,), frame, q, q, flag(False))[0]
+    status = support_pass(bodies, work, (q,), frame, q, q, False)[0]
     if status != 0:
         return status
     f = work[0]
@@ -107,7 +107,7 @@ def frame_placement(bodies, work, q, frame, T):
 def frame_jacobian(bodies, work, q, frame, J):
     """J <- J_f = X S (6, nv): the world axes S of the support's coordinates (paper 002, eq. (27) unrolled) in the
     frame's reference; a mimic joint's column adds into its master's."""
-    status, n = support_pass(bodies, work, (q,), frame, q, q, flag(False))
+    status, n = support_pass(bodies, work, (q,), frame, q, q, False)
     if status != 0:
         return status
     for r in range(6):
@@ -126,7 +126,7 @@ def frame_jacobian(bodies, work, q, frame, J):
 @njit(cache=True, fastmath=CONTRACT)
 def frame_velocity(bodies, work, q, v, frame, V):
     """V <- V_f = X V_0 = J_f qdot, V_0 the world-frame twist of the frame's body (eq. (26))."""
-    status, n = support_pass(bodies, work, (q, v), frame, q, v, flag(True))
+    status, n = support_pass(bodies, work, (q, v), frame, q, v, True)
     if status != 0:
         return status
     if n == 0:
@@ -144,7 +144,7 @@ def frame_acceleration_bias(bodies, work, q, v, frame, A):
     """A <- Jdot_f qdot, the classical acceleration of the frame at qddot = 0 (Pinocchio's
     getFrameClassicalAcceleration): X A_0 + [w_f x v_f; 0], A_0 = sum Sdot qdot over the support (eq. (28)
     unrolled, world frame) and (v_f, w_f) = X V_0."""
-    status, n = support_pass(bodies, work, (q, v), frame, q, v, flag(True))
+    status, n = support_pass(bodies, work, (q, v), frame, q, v, True)
     if status != 0:
         return status
     if n == 0:

@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from ..model import FREE, PRISMATIC, REVOLUTE
-from .kinematics import ERR_INPUT, ERR_QUAT, ERR_SINGULAR, check_inputs, checked_pass, flag, placement
+from .kinematics import ERR_INPUT, ERR_QUAT, ERR_SINGULAR, check_inputs, checked_pass, placement
 from .newton_euler import invert_spd
 from .operators import CONTRACT, ad_inv_times, ad_times, cross, rotate, store_inertia, transform_parameters
 
@@ -584,7 +584,7 @@ def factored(bodies, work, inputs, q, v, with_rates):
 
 @njit(cache=True)
 def innovations(bodies, work, q, L, D, L_inv):
-    status = factored(bodies, work, (q,), q, q, flag(False))
+    status = factored(bodies, work, (q,), q, q, False)
     if status == 0:
         innovations_terms(bodies, work, L, D, L_inv)
     return status
@@ -606,7 +606,7 @@ def inverse_mass_matrix(bodies, work, BV, q, M_inv):
 @njit(cache=True)
 def solve_mass_matrix(bodies, work, q, X, out):
     """out[:, j] <- M^-1 X[:, j] for every column j of X (nv, k): one factorization, then O(n) per column."""
-    status = factored(bodies, work, (q,), q, q, flag(False))
+    status = factored(bodies, work, (q,), q, q, False)
     if status != 0:
         return status
     for r in range(X.shape[0]):

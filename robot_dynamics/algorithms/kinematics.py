@@ -161,14 +161,6 @@ def outward_step(bodies, work, k, q, v, with_rates):
     return 0
 
 
-@njit("boolean(boolean)", cache=True)
-def flag(x):
-    """x as a plain boolean, for a helper's True/False switch: numba types a constant argument as Literal[bool]
-    and compiles the helper once for each value it is given (aba, outward_pass, composites, support_pass: 2-7 s
-    each, at first use); through flag it is compiled once.  LLVM inlines flag and still sees the constant."""
-    return x
-
-
 @njit(cache=True, fastmath=CONTRACT)
 def outward_pass(bodies, work, q, v, with_rates):
     """Poses T_{p,k}, T_{0,k} and world axes S of every body; with_rates: also V_k and Sdot.  Paper 002,
@@ -184,7 +176,7 @@ def outward_pass(bodies, work, q, v, with_rates):
 def checked_pass(bodies, work, inputs, q, v, with_rates):
     """check_inputs, then outward_pass: how most entry points begin.  0 or the first error's code."""
     status = check_inputs(inputs)
-    return status if status != 0 else outward_pass(bodies, work, q, v, flag(with_rates))
+    return status if status != 0 else outward_pass(bodies, work, q, v, with_rates)
 
 
 @njit(cache=True)

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from ..model import FREE
-from .kinematics import checked_pass, flag
+from .kinematics import checked_pass
 from .operators import (CONTRACT, ad_transpose_times, add_adj_transpose_inertia, cross, dot6, matrix_times,
                         matrix_transpose_times, negative, spatial_inertia_times, store6, subtract,
                         transform_parameters)
@@ -197,7 +197,7 @@ def prepared(bodies, work, inputs, q, v, with_rates, with_inertia):
     Bc for C) done.  0 or the first error's code."""
     status = checked_pass(bodies, work, inputs, q, v, with_rates)
     if status == 0:
-        composites(bodies, work, flag(with_inertia), flag(with_rates))
+        composites(bodies, work, with_inertia, with_rates)
     return status
 
 

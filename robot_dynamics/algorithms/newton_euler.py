@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from ..model import REVOLUTE
-from .kinematics import ERR_QUAT, ERR_SINGULAR, check_inputs, flag, placement
+from .kinematics import ERR_QUAT, ERR_SINGULAR, check_inputs, placement
 from .operators import (CONTRACT, ad_inv_times, ad_inv_transpose_times, add6, add_transformed_inertia, adj_times,
                         bias_force, cross, dot6, rotate_transpose, spatial_inertia_times, store6)
 
@@ -99,7 +99,7 @@ def carried(bodies, work, k, gravity):
 @njit(cache=True, fastmath=CONTRACT)
 def rnea(bodies, work, gravity, q, v, a, tau):
     """tau <- M(q) a + C(q, v) v + g(q), M with the armature.  Returns 0 or ERR_QUAT."""
-    status = placements_and_twists(bodies, work, q, v, flag(False))
+    status = placements_and_twists(bodies, work, q, v, False)
     if status != 0:
         return status
     for k in range(bodies.shape[0]):
@@ -280,7 +280,7 @@ def aba(bodies, work, gravity, q, v, tau, qdd, placed):
     """qdd <- M^-1 (tau - C v - g) by the articulated-body algorithm (no mimic joints).
     Returns 0, ERR_QUAT, or ERR_SINGULAR when a joint carries a subtree without inertia.  placed: T_{p,k} are
     already in the workspace (an outward pass has just run)."""
-    status = placements_and_twists(bodies, work, q, v, flag(placed))
+    status = placements_and_twists(bodies, work, q, v, placed)
     if status != 0:
         return status
     nb = bodies.shape[0]
@@ -347,4 +347,4 @@ def inverse_dynamics(bodies, work, gravity, q, v, a, tau):
 def forward_dynamics(bodies, work, gravity, q, v, tau, qdd):
     """qdd = M^-1 (tau - C v - g) by the articulated-body algorithm."""
     status = check_inputs((q, v, tau))
-    return status if status != 0 else aba(bodies, work, gravity, q, v, tau, qdd, flag(False))
+    return status if status != 0 else aba(bodies, work, gravity, q, v, tau, qdd, False)
