@@ -20,8 +20,9 @@ is a plain numba call (`inline` and `scalar` alike, issue 26): LLVM inlines them
 copy and retype their code at each call site.  They were inline="always" (numba IR inlining, as a numba call
 that is not inlined reference-counts each array argument): that made type inference and lowering of the kernels
 ~2x slower at first use (benchmarks/compile_phases.py: 113 s -> 62 s cold for six quantities), for no runtime
-difference beyond ~4 % (talos: mass matrix, inverse and forward dynamics, C; min of alternating processes).  6x6 products are loops over the columns (LLVM unrolls
-them) rather than 36 written-out terms.  In the small ones multiply-adds may be fused
+difference beyond ~4 % (talos: mass matrix, inverse and forward dynamics, C; min of alternating processes).
+6x6 products are loops over the columns (LLVM unrolls them) rather than 36 written-out terms.  In the small ones
+multiply-adds may be fused
 (CONTRACT: one rounding instead of two; no other fast-math liberty, so NaN and inf behave as IEEE 754 says).
 """
 from numba import njit
