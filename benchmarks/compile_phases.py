@@ -101,13 +101,14 @@ def install():
     _timed(caching.Cache, "load_overload", "cache load")
 
 
-ORDER = ["front end", "type inference", "lowering (IR)", "cpython wrapper (IR)", "IR text -> LLVM (parse)", "LLVM function passes",
-         "LLVM module passes", "link/verify", "machine code", "cache load", "cache save", "compile (other)", "python"]
+ORDER = ["front end", "type inference", "lowering (IR)", "cpython wrapper (IR)", "IR text -> LLVM (parse)",
+         "LLVM function passes", "LLVM module passes", "link/verify", "machine code", "cache load", "cache save", "compile (other)", "python"]
 
 
 def report(label, wall, cpu=0.0):
     parts = " ".join(f"{k}={totals[k]:.2f}" for k in ORDER if totals[k] > 0.005)
-    print(f"{label}: wall {wall:.2f} s cpu {cpu:.2f} s | {parts} | {len(compiled)} compiles, {len(modules)} module opts")
+    print(f"{label}: wall {wall:.2f} s cpu {cpu:.2f} s | {parts} | {len(compiled)} compiles, "
+          f"{len(modules)} module opts")
 
 
 def main(names, detail=True):
