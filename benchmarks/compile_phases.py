@@ -102,7 +102,8 @@ def install():
 
 
 ORDER = ["front end", "type inference", "lowering (IR)", "cpython wrapper (IR)", "IR text -> LLVM (parse)",
-         "LLVM function passes", "LLVM module passes", "link/verify", "machine code", "cache load", "cache save", "compile (other)", "python"]
+         "LLVM function passes", "LLVM module passes", "link/verify", "machine code", "cache load", "cache save",
+         "compile (other)", "python"]
 
 
 def report(label, wall, cpu=0.0):

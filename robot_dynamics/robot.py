@@ -5,9 +5,9 @@ quantity in the registry (algorithms/registry.py), `self._calls.<row>`: dispatch
 in C straight into the compiled kernel, strided views, batches on all cores, `out=` and overlap checks, errors that
 name the culprit); a method marked `@forwards(row, ...)` does nothing else, and with the C extension makes that
 hand-over in C (dispatch.forwards).  Every state argument may carry leading batch dimensions: q (..., nq),
-v (..., nv) -> results (..., .).  `out`: a writeable float64 array of the result's shape (any strides), a tuple of them, or the result's
-dataclass, that receives the result and is returned -- no allocation per call; an `out` that shares memory with an
-input or another out is a ValueError.
+v (..., nv) -> results (..., .).  `out`: a writeable float64 array of the result's shape (any strides), a tuple of
+them, or the result's dataclass, that receives the result and is returned -- no allocation per call; an `out` that
+shares memory with an input or another out is a ValueError.
 """
 import numpy as np
 
