@@ -8,7 +8,7 @@ Four kinds of traffic, five profiles:
   (``publish_external_torque``): BEST_EFFORT, keep-last 10. The observer integrates every joint state (a dropped
   one is a tick whose torque it never sees, and a late collision verdict), so a burst of up to ten joint states
   while the node is held up (10 ms at 1 kHz: the scheduler, a neighbour on the machine) is queued and answered in
-  order, not dropped (bench_ros_node.py at 1 kHz: 99.1-99.3 % answered, against 97.2-98.1 % with depth 1); the
+  order, not dropped (bench_ros_node.py at 1 kHz: 98.5-99.3 %, the relay 96.5-98.5 %; 97.2-98.1 % with depth 1); the
   price is a late answer after such a burst (p99 latency ~10 ms). ``qos_overrides./<ns>/joint_states.subscription
   .depth`` sets either depth.
 - ``OUTPUT_QOS`` for everything the node publishes: RELIABLE, keep-last 1, so a slow consumer sees the newest
