@@ -31,6 +31,16 @@ FIELDS = ("armature", "damping", "friction")
 COULOMB_VELOCITY = 0.01       # rad/s (m/s): the width of the smoothed Coulomb sign (module docstring)
 
 
+def smooth_sign(v):
+    """tanh(v / COULOMB_VELOCITY): the sign of v, smoothed (module docstring)."""
+    return np.tanh(v / COULOMB_VELOCITY)
+
+
+def smooth_sign_slope(v):
+    """d smooth_sign / dv = (1 - tanh(v / COULOMB_VELOCITY)^2) / COULOMB_VELOCITY."""
+    return (1.0 - np.tanh(v / COULOMB_VELOCITY) ** 2) / COULOMB_VELOCITY
+
+
 @dataclass(frozen=True, eq=False)
 class Drives:
     """The drives of a robot's nv coordinates (module docstring); arrays are read-only."""
@@ -43,13 +53,13 @@ class Drives:
         """tau_f(v) (module docstring, or the friction model's): v (..., nv) -> (..., nv)."""
         if self.model is not None:
             return self.model.torque(v)
-        return self.damping * v + self.friction * np.tanh(v / COULOMB_VELOCITY)
+        return self.damping * v + self.friction * smooth_sign(v)
 
     def slope(self, v):
         """d tau_f_i / d v_i (..., nv), the diagonal of d tau_f / dv (each drive's friction depends on its own
         velocity alone): the model's velocity_derivative, else one central difference of its torque."""
         if self.model is None:
-            return self.damping + self.friction / COULOMB_VELOCITY / np.cosh(v / COULOMB_VELOCITY) ** 2
+            return self.damping + self.friction * smooth_sign_slope(v)
         derivative = getattr(self.model, "velocity_derivative", None)
         if derivative is not None:
             return derivative(v)

@@ -56,12 +56,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from .drives import COULOMB_VELOCITY, MAX_DRIVE
+from .drives import MAX_DRIVE, smooth_sign, smooth_sign_slope
 
 
 def sign(v, smooth):
     """s(v): tanh(v / COULOMB_VELOCITY) if smooth, else the exact sign (module docstring)."""
-    return np.tanh(v / COULOMB_VELOCITY) if smooth else np.sign(v)
+    return smooth_sign(v) if smooth else np.sign(v)
 
 
 def logistic(x):
@@ -201,7 +201,7 @@ class CoulombFriction(FrictionModel):
 
     @classmethod
     def basis_velocity_derivative(cls, v, nonlinear=()):
-        return np.stack([np.ones_like(v), (1.0 - np.tanh(v / COULOMB_VELOCITY) ** 2) / COULOMB_VELOCITY], axis=-2)
+        return np.stack([np.ones_like(v), smooth_sign_slope(v)], axis=-2)
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,8 +220,7 @@ class OffsetFriction(FrictionModel):
 
     @classmethod
     def basis_velocity_derivative(cls, v, nonlinear=()):
-        return np.stack([np.ones_like(v), (1.0 - np.tanh(v / COULOMB_VELOCITY) ** 2) / COULOMB_VELOCITY,
-                         np.zeros_like(v)], axis=-2)
+        return np.stack([np.ones_like(v), smooth_sign_slope(v), np.zeros_like(v)], axis=-2)
 
 
 @dataclass(frozen=True, eq=False)
@@ -291,8 +290,7 @@ class StribeckFriction(FrictionModel):
         v_s = nonlinear[0]
         e = np.exp(-(v / v_s) ** 2)
         de = -2.0 * v / v_s**2 * e
-        s = np.tanh(v / COULOMB_VELOCITY)
-        ds = (1.0 - s**2) / COULOMB_VELOCITY
+        s, ds = smooth_sign(v), smooth_sign_slope(v)
         return np.stack([np.ones_like(v), ds * (1.0 - e) - s * de, ds * e + s * de], axis=-2)
 
     @classmethod

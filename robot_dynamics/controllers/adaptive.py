@@ -268,7 +268,7 @@ class SlotineLi:
 
     def law(self, q, v, q_d, v_d, a_d, pi_hat=None):
         """Pure control and adaptation law: tau = Y pi_hat + (the drives' part) - K_D s (nv,), pi_hat_dot =
-        -Gamma Y^T s (10 nb,) (module docstring; theta_hat_d's rate is drive_rate's).
+        -Gamma Y^T s (10 nb,) (module docstring; theta_hat_d's rate is _adapt_drives').
 
         pi_hat: the estimate to use, self.pi_hat if None. Nothing is modified.
         """
@@ -286,8 +286,9 @@ class SlotineLi:
         law; returns pi_hat."""
         dt = _check_dt(dt)
         sl = self.sliding(q, v, q_d, v_d, a_d)
+        Y = self.robot.regressor(np.asarray(q, float), np.asarray(v, float), sl.v_r, sl.a_r)
         self._adapt_drives(sl, dt)
-        self.pi_hat = self._projected(self.pi_hat + dt * self.law(q, v, q_d, v_d, a_d)[1])
+        self.pi_hat = self._projected(self.pi_hat - dt * self.Gamma @ (Y.T @ sl.s))
         return self.pi_hat
 
     def _adapt_drives(self, sl, dt):

@@ -28,15 +28,15 @@ from .least_squares import friction_names
 from .logs import Log, coordinate_names, read_log, save_parameters, save_ros_parameters, write_corrected_urdf, write_log
 
 
-def robot_and_path(urdf, floating_base=False):
-    """(robot, path) of a URDF file or of a bundled robot's name (arm7, quadruped, ...)."""
+def robot_and_path(urdf, floating_base=False, drives=None):
+    """(robot, path) of a URDF file or of a bundled robot's name (arm7, quadruped, ...); drives: load_urdf's."""
     path = Path(urdf)
     if not path.exists():
         try:
             path = bundled_urdf(urdf)
         except FileNotFoundError:
             raise FileNotFoundError(f"no URDF file '{urdf}', nor a bundled robot of that name") from None
-    return load_urdf(path, floating_base=floating_base), path
+    return load_urdf(path, floating_base=floating_base, drives=drives), path
 
 
 class Progress:
@@ -314,9 +314,7 @@ def identify_payload(args, out):
                                     ("--ros-params", args.ros_params, (".yaml", ".yml"))):
         if value is not None and Path(value).suffix not in suffixes:
             raise ValueError(f"{option} '{value}': write {' or '.join(suffixes)}")
-    robot, path = robot_and_path(args.urdf, args.floating_base)
-    if args.drives is not None:
-        robot = load_urdf(path, floating_base=args.floating_base, drives=args.drives)
+    robot, path = robot_and_path(args.urdf, args.floating_base, args.drives)
     logs = [samples(robot, log, args) for log in args.logs]
     q, v, a, tau = (np.concatenate(x) for x in list(zip(*logs))[1:])
     result = identify_logs(robot, q, v, a, tau, args.body)
