@@ -13,7 +13,7 @@ import numpy as np
 from .algorithms import contacts as _contacts
 from .algorithms.frames import REFERENCES
 from .algorithms.kinematics import ERR_SINGULAR
-from .dispatch import ROWS, Quantity, finite, refuse_shared
+from .dispatch import CHECKED, ROWS, Quantity, _ND, _F64, compiled, finite, fits, kernel_types, refuse_shared
 
 _empty = np.empty
 KINDS = {"point": 3, "surface": 6}                       # rows of a contact
@@ -80,11 +80,43 @@ class ContactDynamics(Quantity):
         super().__init__(engine, row)
         self.shapes = (engine.v_shape, (0,))        # the forces' m rows: the set's (its C Call `remember`s them)
         self.specs, self.last = {}, None            # {(set, baumgarte, damping): (spec, m, items)}; the last one
+        self.remembered = None                      # (key, spec, m): the set last solved without gains (lean)
 
     def c_call(self):
         if self.engine.coupled:                     # no articulated-body recursion: Python's dense route
             return self
         return super().c_call()
+
+    def lean(self):
+        """The entry without the C extension: what the C Call does, in Python -- for the set last solved without
+        gains (`remembered`), one state of float64 vectors and new results, straight into the compiled kernel
+        (3-4 us less a call than `solve`); anything else, and a kernel's error, to this Quantity."""
+        if self.engine.coupled:
+            return self
+        kernel = compiled(CHECKED[self.row.name], kernel_types(self.row.name))
+        e, sizes = self.engine, self.sizes
+
+        def entry(q, v, tau, contacts, out=None):
+            remembered = self.remembered
+            if remembered is not None and type(contacts) in (tuple, list):
+                key, spec, m = remembered
+                if (contacts if type(contacts) is tuple else tuple(contacts)) == key:
+                    for x, size in zip((q, v, tau), sizes):
+                        if type(x) is not _ND or x.dtype is not _F64 or x.shape != size or not x.flags.c_contiguous:
+                            break
+                    else:
+                        if out is None:
+                            outs = _empty(sizes[1]), _empty(m)
+                        elif (type(out) is tuple and len(out) == 2 and fits(out[0], sizes[1]) and fits(out[1], (m,))
+                              and out[0].flags.c_contiguous and out[1].flags.c_contiguous):
+                            outs = out
+                        else:
+                            outs = None
+                        if outs is not None and not kernel(e.bodies, e.work, *self.arrays, *self.constants, q, v,
+                                                           tau, spec, *outs):
+                            return outs
+            return self(q, v, tau, contacts, out)
+        return entry
 
     def __call__(self, q, v, tau, contacts, out=None):
         return self.solve(q, v, tau, contacts, (0.0, 0.0), 0.0, out)
@@ -153,11 +185,12 @@ class ContactDynamics(Quantity):
         shapes = (self.engine.v_shape, (m,))
         if self.engine.coupled:
             return self.coupled(q, v, tau, spec, shapes, items, out)
-        calls = self.calls()
-        call = None if calls is None else calls.get(self.row.name)
-        if (call is not None and call is not self and type(baumgarte) is tuple and baumgarte == (0.0, 0.0)
-                and type(damping) in (int, float) and damping == 0.0):
-            call.remember(key, spec, shapes)        # the C Call computes this set from now on
+        if type(baumgarte) is tuple and baumgarte == (0.0, 0.0) and type(damping) in (int, float) and damping == 0.0:
+            self.remembered = (key, spec, m)        # the lean entry computes this set from now on (no C), and
+            calls = self.calls()                    # the C Call
+            remember = getattr(None if calls is None else calls.get(self.row.name), "remember", None)
+            if remember is not None:
+                remember(key, spec, shapes)
         results = self.compute((q, v, tau), self.outputs(out), spec, shapes)
         return tuple(results) if out is None else out
 

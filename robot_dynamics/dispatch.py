@@ -431,6 +431,10 @@ class Quantity:
         return fast_call(row.name, kernel_types(row.name), fixed, sizes, self.shapes, type(self).__call__, self,
                          **options)
 
+    def lean(self):
+        """This row's entry without the C extension: lean_entry (a route of its own overrides it)."""
+        return lean_entry(self)
+
     def out_names(self):
         """How the outputs are named in messages: out, out[i] of a tuple, or out.<field> of a result type."""
         n = len(self.row.outputs)
@@ -546,21 +550,25 @@ def lean_entry(quantity):
     """The entry of a row without the C extension: what a _fastcall.Call does, in Python -- one state of float64
     vectors (and a frame's keys) straight into the kernel with new results, or into an `out` array; anything else,
     and a kernel's error, goes to the Quantity, which computes it or raises the error naming the culprit.  A
-    closure, so that its look-ups are local: the Quantity's route costs ~1 us more a call."""
-    kernel, fixed, sizes, n = quantity.kernel, quantity.fixed, quantity.sizes, quantity.n
+    closure, so that its look-ups are local: the Quantity's route costs ~1 us more a call.  It calls the row's
+    compiled checked kernel itself (not through _Contiguous, one Python frame less) when every array is
+    C-contiguous, as the kernel is compiled for (kernel_types)."""
+    kernel = compiled(CHECKED[quantity.row.name], kernel_types(quantity.row.name))
+    fixed, sizes, n = quantity.fixed, quantity.sizes, quantity.n
     shapes = [(1,) if s == () else s for s in quantity.shapes]   # a scalar's kernel writes a 1-vector
     shape = shapes[0]
     keys = 2 if quantity.framed else 0
     table = quantity.engine.frames.build() if keys else None
     single, scalar = len(shapes) == 1 and quantity.shapes[0] != (), quantity.shapes[0] == ()
     result_type = quantity.result_type
+    fields = quantity.fields and quantity.fields[:len(shapes)]         # a result type's arrays, the kernel's outs
 
     def entry(*args):
         if len(args) != n + keys + 1:
             return quantity(*args)
         state, out = args[:n], args[-1]
         for x, size in zip(state, sizes):
-            if type(x) is not _ND or x.dtype is not _F64 or x.shape != size:
+            if type(x) is not _ND or x.dtype is not _F64 or x.shape != size or not x.flags.c_contiguous:
                 return quantity(*args)
         constant = ()
         if keys:
@@ -570,13 +578,24 @@ def lean_entry(quantity):
                 return quantity(*args)
         if out is None:
             outs = [_empty(shape)] if single or scalar else [_empty(s) for s in shapes]
-        elif single and fits(out, shape):
+        elif single:
+            if not (fits(out, shape) and out.flags.c_contiguous):
+                return quantity(*args)
             outs = [out]
+        elif not scalar and type(out) is (tuple if result_type is None else result_type):
+            outs = out if result_type is None else [getattr(out, f) for f in fields]   # a tuple, or the type's
+            if len(outs) != len(shapes):
+                return quantity(*args)
+            for x, s in zip(outs, shapes):
+                if not (fits(x, s) and x.flags.c_contiguous):
+                    return quantity(*args)
         else:
             return quantity(*args)
         if kernel(*fixed, *state, *constant, *outs):
             return quantity(*args)                  # the Quantity says what went wrong, or computes apart
-        if out is not None or single:
+        if out is not None:
+            return out
+        if single:
             return outs[0]
         if scalar:
             return outs[0][0]
@@ -589,6 +608,9 @@ class MatrixQuantity(Quantity):
     """A row with a matrix input of a free number of columns (_solve_mass_matrix): no C Call."""
 
     def c_call(self):
+        return self
+
+    def lean(self):
         return self
 
     def __call__(self, q, x, out=None):
@@ -635,7 +657,7 @@ class MatrixQuantity(Quantity):
 class Calls(dict):
     """The entry of every registry row of one robot, by the row's name (calls["mass_matrix"], calls["_dynamics"],
     ...), made at its first use (__missing__) and kept: the row's C Call (Quantity.c_call) in front of its
-    Quantity, or without the C extension its lean_entry (the Quantity itself for a route of its own).  routes: {row
+    Quantity, or without the C extension its lean entry (Quantity.lean).  routes: {row
     name: a Quantity subclass} for rows with a route of their own (contact_sets.ContactDynamics, MatrixQuantity)."""
 
     def __init__(self, engine, routes=()):
@@ -653,10 +675,7 @@ class Calls(dict):
 
     def __missing__(self, name):
         quantity = self.quantity(name)              # a KeyError for a name that is not a row's
-        if FAST_CALLS:
-            value = quantity.c_call()
-        else:                                       # a route of its own (contacts, matrices): the Quantity itself
-            value = quantity if type(quantity) is not Quantity else lean_entry(quantity)
+        value = quantity.c_call() if FAST_CALLS else quantity.lean()
         self[name] = value
         return value
 

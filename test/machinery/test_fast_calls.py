@@ -282,3 +282,80 @@ def test_fast_calls_can_be_switched_off():
     env = dict(os.environ, ROBOT_DYNAMICS_FAST_CALLS="0")
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert result.stdout.strip() == "function", result.stderr          # dispatch.lean_entry, not a C Call
+
+
+LEAN = """
+import numpy as np, robot_dynamics as rd
+from robot_dynamics.bundled import bundled_urdf
+robot = rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
+rng = np.random.default_rng(5)
+q, (v, a, tau) = robot.random_configuration(rng), rng.normal(size=(3, robot.nv))
+wide = lambda x: np.repeat(x, 2)[::2]             # the same numbers in a strided view: the Quantity's route
+route = robot._calls.quantity
+frame = "FL_foot"
+cases = [("mass_matrix", (q,), ()), ("inverse_dynamics", (q, v, a), ()), ("kinetic_energy", (q, v), ()),
+         ("frame_jacobian", (q,), (frame, "local")), ("frame_velocity", (q, v), (frame, "world"))]
+for name, state, keys in cases:
+    row = getattr(type(robot), name).forwards[0]                            # its registry row
+    lean = getattr(robot, name)(*state, *keys)
+    assert type(robot._calls[row]).__name__ == "function", name           # dispatch.lean_entry
+    python = route(row)(*map(wide, state), *keys)
+    assert np.array_equal(lean, python), name
+    if np.ndim(lean):
+        out = np.empty(np.shape(lean))
+        strided = np.empty(np.shape(lean) + (2,))[..., 0]               # an out that is not C-contiguous
+        assert getattr(robot, name)(*state, *keys, out=strided) is strided and np.array_equal(strided, lean), name
+        assert getattr(robot, name)(*state, *keys, out=out) is out and np.array_equal(out, lean), name
+for name, state in (("dynamics", (q, v)), ("inverse_dynamics_derivatives", (q, v, a))):
+    lean = getattr(robot, name)(*state)                                 # a result type; a tuple
+    arrays = list(lean) if type(lean) is tuple else [lean.M, lean.C, lean.g, lean.com, lean.J_com]
+    outs = [np.empty(x.shape) for x in arrays]
+    out = tuple(outs) if type(lean) is tuple else rd.Dynamics(*outs)
+    assert getattr(robot, name)(*state, out=out) is out, name
+    assert all(np.array_equal(x, y) for x, y in zip(outs, arrays)), name
+    outs[-1] = np.empty(outs[-1].shape[::-1]).T                           # one of them not C-contiguous
+    out = tuple(outs) if type(lean) is tuple else rd.Dynamics(*outs)
+    assert getattr(robot, name)(*state, out=out) is out, name
+    assert all(np.array_equal(x, y) for x, y in zip(outs, arrays)), name
+sets = [["FL_foot", "HR_foot"], [rd.Contact("FR_foot", "surface")]]
+for contacts in sets + sets[:1]:
+    solved = route("_constrained_dynamics").solve(q, v, tau, contacts, (0.0, 0.0), 0.0, None)
+    for given in (contacts, tuple(contacts), contacts):                  # the remembered set: straight in
+        lean = robot.constrained_dynamics(q, v, tau, given)
+        assert all(np.array_equal(x, y) for x, y in zip(lean, solved)), contacts
+        out = (np.empty(robot.nv), np.empty(len(solved[1])))
+        assert robot.constrained_dynamics(q, v, tau, given, out=out) is out
+        assert all(np.array_equal(x, y) for x, y in zip(out, solved)), contacts
+        strided = (np.empty((robot.nv, 2))[:, 0], np.empty(len(solved[1])))
+        assert robot.constrained_dynamics(q, v, tau, given, out=strided) is strided
+        assert all(np.array_equal(x, y) for x, y in zip(strided, solved)), contacts
+    strided = robot.constrained_dynamics(wide(q), v, tau, contacts)    # the route of its own
+    assert all(np.array_equal(x, y) for x, y in zip(strided, solved)), contacts
+gains = robot.constrained_dynamics(q, v, tau, sets[0], baumgarte=(3.0, 1.0))
+assert not np.array_equal(gains[1], solved[1])
+assert type(robot._calls["_constrained_dynamics"]).__name__ == "function"
+try:
+    robot.constrained_dynamics(q, v, tau, [rd.Contact("FL_foot", "surface")] * 2)
+except ValueError as error:
+    assert "redundant or singular" in str(error)
+else:
+    raise AssertionError("a redundant set was not refused")
+q_bad = q.copy(); q_bad[0] = np.nan
+try:
+    robot.mass_matrix(q_bad)
+except ValueError as error:
+    assert "q" in str(error)
+else:
+    raise AssertionError("a NaN in q was not refused")
+print("ok")
+"""
+
+
+def test_without_the_extension_the_lean_entries_give_the_routes_numbers():
+    """ROBOT_DYNAMICS_FAST_CALLS=0: each entry (dispatch.lean_entry, ContactDynamics.lean) calls the row's checked
+    kernel itself for one state of C-contiguous float64 vectors -- and the set last solved without gains -- and
+    hands everything else (strided views and outs, other sets, gains, errors) to the Quantity: the same kernel, so
+    the same bits as the Quantity's route for a strided view of the same numbers."""
+    env = dict(os.environ, ROBOT_DYNAMICS_FAST_CALLS="0")
+    result = subprocess.run([sys.executable, "-c", LEAN], env=env, capture_output=True, text=True, timeout=600)
+    assert result.stdout.strip() == "ok", result.stderr[-3000:]
