@@ -633,6 +633,109 @@ static PyTypeObject ContiguousType = {
     .tp_getset = contiguous_getset,
 };
 
+/* ---- Entry: a kernel's C entry point for the routes written in Python (dispatch._Contiguous) ------------------
+ * Entry(address, ndims, n_inputs, n_outputs, overlap)(bodies, work, *arrays) -> status calls compiled.fast_kernel's
+ * C function, the quantity's one compiled entry, with the arguments a checked kernel takes (registry.CHECKED, the
+ * route without the extension): every one an ndarray of the kernel's ndims[i] dimensions, C-contiguous, the last
+ * n_inputs + n_outputs float64 -- a TypeError otherwise.  Like the checked kernel it returns `overlap`, nothing
+ * computed, when an output's bytes may overlap an input's or another output's (the fixed arrays before the inputs
+ * are the robot's own).  It checks and decides nothing else: the Quantity has validated the arguments. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    kernel_t kernel;
+    int n;                      /* arguments: bodies, work, then the arrays whose pointers the kernel takes */
+    int ndim[MAX_ARRAYS];
+    int n_inputs, n_outputs;
+    i64 overlap;
+} Entry;
+
+static PyObject *entry_vectorcall(Entry *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL || nargs != self->n)
+        return PyErr_Format(PyExc_TypeError, "Entry takes %d positional arrays, got %zd", self->n, nargs);
+    PyArrayObject *given[MAX_ARRAYS];
+    for (int i = 0; i < self->n; i++) {
+        if (!PyArray_Check(args[i]) || PyArray_NDIM((PyArrayObject *)args[i]) != self->ndim[i]
+                || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)args[i])
+                || (i >= self->n - self->n_inputs - self->n_outputs
+                    && PyArray_DESCR((PyArrayObject *)args[i])->type_num != NPY_DOUBLE))
+            return PyErr_Format(PyExc_TypeError, "Entry: argument %d is not a C-contiguous array of the kernel's "
+                                "type with %d dimensions", i, self->ndim[i]);
+        given[i] = (PyArrayObject *)args[i];
+    }
+    int first = self->n - self->n_inputs - self->n_outputs;
+    if (any_overlap(given + first, self->n_inputs, self->n_inputs + self->n_outputs))
+        return PyLong_FromLongLong(self->overlap);
+    void *pointers[MAX_ARRAYS];
+    i64 dims[MAX_DIMS];
+    int p = 0, d = 1;
+    dims[0] = PyArray_DIM(given[0], 0);
+    for (int i = 2; i < self->n; i++)
+        add_array(given[i], pointers, &p, dims, &d);
+    return PyLong_FromLongLong(self->kernel(PyArray_DATA(given[0]), PyArray_DATA(given[1]), pointers, dims));
+}
+
+static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *address, *ndims;
+    int n_inputs, n_outputs;
+    long long overlap;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
+        PyErr_SetString(PyExc_TypeError, "Entry(address, ndims, n_inputs, n_outputs, overlap) takes no keywords");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO!iiL", &address, &PyTuple_Type, &ndims, &n_inputs, &n_outputs, &overlap))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(ndims);
+    i64 total = 1;
+    void *kernel = PyLong_AsVoidPtr(address);
+    if (kernel == NULL && PyErr_Occurred())
+        return NULL;
+    if (kernel == NULL || n < 2 || n > MAX_ARRAYS || n_inputs < 0 || n_outputs < 1 || n_inputs + n_outputs > n - 2) {
+        PyErr_SetString(PyExc_ValueError, "Entry: a kernel's address, 2 to 24 ndims, inputs and outputs among them");
+        return NULL;
+    }
+    Entry *self = (Entry *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        self->ndim[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(ndims, i));
+        total += i >= 2 ? self->ndim[i] : 0;
+        if (self->ndim[i] < 0 || self->ndim[i] > MAX_NDIM || (i < 2 && self->ndim[i] != 1)) {
+            Py_DECREF(self);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "Entry: ndims of 0 to 4 (1 for the body records and workspace)");
+            return NULL;
+        }
+    }
+    if (total > MAX_DIMS) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_ValueError, "Entry: too many dimensions");
+        return NULL;
+    }
+    self->vectorcall = (vectorcallfunc)entry_vectorcall;
+    self->kernel = (kernel_t)kernel;
+    self->n = (int)n;
+    self->n_inputs = n_inputs;
+    self->n_outputs = n_outputs;
+    self->overlap = overlap;
+    return (PyObject *)self;
+}
+
+static PyTypeObject EntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "robot_dynamics._fastcall.Entry",
+    .tp_doc = "Entry(address, ndims, n_inputs, n_outputs, overlap): a kernel's C entry point called with arrays "
+              "(robot_dynamics/_fastcall.c).",
+    .tp_basicsize = sizeof(Entry),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = entry_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Entry, vectorcall),
+};
+
 /* ---- overlapping(inputs, outputs): a batch's out= against its inputs, before any state is computed ---------- */
 
 /* ---- Method: a Robot method that hands its arguments to the robot's entry of a registry row ------------------
@@ -993,7 +1096,7 @@ PyMODINIT_FUNC PyInit__fastcall(void)
     if (m == NULL)
         return NULL;
     if (PyModule_AddType(m, &CallType) < 0 || PyModule_AddType(m, &ContiguousType) < 0
-            || PyModule_AddType(m, &MethodType) < 0) {                                         /* readies them */
+            || PyModule_AddType(m, &EntryType) < 0 || PyModule_AddType(m, &MethodType) < 0) {                                         /* readies them */
         Py_DECREF(m);
         return NULL;
     }

@@ -237,7 +237,7 @@ def moderate(x):
     return m
 
 
-_specs = {}    # name: (kernel, inputs, outputs, always, overflow), from checked_kernels: fast_kernel's source
+_specs = {}    # name: (kernel, inputs, outputs, always, overflow, overlap), from checked_kernels: fast_kernel's
 
 
 def checked_kernels(specs, overflow, overlap):
@@ -251,7 +251,7 @@ def checked_kernels(specs, overflow, overlap):
     written beside numba's cache of the kernels, so that numba caches them as well.  They are made when first
     asked for, and compiled when a route written in Python first calls one (a strided view, say): the single
     states and batches of float64 arrays go through the C entry points."""
-    _specs.update({name: (*spec, overflow) for name, spec in specs.items()})
+    _specs.update({name: (*spec, overflow, overlap) for name, spec in specs.items()})
     return _Wrappers(specs, overflow, overlap)
 
 
@@ -388,7 +388,7 @@ def fast_kernel(name, types):
         return _fast_kernels[name].address
     from numba import cfunc
     from numba import types as nt
-    kernel, inputs, outputs, always, overflow = _specs[name]
+    kernel, inputs, outputs, always, overflow, _ = _specs[name]
     vector = types[-1].copy(ndim=1)
     for dispatcher, arguments in ((kernel, types), (finite, (vector,)), (moderate, (vector,))):
         compiled(dispatcher, arguments)        # (and the notice when the cache is cold)
@@ -402,6 +402,16 @@ def fast_kernel(name, types):
                    nt.CPointer(nt.int64))
     _fast_kernels[name] = cfunc(sig, cache=cacheable)(getattr(module, "fast_" + name))
     return _fast_kernels[name].address
+
+
+def checked_entry(name, types):
+    """What registry.CHECKED[name] is without the extension, with it: a _fastcall.Entry, called with the checked
+    kernel's arguments (C-contiguous arrays of the resolved signature `types`), that returns its status -- the
+    overlap code when an output overlaps an input or another output, else the C entry point's (fast_kernel).  So
+    the routes written in Python (strided views, through dispatch._Contiguous) compute with the quantity's one
+    compiled entry, the very machine code of its Call and its batches."""
+    _, inputs, outputs, _, _, overlap = _specs[name]
+    return _fastcall.Entry(fast_kernel(name, types), tuple(t.ndim for t in types), len(inputs), len(outputs), overlap)
 
 
 _entries = {}

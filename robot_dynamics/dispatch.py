@@ -36,8 +36,8 @@ from .algorithms.frames import REFERENCES, frame_array
 from .algorithms.kinematics import ERR_INPUT, ERR_OVERFLOW, ERR_OVERLAP, ERR_QUAT, ERR_SINGULAR
 from .algorithms.registry import CHECKED, QUANTITIES
 from .algorithms.workspace import ARRAYS, EXAMPLES, workspace
-from .compiled import (FAST_CALLS, Contiguous, Method, batch_loop, compiled, entry, fast_call, layout, loop_signature,
-                       overlapping, signature, thread_count)
+from .compiled import (FAST_CALLS, Contiguous, Method, batch_loop, checked_entry, compiled, entry, fast_call, layout,
+                       loop_signature, overlapping, signature, thread_count)
 from .configuration import ConfigurationSpace
 from .memory import ResultPool
 from .model import BODY
@@ -201,10 +201,11 @@ def vector(x, name, n):
 
 
 class _Contiguous:
-    """The checked kernel of registry row `name` (registry.CHECKED), compiled for C-contiguous arrays (kernel_types)
-    -- or loaded from the cache -- at its first call, callable with views of any strides: the inputs and outputs
-    that are not C-contiguous are replaced (dense), and the results copied back once the kernel has succeeded;
-    ERR_OVERLAP, nothing computed, when the caller's outputs overlap (what the kernel's own check returns)."""
+    """The kernel of registry row `name` for C-contiguous arrays (kernel_types) within its checks, resolved at its
+    first call -- with the extension the row's C entry point (compiled.checked_entry: the machine code its Call and
+    batches run), without it the checked kernel (registry.CHECKED) -- callable with views of any strides: the
+    inputs and outputs that are not C-contiguous are replaced (dense), and the results copied back once the kernel
+    has succeeded; ERR_OVERLAP, nothing computed, when the caller's outputs overlap (as the kernel's checks say)."""
 
     __slots__ = ("kernel", "name", "n_inputs", "first", "front")
 
@@ -216,8 +217,9 @@ class _Contiguous:
         self.front = self if Contiguous is None else Contiguous(self, -self.first)
 
     def __call__(self, *args):
-        if self.kernel is None:
-            self.kernel = compiled(CHECKED[self.name], kernel_types(self.name))
+        if self.kernel is None:                     # the C entry point with the extension, else the checked kernel
+            self.kernel = checked_entry(self.name, kernel_types(self.name)) if Contiguous is not None else \
+                compiled(CHECKED[self.name], kernel_types(self.name))
             if self.front is not self:
                 self.front.kernel = self.kernel
         for x in args[self.first:]:                       # a loop: all() of a generator costs 0.1 us more

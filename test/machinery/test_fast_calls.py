@@ -3,16 +3,15 @@ use, the numbers of the route written in Python, and its errors.
 
 Each check compares a robot's entry of a registry row (robot._calls[row], a Call: dispatch.Calls) with the row's
 Quantity on the same robot (robot._calls.quantity(row)), the route in Python the Call hands over to: two routes
-into one kernel, whose arguments (pointers, shapes, strides) are assembled independently.  The C entry point is a
-numba cfunc, another compilation of the kernel (LLVM may inline and contract products into FMAs differently): the
-two agree to round-off, ROUNDOFF as the single state and the batch loop do (test_identities); every call of one
-route gives the same bits.
+into one compiled entry (the kernel's C entry point, compiled.fast_kernel), whose arguments (pointers, shapes,
+strides) are assembled independently -- by the Call in C, by the Quantity through a _fastcall.Entry -- so the two
+give the same bits.
 
 These tests check plumbing, not mathematics: the C calling path (which Call is made when, the layouts --
 pointers, shapes, strides -- it passes for inputs and outs of any strides, an out that is also an input, the
-errors handed to the Python route) and that the routes agree: bit for bit along one route, to round-off
-between the C and the Python route.  Whether a kernel's numbers are right is for the kernels' own tests
-(test/kernels: against Pinocchio and identities); a kernel wrong in both routes alike passes here.
+errors handed to the Python route) and that the routes agree bit for bit.  Whether a kernel's numbers are right
+is for the kernels' own tests (test/kernels: against Pinocchio and identities); a kernel wrong in both routes
+alike passes here.
 """
 import dataclasses
 import gc
@@ -30,7 +29,6 @@ from robot_dynamics import compiled
 from robot_dynamics.algorithms.registry import QUANTITIES
 from robot_dynamics.bundled import bundled_urdf
 
-ROUNDOFF = 1e-13
 FRAME_METHODS = {"frame_placement": "q", "frame_jacobian": "q", "frame_velocity": "qv",
                  "frame_acceleration_bias": "qv"}
 
@@ -43,9 +41,9 @@ def test_the_extension_is_built_and_used():
 
 
 def close(x, y, what):
-    """x equals y to round-off: ROUNDOFF relative to the largest entry."""
-    scale = max(float(np.max(np.abs(y), initial=0.0)), 1e-300)
-    np.testing.assert_allclose(x, y, rtol=0, atol=ROUNDOFF * scale, err_msg=what)
+    """x equals y bit for bit: the route written in Python computes with the row's C entry point too
+    (compiled.checked_entry), the one compiled entry of its quantity."""
+    np.testing.assert_array_equal(x, y, err_msg=what)
 
 
 def rows():
