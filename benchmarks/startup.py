@@ -38,24 +38,33 @@ def run(env):
 
 
 EVERY = """
+import sys
 import time
+t0 = time.perf_counter()
 import robot_dynamics as rd
 from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.precompile import TASKS, run_task
+t1 = time.perf_counter()
 rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)      # the loader's own first use, not a method's
+t2 = time.perf_counter()
 times = [run_task(name) for name in TASKS]
 print(" ".join(f"{name}={seconds:.3f}" for name, seconds in times))
+print(f"import {t1 - t0:.3f} s, first load_urdf {t2 - t1:.3f} s", file=sys.stderr)
 """
 
 
 def every(jobs):
     """The --every figures (module docstring)."""
     import os
+    import resource
     with tempfile.TemporaryDirectory() as cache:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run([sys.executable, "-c", EVERY], env=dict(os.environ, NUMBA_CACHE_DIR=cache),
                              capture_output=True, text=True, check=True)
-        print(f"cold, one process calling every method once: {time.perf_counter() - t0:.1f} s wall")
+        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
+        print(f"cold, one process calling every method once: {time.perf_counter() - t0:.1f} s wall, {cpu:.1f} s cpu "
+              "(numba compiles on one thread: wall above cpu is the machine's other load)")
         slowest = sorted((pair.split("=") for pair in out.stdout.split()), key=lambda p: -float(p[1]))[:6]
         print("  slowest first calls: " + ", ".join(f"{name} {float(s):.1f} s" for name, s in slowest))
     with tempfile.TemporaryDirectory() as cache:
@@ -67,7 +76,8 @@ def every(jobs):
         out = subprocess.run([sys.executable, "-c", EVERY], env=env, capture_output=True, text=True, check=True)
         times = sorted(((name, float(s)) for name, s in (p.split("=") for p in out.stdout.split())),
                        key=lambda p: -p[1])
-        print(f"  then a fresh process, first call of each method: slowest {times[0][0]} {times[0][1]:.3f} s, "
+        print(f"  then a fresh process: {out.stderr.strip().splitlines()[-1]} (numba's target made ready: "
+              f"compiled.prepare_target); first call of each method: slowest {times[0][0]} {times[0][1]:.3f} s, "
               f"median {times[len(times) // 2][1]:.3f} s, total {sum(t for _, t in times):.2f} s "
               f"({len(times)} methods)")
 

@@ -95,6 +95,20 @@ def announce_if_cold():
     _announced = True
 
 
+_target_ready = False
+
+
+def prepare_target():
+    """Make numba's CPU target ready, once per process: its first use loads numba's implementations of numpy
+    (importing scipy.linalg for BLAS), ~0.4-0.7 s.  Called when a robot is loaded (dispatch.Engine), so that this
+    is paid there and not by the robot's first call -- a controller's first tick -- even when every kernel is in
+    the cache."""
+    global _target_ready
+    if not _target_ready:
+        finite(np.zeros(1))                 # a compiled function's first call (every C entry point's checks use it)
+        _target_ready = True
+
+
 def signature(*example_args):
     """The numba types of example_args (which are not computed on: only their types matter).  numba's typeof takes
     ~0.7 ms for a record array: a caller resolving many kernels for the same types computes this once."""

@@ -37,7 +37,7 @@ from .algorithms.kinematics import ERR_INPUT, ERR_OVERFLOW, ERR_OVERLAP, ERR_QUA
 from .algorithms.registry import CHECKED, QUANTITIES
 from .algorithms.workspace import ARRAYS, EXAMPLES, workspace
 from .compiled import (FAST_CALLS, Contiguous, Method, batch_loop, checked_entry, compiled, entry, fast_call, layout,
-                       loop_signature, overlapping, signature, thread_count)
+                       loop_signature, overlapping, prepare_target, signature, thread_count)
 from .configuration import ConfigurationSpace
 from .memory import ResultPool
 from .model import BODY
@@ -284,6 +284,7 @@ class Engine:
     workspaces, one batch of a robot at a time (its lock)."""
 
     def __init__(self, model):
+        prepare_target()                            # numba's one-time set-up, here rather than in a first call
         self.model = model
         self.nq, self.nv, self.nbodies = model.nq, model.nv, model.nbodies
         self.gravity = np.array(model.gravity, dtype=float)
