@@ -63,8 +63,7 @@ def every(jobs):
                              capture_output=True, text=True, check=True)
         c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
-        print(f"cold, one process calling every method once: {time.perf_counter() - t0:.1f} s wall, {cpu:.1f} s cpu "
-              "(numba compiles on one thread: wall above cpu is the machine's other load)")
+        print(f"cold, one process calling every method once: {time.perf_counter() - t0:.1f} s wall, {cpu:.1f} s cpu")
         slowest = sorted((pair.split("=") for pair in out.stdout.split()), key=lambda p: -float(p[1]))[:6]
         print("  slowest first calls: " + ", ".join(f"{name} {float(s):.1f} s" for name, s in slowest))
     with tempfile.TemporaryDirectory() as cache:

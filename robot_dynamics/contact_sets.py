@@ -13,9 +13,9 @@ import numpy as np
 from .algorithms import contacts as _contacts
 from .algorithms.frames import REFERENCES
 from .algorithms.kinematics import ERR_SINGULAR
-from .dispatch import CHECKED, ROWS, Quantity, _ND, _F64, compiled, finite, fits, kernel_types, refuse_shared
+from .dispatch import CHECKED, ROWS, Quantity, compiled, finite, fits, kernel_types, refuse_shared
 
-_empty = np.empty
+_ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 KINDS = {"point": 3, "surface": 6}                       # rows of a contact
 CONTACT_REFERENCES = ("local_world_aligned", "local")
 
