@@ -357,3 +357,28 @@ def test_without_the_extension_the_lean_entries_give_the_routes_numbers():
     env = dict(os.environ, ROBOT_DYNAMICS_FAST_CALLS="0")
     result = subprocess.run([sys.executable, "-c", LEAN], env=env, capture_output=True, text=True, timeout=600)
     assert result.stdout.strip() == "ok", result.stderr[-3000:]
+
+
+def test_the_python_routes_entry_takes_only_what_its_kernel_was_compiled_for(robot):
+    """_fastcall.Entry, the C entry point as the routes written in Python call it (dispatch._Contiguous): the
+    checked kernel's arguments, C-contiguous arrays of the kernel's dimensions, float64 inputs and outputs; anything
+    else a TypeError (never a guess at a layout); an out overlapping the input: ERR_OVERLAP, nothing written."""
+    from robot_dynamics.algorithms.kinematics import ERR_OVERLAP
+    q = robot.random_configuration(np.random.default_rng(6))
+    robot.mass_matrix(strided(q, np.random.default_rng(7)))        # the route written in Python: its Entry made
+    quantity = robot._calls.quantity("mass_matrix")
+    entry = quantity.kernel.kernel                                   # the Contiguous front's kernel
+    assert type(entry).__name__ == "Entry"
+    M = np.empty((robot.nv, robot.nv))
+    assert entry(*quantity.fixed, q, M) == 0
+    np.testing.assert_array_equal(M, robot.mass_matrix(q))
+    for bad in ([q[None], M], [q, M.T], [q.astype(np.float32), M], [q, M[None]]):
+        with pytest.raises(TypeError, match="argument"):
+            entry(*quantity.fixed, *bad)
+    with pytest.raises(TypeError, match="positional"):
+        entry(*quantity.fixed, q)
+    shared = np.zeros(robot.nq + robot.nv * robot.nv)               # M's bytes begin within q's
+    view_q, view_M = shared[:robot.nq], shared[robot.nq - 1:robot.nq - 1 + robot.nv ** 2].reshape(M.shape)
+    view_q[:] = q
+    assert entry(*quantity.fixed, view_q, view_M) == ERR_OVERLAP
+    np.testing.assert_array_equal(view_q, q)
