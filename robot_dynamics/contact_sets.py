@@ -13,9 +13,9 @@ import numpy as np
 from .algorithms import contacts as _contacts
 from .algorithms.frames import REFERENCES
 from .algorithms.kinematics import ERR_SINGULAR
-from .dispatch import CHECKED, ROWS, Quantity, compiled, finite, fits, kernel_types, refuse_shared
+from .dispatch import ROWS, Quantity, dense_out, dense_state, finite, refuse_shared, row_kernel
 
-_ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
+_empty = np.empty
 KINDS = {"point": 3, "surface": 6}                       # rows of a contact
 CONTACT_REFERENCES = ("local_world_aligned", "local")
 
@@ -93,29 +93,24 @@ class ContactDynamics(Quantity):
         (3-4 us less a call than `solve`); anything else, and a kernel's error, to this Quantity."""
         if self.engine.coupled:
             return self
-        kernel = compiled(CHECKED[self.row.name], kernel_types(self.row.name))
-        e, sizes = self.engine, self.sizes
+        kernel, e, sizes = row_kernel(self.row.name), self.engine, self.sizes
 
         def entry(q, v, tau, contacts, out=None):
             remembered = self.remembered
-            if remembered is not None and type(contacts) in (tuple, list):
-                key, spec, m = remembered
-                if (contacts if type(contacts) is tuple else tuple(contacts)) == key:
-                    for x, size in zip((q, v, tau), sizes):
-                        if type(x) is not _ND or x.dtype is not _F64 or x.shape != size or not x.flags.c_contiguous:
-                            break
-                    else:
-                        if out is None:
-                            outs = _empty(sizes[1]), _empty(m)
-                        elif (type(out) is tuple and len(out) == 2 and fits(out[0], sizes[1]) and fits(out[1], (m,))
-                              and out[0].flags.c_contiguous and out[1].flags.c_contiguous):
-                            outs = out
-                        else:
-                            outs = None
-                        if outs is not None and not kernel(e.bodies, e.work, *self.arrays, *self.constants, q, v,
-                                                           tau, spec, *outs):
-                            return outs
-            return self(q, v, tau, contacts, out)
+            if (remembered is None or type(contacts) not in (tuple, list)
+                    or (contacts if type(contacts) is tuple else tuple(contacts)) != remembered[0]
+                    or not (dense_state(q, sizes[0]) and dense_state(v, sizes[1]) and dense_state(tau, sizes[2]))):
+                return self(q, v, tau, contacts, out)
+            _, spec, m = remembered
+            if out is None:
+                outs = _empty(sizes[1]), _empty(m)
+            elif type(out) is tuple and len(out) == 2 and dense_out(out[0], sizes[1]) and dense_out(out[1], (m,)):
+                outs = out
+            else:
+                return self(q, v, tau, contacts, out)
+            if kernel(e.bodies, e.work, *self.arrays, *self.constants, q, v, tau, spec, *outs):
+                return self(q, v, tau, contacts, out)          # the route says what went wrong
+            return outs
         return entry
 
     def __call__(self, q, v, tau, contacts, out=None):

@@ -13,7 +13,8 @@ first use:
   the culprit.  Without the extension the Quantity is the entry itself.
 
 A Quantity owns everything between the arguments and the kernel for one (robot, row): the single state of any
-strides (the row's checked kernel, registry.CHECKED, through _Contiguous), the batch (the one compiled parallel loop,
+strides (row_kernel -- the C entry point, or the checked kernel without the extension -- through _Contiguous), the
+batch (the one compiled parallel loop,
 compiled.batch_loop, over per-thread workspaces), `out=` checks, overlaps, status codes -> ValueErrors, and the
 result's type (results.RESULT_TYPES).  A frame row's frame and reference, and the contact row's contact set, are a
 constant input: one array, the same for every state of a batch (FrameTable.array, contact_sets.ContactDynamics).
@@ -142,6 +143,16 @@ def fits(x, shape):
     return type(x) is _ND and x.dtype is _F64 and x.shape == shape and x.flags.writeable
 
 
+def dense_state(x, size):
+    """x is an exact float64 ndarray of shape `size`, C-contiguous: a state vector the kernel takes as it is."""
+    return type(x) is _ND and x.dtype is _F64 and x.shape == size and x.flags.c_contiguous
+
+
+def dense_out(x, shape):
+    """x can receive a result of this shape in place and is C-contiguous: an out the kernel writes as it is."""
+    return fits(x, shape) and x.flags.c_contiguous
+
+
 def checked_out(out, shape, name="out"):
     """out, if it can receive a result of this shape in place; else a ValueError naming it."""
     if not (isinstance(out, np.ndarray) and out.dtype == _F64 and out.shape == shape and out.flags.writeable):
@@ -200,12 +211,19 @@ def vector(x, name, n):
     return x
 
 
+def row_kernel(name):
+    """The compiled kernel of registry row `name` within its checks, for C-contiguous arrays (kernel_types),
+    compiled or loaded now: with the extension its C entry point (compiled.checked_entry, the machine code its Call
+    and batches run), without it the checked kernel (registry.CHECKED)."""
+    types = kernel_types(name)
+    return checked_entry(name, types) if FAST_CALLS else compiled(CHECKED[name], types)
+
+
 class _Contiguous:
-    """The kernel of registry row `name` for C-contiguous arrays (kernel_types) within its checks, resolved at its
-    first call -- with the extension the row's C entry point (compiled.checked_entry: the machine code its Call and
-    batches run), without it the checked kernel (registry.CHECKED) -- callable with views of any strides: the
-    inputs and outputs that are not C-contiguous are replaced (dense), and the results copied back once the kernel
-    has succeeded; ERR_OVERLAP, nothing computed, when the caller's outputs overlap (as the kernel's checks say)."""
+    """The kernel of registry row `name` (row_kernel), resolved at its first call, callable with views of any
+    strides: the inputs and outputs that are not C-contiguous are replaced (dense), and the results copied back
+    once the kernel has succeeded; ERR_OVERLAP, nothing computed, when the caller's outputs overlap (as the
+    kernel's checks say)."""
 
     __slots__ = ("kernel", "name", "n_inputs", "first", "front")
 
@@ -217,9 +235,8 @@ class _Contiguous:
         self.front = self if Contiguous is None else Contiguous(self, -self.first)
 
     def __call__(self, *args):
-        if self.kernel is None:                     # the C entry point with the extension, else the checked kernel
-            self.kernel = checked_entry(self.name, kernel_types(self.name)) if Contiguous is not None else \
-                compiled(CHECKED[self.name], kernel_types(self.name))
+        if self.kernel is None:
+            self.kernel = row_kernel(self.name)
             if self.front is not self:
                 self.front.kernel = self.kernel
         for x in args[self.first:]:                       # a loop: all() of a generator costs 0.1 us more
@@ -556,7 +573,7 @@ def lean_entry(quantity):
     closure, so that its look-ups are local: the Quantity's route costs ~1 us more a call.  It calls the row's
     compiled checked kernel itself (not through _Contiguous, one Python frame less) when every array is
     C-contiguous, as the kernel is compiled for (kernel_types)."""
-    kernel = compiled(CHECKED[quantity.row.name], kernel_types(quantity.row.name))
+    kernel = row_kernel(quantity.row.name)
     fixed, sizes, n = quantity.fixed, quantity.sizes, quantity.n
     shapes = [(1,) if s == () else s for s in quantity.shapes]   # a scalar's kernel writes a 1-vector
     shape = shapes[0]
@@ -571,7 +588,7 @@ def lean_entry(quantity):
             return quantity(*args)
         state, out = args[:n], args[-1]
         for x, size in zip(state, sizes):
-            if type(x) is not _ND or x.dtype is not _F64 or x.shape != size or not x.flags.c_contiguous:
+            if not dense_state(x, size):
                 return quantity(*args)
         constant = ()
         if keys:
@@ -582,7 +599,7 @@ def lean_entry(quantity):
         if out is None:
             outs = [_empty(shape)] if single or scalar else [_empty(s) for s in shapes]
         elif single:
-            if not (fits(out, shape) and out.flags.c_contiguous):
+            if not dense_out(out, shape):
                 return quantity(*args)
             outs = [out]
         elif not scalar and type(out) is (tuple if result_type is None else result_type):
@@ -590,7 +607,7 @@ def lean_entry(quantity):
             if len(outs) != len(shapes):
                 return quantity(*args)
             for x, s in zip(outs, shapes):
-                if not (fits(x, s) and x.flags.c_contiguous):
+                if not dense_out(x, s):
                     return quantity(*args)
         else:
             return quantity(*args)
