@@ -1,0 +1,43 @@
+"""The kernels of compiled.WITHOUT_LSR compile without LLVM's loop strength reduction, and only they: the option
+is global to the process, so it must be back on after their compilation.  (What it saves is measured by
+benchmarks/compile_phases.py, not here.)
+"""
+import re
+
+from numba import njit
+from numba import types as nt
+
+from robot_dynamics import compiled
+from robot_dynamics.algorithms.registry import QUANTITIES
+
+
+def probe_assembly():
+    """The machine code of a new function (compiled now: never from the cache) with a nested loop whose address
+    arithmetic loop strength reduction rewrites, its symbol names and numbers blanked out."""
+    @njit
+    def probe(a, b, n, k):
+        s = 0.0
+        for i in range(n):
+            for j in range(n):
+                s += a[i * k + j] * b[j * k + i]
+        return s
+    probe.compile((nt.float64[::1], nt.float64[::1], nt.int64, nt.int64))
+    text = next(iter(probe.inspect_asm().values()))
+    return [re.sub(r"_Z\w+|\.L\w+|\b\d+\b", "#", line.strip()) for line in text.splitlines()
+            if line.strip() and not line.strip().startswith((".", "#")) or line.strip().startswith(".L")]
+
+
+def test_loop_strength_reduction_is_off_inside_the_block_only():
+    before = probe_assembly()
+    with compiled._loop_strength_reduction(False):
+        inside = probe_assembly()
+    after = probe_assembly()
+    assert inside != before                  # the option took effect: other address arithmetic
+    assert after == before                   # and is back on for every later compilation
+    with compiled._loop_strength_reduction(True):
+        assert probe_assembly() == before
+
+
+def test_the_rows_compiled_without_it_are_registry_rows():
+    """A misspelt name would silently compile its kernel with the option on."""
+    assert compiled.WITHOUT_LSR and compiled.WITHOUT_LSR <= {row.name for row in QUANTITIES}
