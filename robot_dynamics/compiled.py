@@ -115,12 +115,43 @@ def signature(*example_args):
     return tuple(typeof(a) for a in example_args)
 
 
-def compiled(dispatcher, types):
+# The rows whose kernels LLVM compiles without its loop strength reduction (LSR), in their C entry points and,
+# without the extension, in their checked kernels (dispatch.row_kernel): the innovations factorization and what
+# is built on it (paper 003), and the contact-constrained dynamics.  Their kernels are long runs of short nested
+# loops over a joint's degrees of freedom, on which LSR took most of the machine-code time: one process calling
+# every method on an empty cache, back to back, 186 s with LSR and 159 s without it for these rows (their machine
+# code 28 -> 8 s), at the same speed (benchmarks/compile_phases.py).  Other kernels keep it: without it the
+# single-state forward dynamics ran 11-18 % slower.
+WITHOUT_LSR = frozenset({"inverse_mass_matrix", "_innovations", "_solve_mass_matrix", "from_diagonalized",
+                         "_diagonalized", "_constrained_dynamics"})
+
+
+@contextlib.contextmanager
+def _loop_strength_reduction(enabled):
+    """Compile in this block with LLVM's loop strength reduction on or off.  LLVM's option is global to the
+    process, so it is set and reset under numba's compiler lock, which every compilation takes: no other thread
+    compiles meanwhile.  (It is reset to LLVM's default, on: llvmlite cannot read an option back, so a process
+    that turned LSR off for itself gets it back on after these compilations.)"""
+    if enabled:
+        yield
+        return
+    import llvmlite.binding as llvm
+    from numba.core.compiler_lock import global_compiler_lock
+    with global_compiler_lock:
+        llvm.set_option("robot_dynamics", "-disable-lsr")
+        try:
+            yield
+        finally:
+            llvm.set_option("robot_dynamics", "-disable-lsr=false")
+
+
+def compiled(dispatcher, types, row=None):
     """The compiled function of `dispatcher` for the argument types `types` (see `signature`), compiled or loaded
-    from the cache now."""
+    from the cache now; with the compile options of registry row `row` when it computes one (WITHOUT_LSR)."""
     if types not in dispatcher.signatures:
         announce_if_cold()
-        dispatcher.compile(types)
+        with _loop_strength_reduction(row not in WITHOUT_LSR):
+            dispatcher.compile(types)
     return dispatcher.get_overload(types)
 
 
@@ -369,33 +400,6 @@ overlapping = _fastcall.overlapping if _fastcall is not None else extents_overla
 layout = _fastcall.layout if _fastcall is not None else batch_layout    # batch_loop's layout: C, or Python
 _fast_kernels = {}
 
-# The rows whose C entry points LLVM compiles without its loop strength reduction (LSR): the innovations
-# factorization and what is built on it (paper 003) and the contact-constrained dynamics.  Their kernels are long
-# runs of short nested loops over a joint's degrees of freedom, on which LSR took most of the machine-code time:
-# 24 of 43 s of machine code when one process called every method on an empty cache (diagonalized 9.5 -> 1.5 s,
-# from_diagonalized 6.0 -> 1.4 s, innovations 4.4 -> 0.8 s).  Other kernels keep it: without it the single-state
-# forward dynamics ran 11-18 % slower.  See benchmarks/compile_phases.py.
-WITHOUT_LSR = frozenset({"inverse_mass_matrix", "_innovations", "_solve_mass_matrix", "from_diagonalized",
-                         "_diagonalized", "_constrained_dynamics"})
-
-
-@contextlib.contextmanager
-def _loop_strength_reduction(enabled):
-    """Compile in this block with LLVM's loop strength reduction on or off.  LLVM's option is global to the
-    process, so it is set and reset under numba's compiler lock, which every compilation takes: no other thread
-    compiles meanwhile."""
-    if enabled:
-        yield
-        return
-    import llvmlite.binding as llvm
-    from numba.core.compiler_lock import global_compiler_lock
-    with global_compiler_lock:
-        llvm.set_option("robot_dynamics", "-disable-lsr")
-        try:
-            yield
-        finally:
-            llvm.set_option("robot_dynamics", "-disable-lsr=false")
-
 
 def fast_source(name, types, inputs, outputs, always, overflow):
     """The source of fast_kernel's function `name` for a kernel of argument types `types` (see checked_source for
@@ -442,7 +446,7 @@ def fast_kernel(name, types):
     sig = nt.int64(nt.CPointer(types[0].dtype), nt.CPointer(types[1].dtype), nt.CPointer(nt.voidptr),
                    nt.CPointer(nt.int64))
     with _loop_strength_reduction(name not in WITHOUT_LSR):
-        compiled(kernel, types)
+        compiled(kernel, types, name)
         _fast_kernels[name] = cfunc(sig, cache=cacheable)(getattr(module, "fast_" + name))
     return _fast_kernels[name].address
 

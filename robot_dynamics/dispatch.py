@@ -216,7 +216,7 @@ def row_kernel(name):
     compiled or loaded now: with the extension its C entry point (compiled.checked_entry, the machine code its Call
     and batches run), without it the checked kernel (registry.CHECKED)."""
     types = kernel_types(name)
-    return checked_entry(name, types) if FAST_CALLS else compiled(CHECKED[name], types)
+    return checked_entry(name, types) if FAST_CALLS else compiled(CHECKED[name], types, name)
 
 
 class _Contiguous:
