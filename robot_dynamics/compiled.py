@@ -126,23 +126,32 @@ WITHOUT_LSR = frozenset({"inverse_mass_matrix", "_innovations", "_solve_mass_mat
                          "_diagonalized", "_constrained_dynamics"})
 
 
+_lsr_off = 0                    # how many _loop_strength_reduction(False) blocks are open
+
+
 @contextlib.contextmanager
 def _loop_strength_reduction(enabled):
-    """Compile in this block with LLVM's loop strength reduction on or off.  LLVM's option is global to the
-    process, so it is set and reset under numba's compiler lock, which every compilation takes: no other thread
-    compiles meanwhile.  (It is reset to LLVM's default, on: llvmlite cannot read an option back, so a process
-    that turned LSR off for itself gets it back on after these compilations.)"""
+    """Compile in this block with LLVM's loop strength reduction on (`enabled`: as it is, so off within an outer
+    block that turned it off) or off.  LLVM's option is global to the process, so it is set and reset under numba's
+    compiler lock, which every compilation takes: no other thread compiles meanwhile.  Blocks nest: the outermost
+    turns it back on when it closes, to LLVM's default (llvmlite cannot read an option back, so a process that
+    turned LSR off for itself gets it back on after these compilations)."""
+    global _lsr_off
     if enabled:
         yield
         return
     import llvmlite.binding as llvm
     from numba.core.compiler_lock import global_compiler_lock
     with global_compiler_lock:
-        llvm.set_option("robot_dynamics", "-disable-lsr")
+        if _lsr_off == 0:
+            llvm.set_option("robot_dynamics", "-disable-lsr")
+        _lsr_off += 1
         try:
             yield
         finally:
-            llvm.set_option("robot_dynamics", "-disable-lsr=false")
+            _lsr_off -= 1
+            if _lsr_off == 0:
+                llvm.set_option("robot_dynamics", "-disable-lsr=false")
 
 
 def compiled(dispatcher, types, row=None):

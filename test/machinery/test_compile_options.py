@@ -31,6 +31,9 @@ def test_loop_strength_reduction_is_off_inside_the_block_only():
     before = probe_assembly()
     with compiled._loop_strength_reduction(False):
         inside = probe_assembly()
+        with compiled._loop_strength_reduction(False):       # a compilation within one (fast_kernel's kernel)
+            pass
+        assert probe_assembly() == inside    # still off: only the outermost block turns it back on
     after = probe_assembly()
     assert inside != before                  # the option took effect: other address arithmetic
     assert after == before                   # and is back on for every later compilation
