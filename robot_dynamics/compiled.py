@@ -45,6 +45,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import types
 from pathlib import Path
 
@@ -127,22 +128,25 @@ WITHOUT_LSR = frozenset({"inverse_mass_matrix", "_innovations", "_solve_mass_mat
 
 
 _lsr_off = 0                    # how many _loop_strength_reduction(False) blocks are open
+_lsr_lock = threading.RLock()   # held by the thread that has them open
 
 
 @contextlib.contextmanager
 def _loop_strength_reduction(enabled):
     """Compile in this block with LLVM's loop strength reduction on (`enabled`: as it is, so off within an outer
-    block that turned it off) or off.  LLVM's option is global to the process, so it is set and reset under numba's
-    compiler lock, which every compilation takes: no other thread compiles meanwhile.  Blocks nest: the outermost
-    turns it back on when it closes, to LLVM's default (llvmlite cannot read an option back, so a process that
-    turned LSR off for itself gets it back on after these compilations)."""
+    block that turned it off) or off.  LLVM's option is global to the process: the blocks of one thread at a time
+    (a lock, which both kinds take), so that another thread's rows never compile with this one's option.  Blocks
+    nest: the outermost turns it back on when it closes, to LLVM's default (llvmlite cannot read an option back,
+    so a process that turned LSR off for itself gets it back on after these compilations).  numba's own compiler
+    lock is internal: a function of the user's own that another thread compiles meanwhile may get LSR off too --
+    the same results, its loops' address arithmetic left as written."""
     global _lsr_off
     if enabled:
-        yield
+        with _lsr_lock:                     # not while another thread has it off
+            yield
         return
     import llvmlite.binding as llvm
-    from numba.core.compiler_lock import global_compiler_lock
-    with global_compiler_lock:
+    with _lsr_lock:
         if _lsr_off == 0:
             llvm.set_option("robot_dynamics", "-disable-lsr")
         _lsr_off += 1

@@ -3,6 +3,7 @@ is global to the process, so it must be back on after their compilation.  (What 
 benchmarks/compile_phases.py, not here.)
 """
 import re
+import threading
 
 from numba import njit
 from numba import types as nt
@@ -39,6 +40,26 @@ def test_loop_strength_reduction_is_off_inside_the_block_only():
     assert after == before                   # and is back on for every later compilation
     with compiled._loop_strength_reduction(True):
         assert probe_assembly() == before
+
+
+def test_another_thread_compiles_only_once_the_block_is_closed():
+    """A row of another thread (LSR on) waits until this thread's block (LSR off) has closed."""
+    opened, entered, order = threading.Event(), threading.Event(), []
+
+    def other():
+        opened.wait()
+        with compiled._loop_strength_reduction(True):
+            order.append("other compiles")
+            entered.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with compiled._loop_strength_reduction(False):
+        opened.set()
+        assert not entered.wait(0.3)          # held back while LSR is off
+        order.append("block closes")
+    thread.join(5)
+    assert order == ["block closes", "other compiles"]
 
 
 def test_the_rows_compiled_without_it_are_registry_rows():
