@@ -14,10 +14,10 @@ first use:
 
 A Quantity owns everything between the arguments and the kernel for one (robot, row): the single state of any
 strides (row_kernel -- the C entry point, or the checked kernel without the extension -- through _Contiguous), the
-batch (the one compiled parallel loop,
-compiled.batch_loop, over per-thread workspaces), `out=` checks, overlaps, status codes -> ValueErrors, and the
-result's type (results.RESULT_TYPES).  A frame row's frame and reference, and the contact row's contact set, are a
-constant input: one array, the same for every state of a batch (FrameTable.array, contact_sets.ContactDynamics).
+batch (the one compiled parallel loop, compiled.batch_loop, over per-thread workspaces), `out=` checks, overlaps,
+status codes -> ValueErrors, and the result's type (results.RESULT_TYPES). A frame row's frame and reference, and
+the contact row's contact set, are a constant input: one array, the same for every state of a batch
+(FrameTable.array, contact_sets.ContactDynamics).
 
 The Engine holds what the quantities of one robot share: the body records, the workspace and its per-thread
 copies, gravity, the batch lock, the result pool and the frame table.  Nothing here holds the Robot: a Robot is

@@ -32,7 +32,7 @@ def test_loop_strength_reduction_is_off_inside_the_block_only():
     before = probe_assembly()
     with compiled._loop_strength_reduction(False):
         inside = probe_assembly()
-        with compiled._loop_strength_reduction(False):       # a compilation within one (fast_kernel's kernel)
+        with compiled._loop_strength_reduction(False):       # a compilation inside another one
             pass
         assert probe_assembly() == inside    # still off: only the outermost block turns it back on
     after = probe_assembly()
