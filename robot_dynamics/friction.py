@@ -345,6 +345,15 @@ def drive_column_names(robot, armature=True, model="coulomb"):
     return columns
 
 
+def drive_physical(robot, armature=True, model="coulomb"):
+    """Which of drive_regressor's columns (drive_column_names) hold a coefficient that is >= 0 for a drive that
+    only dissipates: the armatures and the PHYSICAL coefficients (an offset's sign is free).  -> (p,) bool"""
+    cls = model_class(model)
+    n = len(moving_coordinates(robot))
+    kinds = ([True] if armature else []) + [name in PHYSICAL for name in (cls.coefficients if cls else ())]
+    return np.repeat(np.array(kinds, dtype=bool), n)
+
+
 def drive_parameters(robot, armature=True, model="coulomb"):
     """theta_d of the robot's drives in drive_regressor's column order (drive_column_names): the armatures of the
     moving coordinates, then each linear coefficient of ``model`` (a linear model's name or class) as the robot's

@@ -68,7 +68,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..friction import drive_column_names, drive_parameters, drive_regressor, model_class
+from ..friction import drive_parameters, drive_physical, drive_regressor, model_class
 from .computed_torque import check_vector, gain_matrix, tracking_error
 
 
@@ -226,13 +226,13 @@ class SlotineLi:
         self._feedforward = drives is None and not robot.model.drives.rigid
         self.theta_hat = np.zeros(0)
         if self.drives is not None:
-            names = drive_column_names(robot, self.armature, self.drives)
-            self._levels = np.array([not name.startswith("Fo_") for name in names])      # >= 0: physical levels
+            self._levels = drive_physical(robot, self.armature, self.drives)      # kept >= 0 by the projection
+            p = len(self._levels)
             start = drive_parameters(robot, self.armature, self.drives) if theta_hat is None else theta_hat
-            self.theta_hat = self._drive_projected(check_vector("theta_hat", start, len(names)))
-            gain = np.broadcast_to(np.asarray(Gamma_drives, dtype=float), (len(names),))
+            self.theta_hat = self._drive_projected(check_vector("theta_hat", start, p))
+            gain = np.broadcast_to(np.asarray(Gamma_drives, dtype=float), (p,))
             if not np.all(np.isfinite(gain) & (gain >= 0)):
-                raise ValueError(f"Gamma_drives must be finite and >= 0, a scalar or ({len(names)},)")
+                raise ValueError(f"Gamma_drives must be finite and >= 0, a scalar or ({p},)")
             self.Gamma_drives = gain.copy()
 
     def _drive_projected(self, theta):

@@ -15,7 +15,8 @@ from friction_laws import law, random_parameters
 from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.drives import COULOMB_VELOCITY, Drives
 from robot_dynamics.friction import (MODELS, CoulombFriction, OffsetFriction, SigmoidFriction, StribeckFriction,
-                                     ViscousFriction, drive_column_names, drive_regressor)
+                                     ViscousFriction, drive_column_names, drive_physical,
+                                     drive_regressor)
 
 N = 5                   # coordinates of the models below
 FD_STEP, FD_TOLERANCE = 1e-6, 1e-7
@@ -108,6 +109,21 @@ def test_regressor_columns_give_the_drive_torque(name, rng):
     out = np.full_like(Y, np.nan)
     assert drive_regressor(robot, v, a, model=model, out=out) is out
     np.testing.assert_array_equal(out, Y)
+
+
+@pytest.mark.parametrize("name", ("viscous", "coulomb", "offset"))
+def test_physical_columns_are_the_dissipative_ones(name, rng):
+    """drive_physical marks the armatures and each coefficient whose basis function only dissipates (its power
+    Y_k(v) v_k >= 0 at every velocity) -- what an adaptive law keeps >= 0 -- and leaves the others' sign free."""
+    robot = rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
+    v = velocities(rng, (400, robot.nv))
+    power = np.einsum("tjk,tj->tk", drive_regressor(robot, v, armature=False, model=name, smooth=False), v)
+    dissipative = power.min(axis=0) >= 0
+    n_f = robot.nv - 6
+    np.testing.assert_array_equal(drive_physical(robot, False, name), dissipative)
+    np.testing.assert_array_equal(drive_physical(robot, True, name), np.r_[np.ones(n_f, bool), dissipative])
+    assert len(drive_physical(robot, True, name)) == len(drive_column_names(robot, True, name))
+    assert dissipative.any() and (name != "offset" or not dissipative.all())
 
 
 def test_offset_is_asymmetric_coulomb_on_a_moving_joint(rng):
