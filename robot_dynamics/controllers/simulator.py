@@ -134,13 +134,12 @@ class Simulator:
         """vdot (nv,) at (q, v) under the joint torques tau (nv,): forward dynamics, the drives' friction taken
         linearly implicitly over a step h (default dt; module docstring), or the contact-constrained dynamics."""
         robot = self.robot
-        if self._frictionless:
-            if self._held is None:
-                return robot.forward_dynamics(q, v, tau)
-            return robot.constrained_dynamics(q, v, tau, self._held, self.baumgarte, self.damping)[0]
-        tau = tau - robot.friction_torque(v)
+        if not self._frictionless:
+            tau = tau - robot.friction_torque(v)
         if self._held is not None:
             return robot.constrained_dynamics(q, v, tau, self._held, self.baumgarte, self.damping)[0]
+        if self._frictionless:
+            return robot.forward_dynamics(q, v, tau)
         h = self.dt if h is None else h
         M = robot.mass_matrix(q)
         M[np.diag_indices(robot.nv)] += h * np.maximum(robot.model.drives.slope(v), 0.0)   # friction dissipates
