@@ -16,9 +16,11 @@ The README's "ROS 2" section tells it for users; the parts are:
   and a collision status on /diagnostics), stateful from one stamped joint state to the next: its time, effort,
   restarts, thresholds and wrenches in robot_dynamics.ros.observing.
 
-Every joint state is answered in one ``robot.dynamics()`` pass, the outputs published in the table's order. A
+Every joint state is answered with at most one ``robot.dynamics()`` pass -- none when no output due reads it (the
+observer's outputs alone, say) -- every value computed before the outputs are published in the table's order. A
 message that cannot be used is skipped with a warning throttled per kind of fault and counted in
-``DynamicsNode.skipped`` and on /diagnostics; no callback can end the node (robot_dynamics.ros.guard).
+``DynamicsNode.skipped`` and on /diagnostics: a state the model rejects (a ValueError computing an output due) as
+``"state_rejected"``, with nothing published for it. No callback can end the node (robot_dynamics.ros.guard).
 
 Topics (``~`` is the node's name; every name is relative, so ``-r __ns:=/robot1`` moves them all, and each can
 be remapped; joint_states and odom take QoS overrides)::
@@ -216,7 +218,7 @@ class DynamicsLogic(Described):
             self._skip(err)
 
     def _on_joint_state(self, msg):
-        """Answer a joint state: merge it, compute once, publish every output that is due."""
+        """Answer a joint state: merge it, observe it, compute every output that is due, then publish them."""
         self.diagnostics.received()
         served = self.description.served
         if served is None or not self._active:
@@ -236,14 +238,14 @@ class DynamicsLogic(Described):
         q, v, frame_id = state
         velocities = self.inputs.velocities
         reference = self.inputs.reference_for(robot.nv) if velocities and self.outputs.wants(REFERENCE) else None
+        observer = self._observe(served, msg.header.stamp, q, v, velocities) if self.outputs.wants(OBSERVED) else None
+        x = Evaluation(robot, q, v, reference, self.settings.frame_reference, observer)
         try:
-            result = robot.dynamics(q, v) if reference is None else robot.dynamics(q, v, *reference)
+            answer = self.outputs.answer(served, x, velocities)       # robot.dynamics only if an output due reads it
         except ValueError as err:
             self._skip(BadMessage("state_rejected", f"the model rejected the state: {err}"))
             return
-        observer = self._observe(served, msg.header.stamp, q, v, velocities) if self.outputs.wants(OBSERVED) else None
-        x = Evaluation(robot, q, v, result, self.settings.frame_reference, observer)
-        self.outputs.publish(served, x, msg.header.stamp, frame_id, velocities)
+        self.outputs.publish(served, x, answer, msg.header.stamp, frame_id, velocities)
         self.answered += 1
         self.diagnostics.answered(time.perf_counter() - start)
 

@@ -155,8 +155,11 @@ class Evaluation:
     robot : robot_dynamics.Robot
     q, v : ndarray
         The state (a floating base's pose and twist from odometry first).
+    reference : tuple or None
+        ``(v_r, a_r)`` of ``~/reference`` for the regressor, or None.
     dynamics : robot_dynamics.Dynamics
-        ``robot.dynamics(q, v[, v_r, a_r])``.
+        ``robot.dynamics(q, v[, v_r, a_r])``, computed when first read: a joint state none of whose outputs due
+        reads it (the observer's alone, say) does without it. A ValueError when the model rejects the state.
     frame_reference : str
         The parameter ``frame_reference``.
     frame : str or None
@@ -167,12 +170,19 @@ class Evaluation:
         The momentum observer, when it observed this joint state.
     """
 
-    __slots__ = ("robot", "q", "v", "dynamics", "frame_reference", "frame", "out", "observer")
+    __slots__ = ("robot", "q", "v", "reference", "_dynamics", "frame_reference", "frame", "out", "observer")
 
-    def __init__(self, robot, q, v, dynamics, frame_reference, observer=None):
-        self.robot, self.q, self.v, self.dynamics = robot, q, v, dynamics
+    def __init__(self, robot, q, v, reference, frame_reference, observer=None):
+        self.robot, self.q, self.v, self.reference, self._dynamics = robot, q, v, reference, None
         self.frame_reference, self.frame, self.out = frame_reference, None, None
         self.observer = observer
+
+    @property
+    def dynamics(self):
+        """``robot.dynamics(q, v[, v_r, a_r])``, computed when first read."""
+        if self._dynamics is None:
+            self._dynamics = self.robot.dynamics(self.q, self.v, *(self.reference or ()))
+        return self._dynamics
 
 
 class OutputPublishers:
@@ -187,8 +197,9 @@ class OutputPublishers:
     :attr:`listened`). A message published before the publisher matched a subscriber reaches nobody (a volatile
     topic keeps none for late subscribers), so a subscriber receives what it did before; a node whose consumers
     take the mass matrix alone no longer spends time on the wrench nobody reads (each publication costs ~10 us,
-    a wrench ~30 us). A latched output is published whether or not anyone listens: it is kept for late
-    subscribers.
+    a wrench ~30 us), and one whose consumers take the observer's outputs alone not on robot.dynamics (M, C, g,
+    J_com: Evaluation.dynamics is computed when an output due first reads it). A latched output is published
+    whether or not anyone listens: it is kept for late subscribers.
 
     Parameters
     ----------
@@ -249,14 +260,41 @@ class OutputPublishers:
         """True when an output that is switched on needs ``need`` (outputs.VELOCITIES, REFERENCE, OBSERVED, ...)."""
         return self._wanted[need]
 
-    def publish(self, served, x, stamp, frame_id, velocities):
-        """Publish the answer of one joint state: every output switched on whose needs are met and that somebody
-        listens to (or latched), in the table's order, then ``~/state``.
+    def answer(self, served, x, velocities):
+        """The values of one joint state's outputs due: each switched on whose needs are met and that somebody
+        listens to (or latched, and changed), in the table's order, as ``[(output, topic, fill, value)]``.
+
+        Computing them is the state's check: a ValueError (robot.dynamics', another quantity's: the model rejects
+        the state) comes before anything is published. ``x.dynamics`` is computed only when an output due reads it.
 
         Parameters
         ----------
         served : Served
         x : Evaluation
+        velocities : bool
+            True when the joint state brought velocities (else v is zero).
+        """
+        observed = x.observer is not None
+        have = {VELOCITIES: velocities, REFERENCE: x.reference is not None, OBSERVED: observed,
+                THRESHOLDS: observed and x.observer.collision is not None}
+        listened, values = self.listened, []
+        for output, frame, topic, fill in self._live:
+            if (output.latched or listened[topic]) and all(have[need] for need in output.needs):
+                x.frame, x.out = frame, served.buffers.get(topic)
+                value = output.value(x)
+                if not (output.latched and topic in self.latched and self.latched[topic] == value):
+                    values.append((output, topic, fill, value))
+        return values
+
+    def publish(self, served, x, answer, stamp, frame_id, velocities):
+        """Publish the answer of one joint state (:meth:`answer`), then ``~/state`` if somebody listens.
+
+        Parameters
+        ----------
+        served : Served
+        x : Evaluation
+        answer : list
+            :meth:`answer`'s.
         stamp : builtin_interfaces.msg.Time
             The joint state's stamp.
         frame_id : str
@@ -264,22 +302,13 @@ class OutputPublishers:
         velocities : bool
             True when the joint state brought velocities (else v is zero).
         """
-        observed = x.observer is not None
-        have = {VELOCITIES: velocities, REFERENCE: x.dynamics.Y is not None, OBSERVED: observed,
-                THRESHOLDS: observed and x.observer.collision is not None}
-        listened = self.listened
-        for output, frame, topic, fill in self._live:
-            if (output.latched or listened[topic]) and all(have[need] for need in output.needs):
-                x.frame, x.out = frame, served.buffers.get(topic)
-                value = output.value(x)
-                if output.latched:
-                    if topic in self.latched and self.latched[topic] == value:
-                        continue
-                    self.latched[topic] = value
-                msg = served.messages[topic]
-                fill(msg, value, stamp, frame_id)
-                self.publishers[topic].publish(msg)
-        if listened[STATE_TOPIC]:
+        for output, topic, fill, value in answer:
+            if output.latched:
+                self.latched[topic] = value
+            msg = served.messages[topic]
+            fill(msg, value, stamp, frame_id)
+            self.publishers[topic].publish(msg)
+        if self.listened[STATE_TOPIC]:
             self._publish_state(served, x, stamp, frame_id, velocities)
 
     def _publish_state(self, served, x, stamp, frame_id, velocities):

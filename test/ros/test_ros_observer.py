@@ -29,7 +29,7 @@ claim_ros_domain()                                          # before the first r
 
 from builtin_interfaces.msg import Time  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from geometry_msgs.msg import PointStamped, WrenchStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -209,6 +209,61 @@ def test_an_output_nobody_listens_to_is_neither_computed_nor_published(probe, st
     for j in range(3):
         answer(k + j)
     assert wrenches == []
+
+
+def test_the_observer_alone_does_without_robot_dynamics(probe, start_node):
+    """Only ~/external_torque listened to: joint states are answered without robot.dynamics (M, C, g, J_com: none
+    of it is published), and bad states are refused and counted all the same -- a NaN position before the model,
+    v = 1e250 by the observer (its momentum rate overflows) -- nothing published for them.  Once ~/com has a
+    subscriber the bundle is computed again, once per joint state: the library's CoM, and a state the bundle
+    rejects (v = 1e308) is counted as state_rejected, nothing published for it."""
+    xml = ARM.read_text()
+    node = start_node(robot_description=xml, publish_external_torque=True, observer_gain=GAIN)
+    robot = library_robot(xml)
+    names = list(robot.joint_names)
+    probe.stop_recording()                                      # the probe takes the model's outputs by default
+    listen_to_observer(probe)
+    q, _ = random_state(robot, np.random.default_rng(7))
+    warm_up(probe, robot, q, ["external_torque"])
+    assert eventually(lambda: [t for t, on in node.outputs.listened.items() if on] == ["external_torque"])
+    served = node.description.served
+    calls, real = [], served.robot.dynamics
+    served.robot.dynamics = lambda *args: calls.append(args) or real(*args)
+    tau, still = robot.gravity_vector(q) + np.linspace(-2.0, 2.0, robot.nv), np.zeros(robot.nv)
+
+    def state(k, q=q, v=still):
+        return joint_state(names, q, v, effort=tau, at=at(T0 + k * DT))
+
+    def com_stamp(k):
+        t = at(T0 + k * DT)
+        return t.sec, t.nanosec
+
+    def refused(kind, msg):
+        before = node.skipped[kind]
+        assert probe.published(probe.joint_states, msg, until=lambda: node.skipped[kind] > before), kind
+
+    for k in range(3):
+        send(probe, state(k))
+    refused("joint_state_non_finite", state(3, q=np.r_[q[:-1], np.nan]))
+    refused("observer_rejected", state(4, v=np.full(robot.nv, 1e250)))
+    assert np.all(np.isfinite(send(probe, state(5)).effort))
+    assert calls == [] and node.skipped["state_rejected"] == 0
+    assert [key(m.header.stamp) for m in probe.history["external_torque"]] == [T0 + k * DT for k in (0, 1, 2, 5)]
+
+    probe.listen("com", PointStamped)
+    assert eventually(lambda: node.outputs.listened["com"])
+    k = 6
+    while not probe.com_stamps:                                 # the first answers after the subscriber matched
+        send(probe, state(k))
+        k += 1
+        assert k < 200, "the new subscriber received no CoM"
+    assert len(calls) == k - 6
+    com = probe.latest["com"].point
+    np.testing.assert_allclose([com.x, com.y, com.z], robot.com_position(q), rtol=RTOL, atol=ATOL)
+    refused("state_rejected", state(k, v=np.full(robot.nv, 1e308)))
+    send(probe, state(k + 1))
+    assert probe.wait_until(lambda: com_stamp(k + 1) in probe.com_stamps)
+    assert com_stamp(k) not in probe.com_stamps
 
 
 def test_with_the_observer_a_burst_of_joint_states_is_queued_and_each_answered(probe, start_node):
