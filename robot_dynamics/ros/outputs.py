@@ -26,6 +26,8 @@ files read it.
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+import numpy as np
+
 FLOAT64_ARRAY = "std_msgs/Float64MultiArray"
 POINT = "geometry_msgs/PointStamped"
 JOINT_STATE = "sensor_msgs/JointState"
@@ -50,9 +52,9 @@ class Output:
         The quantity, as the table names it.
     value : callable
         ``value(x)`` -> the array to publish, from the :class:`robot_dynamics.ros.publishing.Evaluation` ``x`` of
-        a joint state (``x.robot``, ``x.q``, ``x.v``, ``x.dynamics``: the result of ``robot.dynamics``,
-        ``x.frame``, ``x.frame_reference``, ``x.observer``: the observing.Observing that observed the joint
-        state).
+        a joint state (``x.robot``, ``x.q``, ``x.v``, ``x.dynamics``: the result of ``robot.dynamics``, computed
+        when an output first reads it, ``x.frame``, ``x.frame_reference``, ``x.observer``: the
+        observing.Observing that observed the joint state).
     row : tuple or None
         ``(registry row, result name)``: the Robot method that computes the quantity alone, whose result of that
         name gives the shape. None for a quantity no row computes (then ``shape`` is given).
@@ -122,14 +124,27 @@ class Output:
         raise LookupError(f"output ~/{self.topic}: no registry row named {self.row[0]!r}")
 
 
+def overflow_checked(symbol, compute):
+    """value(x) of an output that compute(x) works out here from the library's finite results: refused with a
+    ValueError (the state is rejected) when that arithmetic overflows float64 -- C v at a velocity near 1e200,
+    whose C is finite."""
+    def value(x):
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = compute(x)
+        if not np.isfinite(y).all():
+            raise ValueError(f"{symbol} overflows float64 at this state (v too large)")
+        return y
+    return value
+
+
 # The rows, in the order of publication: the mass matrix first (what latency-sensitive consumers wait for), ~/com
 # after the arrays it shares a state with, the stamped companion ~/state (publishing.STATE_TOPIC) after them all.
 OUTPUTS = (
     Output("mass_matrix", FLOAT64_ARRAY, "M", lambda x: x.dynamics.M, row=("mass_matrix", "M")),
     Output("coriolis_matrix", FLOAT64_ARRAY, "C", lambda x: x.dynamics.C, row=("coriolis_matrix", "C"),
            needs=(VELOCITIES,), doc="Mdot = C + C^T"),
-    Output("coriolis_vector", FLOAT64_ARRAY, "C v", lambda x: x.dynamics.C @ x.v, shape=("nv",),
-           needs=(VELOCITIES,), doc="the Coriolis and centrifugal torques"),
+    Output("coriolis_vector", FLOAT64_ARRAY, "C v", overflow_checked("C v", lambda x: x.dynamics.C @ x.v),
+           shape=("nv",), needs=(VELOCITIES,), doc="the Coriolis and centrifugal torques"),
     Output("gravity", FLOAT64_ARRAY, "g", lambda x: x.dynamics.g, row=("gravity_vector", "g")),
     Output("com_jacobian", FLOAT64_ARRAY, "J_com", lambda x: x.dynamics.J_com, row=("com_jacobian", "J_com")),
     Output("regressor", FLOAT64_ARRAY, "Y", lambda x: x.dynamics.Y, row=("regressor", "Y"),
@@ -142,7 +157,8 @@ OUTPUTS = (
     Output("com", POINT, "CoM", lambda x: x.dynamics.com, row=("com_position", "com"),
            doc="in the world frame: odom's frame_id (floating base), frame_prefix + the root link (fixed base); "
                "stamped with the joint state's stamp"),
-    Output("mass_matrix_derivative", FLOAT64_ARRAY, "dM/dt", lambda x: x.dynamics.C + x.dynamics.C.T,
+    Output("mass_matrix_derivative", FLOAT64_ARRAY, "dM/dt",
+           overflow_checked("dM/dt", lambda x: x.dynamics.C + x.dynamics.C.T),
            row=("_time_derivatives", "M_dot"), switch="publish_derivatives", needs=(VELOCITIES,),
            doc="along q' = v (paper 002, remark 5: C + C^T)"),
     Output("gravity_derivative", FLOAT64_ARRAY, "dg/dt", lambda x: x.robot.gravity_derivative(x.q, x.v),

@@ -239,6 +239,7 @@ def test_bad_joint_states_and_references_are_skipped_one_by_one(probe, start_nod
         ("joint_state_lengths", probe.joint_states, joint_state(names + ["extra"], q, v, k=103)),
         ("joint_state_non_finite", probe.joint_states, joint_state(names, np.r_[q[:-1], np.nan], k=104)),
         ("joint_state_non_finite", probe.joint_states, joint_state(names, q, np.r_[np.inf, v[1:]], k=105)),
+        ("state_rejected", probe.joint_states, joint_state(names, q, np.full(robot.nv, 1e200), k=106)),  # C v: inf
         ("reference_length", probe.reference, reference(ref[0][:-1], ref[1])),
         ("reference_length", probe.reference, reference(ref[0], [])),
         ("reference_non_finite", probe.reference, reference(np.r_[np.nan, ref[0][1:]], ref[1])),
@@ -251,7 +252,7 @@ def test_bad_joint_states_and_references_are_skipped_one_by_one(probe, start_nod
         expected = expected_outputs(robot, q, v, k, robot.root_link, ref=ref)
         assert probe.exchange(joint_state(names, q, v, k=k), until=probe.matches(expected)), kind
         probe.assert_outputs(expected)
-    assert not set(probe.com_stamps) & {(m.header.stamp.sec, m.header.stamp.nanosec) for _, _, m in bad[:6]}
+    assert not set(probe.com_stamps) & {(m.header.stamp.sec, m.header.stamp.nanosec) for _, _, m in bad[:7]}
     assert set(node.skipped) == {kind for kind, _, _ in bad}
 
 
