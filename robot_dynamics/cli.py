@@ -25,6 +25,7 @@ import numpy as np
 
 from . import load_urdf
 from .bundled import bundled_urdf
+from .identification.least_squares import FRICTION_MODELS
 from .spatial import PARAMETER_NAMES
 
 
@@ -189,7 +190,7 @@ def add_identification_parsers(sub):
                                                                   "parameters")
     p.add_argument("--friction", action="store_true", help="identify viscous and Coulomb friction per joint too "
                                                            "(--friction-model coulomb)")
-    p.add_argument("--friction-model", choices=("none", "viscous", "coulomb", "offset", "sigmoid", "stribeck", "all"),
+    p.add_argument("--friction-model", choices=(*FRICTION_MODELS, "all"),
                    help="the joints' friction model (robot_dynamics.friction); all: identify each, print their "
                         "held-out RMS and keep the lowest")
     p.add_argument("--armature", action="store_true", help="identify each joint's armature (rotor inertia) too")

@@ -21,7 +21,7 @@ _WHERE = {
     "derivatives": "signals", "interior": "signals", "interior_derivatives": "signals",
     "FourierTrajectory": "excitation", "excitation_trajectory": "excitation",
     "Noise": "simulated", "simulate_log": "simulated",
-    "FRICTION_MODELS": "comparison", "FrictionComparison": "comparison", "compare_friction_models": "comparison",
+    "FRICTION_MODELS": "least_squares", "FrictionComparison": "comparison", "compare_friction_models": "comparison",
     "dask_normal_equations": "scale_out",
     "Log": "logs", "read_log": "logs", "write_log": "logs", "save_parameters": "logs", "load_parameters": "logs",
     "save_ros_parameters": "logs", "coordinate_names": "logs", "write_corrected_urdf": "logs",

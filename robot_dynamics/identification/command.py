@@ -142,7 +142,7 @@ def identify(args, out):
         if several and args.topic is not None:
             raise ValueError("--topic: several logs are read by the Dask route, which reads bags' /joint_states")
         if several and not in_memory:                          # the Dask route: one task reads one file
-            result = identify_logs(robot, list(args.logs), method=method, friction=model or False,
+            result = identify_logs(robot, list(args.logs), method=method, friction=model,
                                    armature=armature, chunks=args.chunks, progress=progress)
             t, q, v, a, tau = first_log(robot, args)
         else:                                                  # in memory, or in chunks with Dask (--chunks)
@@ -154,8 +154,8 @@ def identify(args, out):
                 training = [np.concatenate(x) for x in list(zip(*logs[:-1]))[1:]] if several else data
                 comparison = compare(robot, training, held_out, args.held_out, armature, method)
                 model = comparison.best
-            result = identify_logs(robot, *data, method=method, friction=False if model == "none" else model,
-                                   armature=armature, chunks=args.chunks, progress=progress)
+            result = identify_logs(robot, *data, method=method, friction=model, armature=armature,
+                                   chunks=args.chunks, progress=progress)
     finally:
         progress.close()
     if comparison is not None:
@@ -167,13 +167,14 @@ def identify(args, out):
 
 
 def friction_option(args):
-    """The friction model asked for: --friction (viscous + Coulomb) or --friction-model; None for neither."""
+    """The friction model asked for: --friction (viscous + Coulomb) or --friction-model (a name, "none" for no
+    friction: least_squares.friction_model); None for neither."""
     model = getattr(args, "friction_model", None)
     if args.friction:
         if model not in (None, "coulomb"):
             raise ValueError(f"--friction is --friction-model coulomb; give one of them, not --friction-model {model}")
         return "coulomb"
-    return None if model == "none" else model
+    return model
 
 
 def first_log(robot, args):

@@ -12,8 +12,7 @@ import numpy as np
 
 from ..friction import model_class, moving_coordinates
 from .estimate import identify
-
-FRICTION_MODELS = ("none", "viscous", "coulomb", "offset", "sigmoid", "stribeck")
+from .least_squares import FRICTION_MODELS
 
 
 @dataclass
@@ -86,8 +85,8 @@ def compare_friction_models(robot, q, v, a, tau, *, held_out=None, fraction=0.25
     results, train, held, parameters = {}, {}, {}, {}
     for name in models:
         cls = model_class(name)
-        result = identify(robot, q, v, a, tau, method=method, friction=name if cls is not None else False,
-                          armature=armature, prior=prior, regularization=regularization)
+        result = identify(robot, q, v, a, tau, method=method, friction=name, armature=armature, prior=prior,
+                          regularization=regularization)
         results[name] = result
         train[name] = result.residual_rms
         residual = result.predict(robot, *held_out[:3]) - held_out[3]

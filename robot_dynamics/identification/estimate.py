@@ -15,7 +15,7 @@ from arrays in memory or chunk by chunk with Dask (scale_out.py); the two routes
   b_j + c_j.
 - WLS (Gautier, "Dynamic identification of robots with power model", ICRA 1997): joint j weighted by 1 / sigma_j^2,
   sigma_j^2 = |r_j^OLS|^2 / (n - r / nv) (the stacked system's n nv - r degrees of freedom shared evenly), so that
-  each joint counts by its own noise and not by its torque's units or size.
+  each joint counts by its own noise and not by its torque's units or size (least_squares.gautier_weights).
 - Standard deviations: cov(theta_b) = sigma^2 (Y_b^T W Y_b)^-1, sigma^2 = sum_j w_j |r_j|^2 / (n nv - r).
 - Full pi for OLS/WLS: the prior pi_0 (default the URDF's) corrected by the least change, in the inertia metric at
   the prior (controllers.adaptive.InertiaMetric, at the prior made consistent), that gives the identified base
@@ -54,7 +54,7 @@ from . import optional
 from .base import BaseParameters, base_parameters, column_names
 from .consistent import consistent_fit, prior_metric, prior_rows
 from .friction_fit import fit_shape, with_covariance
-from .least_squares import (NOISE_FLOOR, drive_count, friction_model, known_drive_torque, normal_equations,
+from .least_squares import (drive_count, friction_model, gautier_weights, known_drive_torque, normal_equations,
                             stacked_regressor, sums)
 from .signals import interior_derivatives
 
@@ -175,7 +175,7 @@ def identify(robot, q, v=None, a=None, tau=None, *, t=None, method="wls", fricti
     base only), and only the samples of signals.interior(t, cutoff) are used (2 / cutoff from the ends);
     tau: (N, nv) joint torques (a floating base's first 6 rows: the wrench on the base, in its frame);
     t: (N,) times (s), needed only to differentiate q; method: "ols", "wls" or "consistent";
-    friction: the friction model identified with them: False (none), True (viscous + Coulomb), a name
+    friction: the friction model identified with them: False or "none" (none), True (viscous + Coulomb), a name
     ("viscous", "coulomb", "offset", "sigmoid", "stribeck"; friction.py), or a model object, whose nonlinear
     parameters are then kept and only its linear coefficients fitted; armature: identify an armature per joint
     coordinate; prior: (10 nb,) pi_0 (default robot.parameters); regularization: lambda >= 0; cutoff: Hz, of
@@ -249,8 +249,7 @@ def solve_normal_equations(robot, ne, method="wls", friction=False, prior=None, 
     theta_b, A_b = _base_fit(G_b, b_b, w, base)
     e = residuals(theta_b)
     if method != "ols":
-        sigma2 = e / (n - r / nv)
-        w = 1.0 / np.maximum(sigma2, NOISE_FLOOR * np.mean(ne.c) / n + 1e-300)
+        w = gautier_weights(e, ne.c, n, r)
         theta_b, A_b = _base_fit(G_b, b_b, w, base)
         e = residuals(theta_b)
     chi2_scale = max(float(w @ e) / dof, 1e-300)                   # sigma^2 of the weighted residual

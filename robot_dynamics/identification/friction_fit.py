@@ -20,13 +20,12 @@ are optimized as logarithms, within bounds relative to each joint's velocity ran
 [0.5, 1e4], |phi3| <= V_j, v_s / V_j in [1e-4, 1]); the start is, joint by joint, the best of a grid of common
 values (STARTS).
 
-Weights as identify()'s (estimate.py): the ordinary fit first, then each joint weighted by the inverse of its
-residual variance and the fit repeated from there (method "wls" or "consistent").  With eta fixed at the optimum,
-the model is a linear one (a friction model object) and identify() finishes the fit with
+Weights as identify()'s (least_squares.gautier_weights): the ordinary fit first, then each joint weighted by the
+inverse of its residual variance and the fit repeated from there (method "wls" or "consistent").  With eta fixed
+at the optimum, the model is a linear one (a friction model object) and identify() finishes the fit with
 estimate.solve_normal_equations: base parameters, least change, consistent fit, regularization as for every other
-model.  Standard deviations come
-from the Gauss-Newton covariance of all the fitted quantities together, sigma^2 (J^T W J)^-1 with J =
-[Y_b, F(eta), dF/deta c], so that the uncertainty of eta widens that of theta_b.
+model.  Standard deviations come from the Gauss-Newton covariance of all the fitted quantities together,
+sigma^2 (J^T W J)^-1 with J = [Y_b, F(eta), dF/deta c], so that the uncertainty of eta widens that of theta_b.
 
 The stacked base regressor is held in memory: N nv r doubles (N samples, r base parameters).
 """
@@ -38,7 +37,7 @@ import scipy.optimize
 
 from ..friction import moving_coordinates
 from .base import base_parameters
-from .least_squares import NOISE_FLOOR, drive_regressor, stacked_regressor
+from .least_squares import drive_regressor, gautier_weights, stacked_regressor
 
 # Start values of the nonlinear parameters, as multiples of each joint's velocity range V = max |v|: the best of
 # each grid, joint by joint, starts the fit.  Bounds likewise, (low, high) in units of V^power.
@@ -61,9 +60,9 @@ def fit_shape(robot, q, v, a, tau, cls, method, armature):
     projection = Projection(Y[..., base.independent], tau, v[:, joints], joints, cls)
     eta = projection.fit(np.ones(robot.nv))
     if method != "ols":
-        e = projection.joint_residuals(eta)
-        sigma2 = e / (len(q) - projection.unknowns / robot.nv)
-        eta = projection.fit(1.0 / np.maximum(sigma2, NOISE_FLOOR * np.mean(np.square(tau)) + 1e-300), eta)
+        w = gautier_weights(projection.joint_residuals(eta), np.sum(np.square(tau), axis=0), len(q),
+                            projection.unknowns)
+        eta = projection.fit(w, eta)
     shape = np.ones((len(cls.nonlinear), robot.nv))                  # a floating base's rows: any valid value
     shape[:, joints] = eta
     shaped = cls.from_values(np.zeros((len(cls.coefficients), robot.nv)), shape)

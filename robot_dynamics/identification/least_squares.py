@@ -14,9 +14,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..friction import drive_regressor, model_class, moving_coordinates
+from ..friction import MODELS, drive_regressor, model_class, moving_coordinates
 
 NOISE_FLOOR = 1e-12         # sigma_j^2 >= NOISE_FLOOR * mean_j(c_j / n): exact (simulated) data get finite weights
+FRICTION_MODELS = ("none", *MODELS)     # the friction models by name (friction.py), "none" for no friction
 
 
 class NormalEquations(NamedTuple):
@@ -51,14 +52,13 @@ def friction_names(robot):
 
 
 def friction_model(friction):
-    """The friction model that identify()'s ``friction`` names: None for False or None, "coulomb" for True
-    (viscous + Coulomb, the default), else the name, class or model object itself (friction.model_class checks
-    it)."""
-    if friction is None or friction is False:
-        return None
+    """The friction model that identify()'s ``friction`` names: None for False, None or "none" (no friction),
+    "coulomb" for True (viscous + Coulomb, the default), else the name, class or model object itself
+    (friction.model_class checks it)."""
     if friction is True:
         return "coulomb"
-    model_class(friction)
+    if friction is False or model_class(friction) is None:
+        return None
     return friction
 
 
@@ -92,6 +92,21 @@ def stacked_regressor(robot, q, v, a, friction=False, armature=False):
     return np.concatenate([Y, drive_regressor(robot, v, a, armature=armature, model=model)], axis=-1)
 
 
+def gautier_weights(e, c, n, unknowns, joints=None):
+    """The weights w_j = 1 / sigma_j^2 of weighted least squares (Gautier, "Dynamic identification of robots with
+    power model", ICRA 1997): each joint's residual variance sigma_j^2 = |r_j|^2 / (n - unknowns / n_j) from the
+    ordinary fit, the stacked system's n n_j - unknowns degrees of freedom shared evenly by the n_j joints counted,
+    so that each joint counts by its own noise and not by its torque's units or size.  sigma_j^2 is held above
+    NOISE_FLOOR * mean_j(c_j) / n, so that exact (simulated) data get finite weights.
+
+    e: (nv,) |r_j|^2 of the ordinary fit; c: (nv,) sum_t tau_j(t)^2 (NormalEquations.c); n: samples; unknowns:
+    parameters fitted; joints: (nv,) bool, the joints counted (default all; the mean of c over them alone).
+    -> w (nv,), 0 for a joint not counted"""
+    counted = np.ones(len(e), dtype=bool) if joints is None else np.asarray(joints, dtype=bool)
+    sigma2 = e / (n - unknowns / counted.sum())
+    return counted / np.maximum(sigma2, NOISE_FLOOR * np.mean(c[counted]) / n + 1e-300)
+
+
 def sums(Y, tau):
     """The normal equations of the samples of one block: Y (B, nv, p), tau (B, nv)  ->  NormalEquations."""
     t = np.asarray(tau, dtype=float)
@@ -108,7 +123,7 @@ def known_drive_torque(robot, v, a, friction=False, armature=False):
     known = 0.0
     if not armature and robot.armature.any():
         known = robot.armature * a
-    if not friction and not robot.model.drives.frictionless:
+    if friction_model(friction) is None and not robot.model.drives.frictionless:
         known = known + robot.friction_torque(v)
     return known
 

@@ -45,10 +45,10 @@ import scipy.linalg
 
 from ..controllers.simulator import with_payload
 from ..spatial import PARAMETER_NAMES, inertia_matrix, parameters_from_inertial, transform_parameters
-from ..urdf import is_xacro, parse_urdf
+from ..urdf import _inertial_of, _inertial_xml, is_xacro, parse_urdf
 from .consistent import consistent_fit, is_consistent, prior_metric
 from .estimate import in_memory_arrays
-from .least_squares import NOISE_FLOOR, NormalEquations, sums
+from .least_squares import NormalEquations, gautier_weights, sums
 from .logs import parameter_dumper, coordinate_names
 
 REFERENCE_MASS = 1.0        # kg  } the scale of "identified": a direction of pi whose standard deviation exceeds
@@ -158,12 +158,10 @@ class PayloadIdentification:
 
     def urdf_link(self, name="payload"):
         """The payload as URDF text: a <link> with its <inertial> (origin at the CoM, inertia about it) and a
-        <joint type="fixed"> to the frame's link, to append inside <robot>."""
-        I = self.inertia
-        xyz = " ".join(repr(float(x)) for x in self.com)
-        inertia = " ".join(f'{key}="{float(I[i, j])!r}"' for key, (i, j) in _INERTIA_KEYS)
-        return (f'  <link name="{name}">\n    <inertial>\n      <origin xyz="{xyz}" rpy="0 0 0"/>\n'
-                f'      <mass value="{self.mass!r}"/>\n      <inertia {inertia}/>\n    </inertial>\n  </link>\n'
+        <joint type="fixed"> to the frame's link, to append inside <robot> (written as urdf.rewrite_inertials
+        writes a link's <inertial>)."""
+        inertial = _inertial_xml(*_inertial_of(name, self.parameters), "    ", "      ", "\n")
+        return (f'  <link name="{name}">\n    {inertial}\n  </link>\n'
                 f'  <joint name="{name}_joint" type="fixed">\n    <parent link="{self.frame}"/>\n'
                 f'    <child link="{name}"/>\n    <origin xyz="0 0 0" rpy="0 0 0"/>\n  </joint>\n')
 
@@ -256,16 +254,16 @@ def _residuals(ne, pi):
 
 def _weighted_fit(ne, seen):
     """Gautier's weighted least squares on the joints seen (ordinary fit, then each joint weighted by 1 / its
-    residual variance; estimate.py) of the p parameters ne holds.  None when the column-scaled normal matrix is
-    singular (or the samples too few).  -> (pi (p,), A = sum_j w_j G_j (p, p), sigma^2, w (nv,)) or None"""
+    residual variance: least_squares.gautier_weights) of the p parameters ne holds.  None when the column-scaled
+    normal matrix is singular (or the samples too few).  -> (pi (p,), A = sum_j w_j G_j (p, p), sigma^2, w (nv,))
+    or None"""
     p, n, n_j = ne.G.shape[-1], ne.n, int(seen.sum())
     if n * n_j <= p:
         return None
     ordinary = _solve(ne, seen.astype(float))
     if ordinary is None:
         return None
-    sigma2_j = _residuals(ne, ordinary[0]) / (n - p / n_j)
-    w = seen / np.maximum(sigma2_j, NOISE_FLOOR * np.mean(ne.c[seen]) / n + 1e-300)
+    w = gautier_weights(_residuals(ne, ordinary[0]), ne.c, n, p, seen)
     weighted = _solve(ne, w)
     if weighted is None:
         return None
