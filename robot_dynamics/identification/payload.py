@@ -211,7 +211,7 @@ def identify_payload(robot, q, v=None, a=None, tau=None, body=None, *, t=None, c
     covariance[np.ix_(columns, columns)] = sigma2 * np.linalg.inv(A)
     constrained = identified and not is_consistent(pi)
     if constrained:
-        R = scipy.linalg.cholesky(A / sigma2)                   # chi^2(pi) - chi^2_min = |R (pi - pi_wls)|^2
+        R = scipy.linalg.cholesky(A) / np.sqrt(sigma2)         # chi^2(pi) - chi^2_min = |R (pi - pi_wls)|^2
         pi = consistent_fit(R, np.eye(10), pi, 1, pi, prior_metric(pi), 0.0, [pi])
     e = _residuals(total, pi)
     known = np.zeros(10, dtype=bool)
@@ -291,7 +291,7 @@ def _determined(fit, columns):
     most 1 (module docstring)."""
     _, A, sigma2, _ = fit
     s = _SCALE[columns]
-    return bool(np.linalg.eigvalsh(A * np.outer(s, s) / sigma2)[0] >= 1.0)
+    return bool(np.linalg.eigvalsh(A * np.outer(s, s))[0] >= sigma2)   # not A / sigma2: exact data give 1e-300
 
 
 def _mass_and_com(ne, seen, prior, body):

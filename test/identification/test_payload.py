@@ -278,6 +278,19 @@ def test_bad_input_is_named(kwargs, culprit):
         rd.identify_payload(L.nominal, L.q[:n], **arguments)
 
 
+def test_exact_data_decide_identifiability_without_overflow():
+    """Exact (simulated) torques can leave no residual at all, sigma^2 at its floor 1e-300: whether every direction
+    is determined is still decided (A / sigma^2 overflowed, a RuntimeWarning, an error here, by chance of round-off:
+    test_a_negative_mass_is_refused failed on one build of the kernels and passed on another)."""
+    from robot_dynamics.identification.payload import _SCALE, _determined
+
+    A = np.diag(np.logspace(2, 14, 10))
+    assert _determined((None, A, 1e-300, None), np.arange(10))
+    scaled = np.linalg.eigvalsh(A * np.outer(_SCALE, _SCALE))[0]
+    assert _determined((None, A, 0.5 * scaled, None), np.arange(10))
+    assert not _determined((None, A, 2.0 * scaled, None), np.arange(10))
+
+
 def test_a_negative_mass_is_refused():
     """Torques short of the arm's own by a 0.2 kg mass: no payload to identify."""
     from robot_dynamics.controllers import with_payload
