@@ -238,3 +238,16 @@ def test_cli_compares_the_models_and_writes_the_drives_back(tmp_path, arm, truth
     ros = yaml.safe_load(open(files["ros.yaml"]))
     (section,) = ros.values()
     assert section["ros__parameters"]["drives"]["armature"] == [float(x) for x in robot.armature]
+
+
+def test_no_friction_by_name_subtracts_the_drives_known_friction():
+    """friction="none" is friction=False: the drives' friction, known, comes off the torques before the rigid body is
+    fitted, so that noise-free torques of a robot with friction leave no residual."""
+    robot = rd.load_urdf(bundled_urdf("arm7")).with_drives(damping=0.3, friction=0.8)
+    rng = np.random.default_rng(3)
+    q, v, a = (rng.uniform(-2.0, 2.0, (200, robot.nv)), rng.normal(size=(200, robot.nv)),
+               rng.normal(size=(200, robot.nv)))
+    tau = robot.inverse_dynamics(q, v, a) + robot.friction_torque(v)
+    by_name = identify(robot, q, v, a, tau, method="ols", friction="none")
+    assert np.all(by_name.residual_rms < 1e-6 * np.sqrt(np.mean(tau**2, axis=0)))   # round-off of |r|^2's sums: 4e-8
+    np.testing.assert_array_equal(by_name.theta, identify(robot, q, v, a, tau, method="ols", friction=False).theta)
