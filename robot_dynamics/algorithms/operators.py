@@ -15,12 +15,17 @@ written out on scalars so that nothing allocates.  Twists and wrenches are [line
     -(adj(s).T @ L + L @ adj(s)), L = spatial_inertia(pi)   spatial_inertia(inertia_rate(pi, s, out))
     I_p += ad_inv(R, p).T @ I @ ad_inv(R, p)           add_transformed_inertia(R, p, I, I_p)
 
-test/kernels/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  Every helper
-is a plain numba call (`inline` and `scalar` alike, issue 26): LLVM inlines them all the same, and numba does not
-copy and retype their code at each call site.  They were inline="always" (numba IR inlining, as a numba call
-that is not inlined reference-counts each array argument): that made type inference and lowering of the kernels
-~2x slower at first use (benchmarks/compile_phases.py: 113 s -> 62 s cold for six quantities), for no runtime
-difference beyond ~4 % (talos: mass matrix, inverse and forward dynamics, C; min of alternating processes).
+test/kernels/test_spatial.py checks every one of them against spatial.py.  Tuples stay in registers.  The helpers
+are numba functions that the kernels call, not copies numba inlines into its IR (inline="always" types and lowers
+their code again at each call site: ~2x slower type inference and lowering at first use, 113 s -> 62 s cold for
+six quantities in benchmarks/compile_phases.py; issue 26).  LLVM then inlines most of them.  Those it would leave
+as calls inside a per-body loop are `forced` (numba's forceinline: LLVM's alwaysinline, nothing more for numba's
+own passes), because such a call passes each array as a struct and reference-counts it: the ABA's
+add_transformed_inertia, transform_parameters, add_adj_transpose_inertia, the 6x6 products and the derivatives'
+small operators.  Forcing them made single-state forward dynamics 11-27 % faster, C 13-25 % and the state
+derivatives 11-20 % (against Pinocchio, min of alternating processes, the five benchmark robots), at the same
+compile time.  `inline` and `scalar` set forceinline=False outright: numba otherwise inherits the flag from the
+caller that compiles a helper first, which would make the machine code depend on the order of compilation.
 6x6 products are loops over the columns (LLVM unrolls them) rather than 36 written-out terms.  In the small ones
 multiply-adds may be fused
 (CONTRACT: one rounding instead of two; no other fast-math liberty, so NaN and inf behave as IEEE 754 says).
@@ -28,8 +33,9 @@ multiply-adds may be fused
 from numba import njit
 
 CONTRACT = {"contract"}
-inline = njit(cache=True, fastmath=CONTRACT)    # small, array-touching: called too (issue 26; see above)
-scalar = njit(cache=True, fastmath=CONTRACT)    # on scalars alone: called, and LLVM inlines it (no array to count)
+inline = njit(cache=True, fastmath=CONTRACT, forceinline=False)    # small, array-touching: called (see above)
+scalar = njit(cache=True, fastmath=CONTRACT, forceinline=False)    # on scalars alone: LLVM inlines it
+forced = njit(cache=True, fastmath=CONTRACT, forceinline=True)     # in per-body loops: always inlined by LLVM
 
 
 @scalar
@@ -109,7 +115,7 @@ def dot_columns(X, c, Y, d):
             + X[5, c] * Y[5, d])
 
 
-@inline
+@forced
 def matrix_times(B, x):
     """B x for a 6x6 B, as a tuple."""
     r0 = r1 = r2 = r3 = r4 = r5 = 0.0
@@ -124,7 +130,7 @@ def matrix_times(B, x):
     return r0, r1, r2, r3, r4, r5
 
 
-@inline
+@forced
 def matrix_transpose_times(B, x):
     """B^T x for a 6x6 B, as a tuple."""
     r0 = r1 = r2 = r3 = r4 = r5 = 0.0
@@ -177,7 +183,7 @@ def ad_transpose_times(R, p, f):
     return v0, v1, v2, w0, w1, w2
 
 
-@inline
+@forced
 def adj_times(s, x):
     """adj(s) x = [s_w x x_v + s_v x x_w; s_w x x_w], the Lie bracket [s, x] (paper 002, appendix)."""
     a0, a1, a2 = cross(s[3], s[4], s[5], x[0], x[1], x[2])
@@ -186,7 +192,7 @@ def adj_times(s, x):
     return a0 + b0, a1 + b1, a2 + b2, c0, c1, c2
 
 
-@inline
+@forced
 def force_cross(s, f0, f1, f2, f3, f4, f5):
     """s x* f = -adj(s)^T f = [s_w x f_v; s_v x f_v + s_w x f_w]: the rate of a wrench f carried by the twist s
     (the dual of adj)."""
@@ -196,7 +202,7 @@ def force_cross(s, f0, f1, f2, f3, f4, f5):
     return a0, a1, a2, b0 + c0, b1 + c1, b2 + c2
 
 
-@inline
+@forced
 def spatial_inertia_times(pi, x0, x1, x2, x3, x4, x5):
     """Lambda(pi) x = [m x_v - h x x_w; h x x_v + I x_w] with h = m c (paper 002, appendix): from the ten
     parameters in 24 multiplications instead of 36."""
@@ -221,7 +227,7 @@ def bias_force(pi, v):
     return f0, f1, f2, g0 + e0, g1 + e1, g2 + e2
 
 
-@inline
+@forced
 def add_adj_transpose_inertia(pi, V, B):
     """B += adj(V)^T Lambda(pi) = [[-m w~, w~ h~], [-m v~ - w~ h~, v~ h~ - w~ I]] for the twist V = [v; w]."""
     m = pi[0]
@@ -242,7 +248,7 @@ def add_adj_transpose_inertia(pi, V, B):
             B[3 + i, 3 + j] += VH - WI
 
 
-@inline
+@forced
 def inertia_rate(pi, s, out):
     """out <- the parameters of Lambdadot = -(adj(s)^T Lambda + Lambda adj(s)): the rate of a world-frame inertia
     carried by the twist s = [s_v; s_w] -- mdot = 0, hdot = s_w x h + m s_v,
@@ -279,7 +285,7 @@ def store_inertia(pi, M):
     M[5, 3], M[5, 4], M[5, 5] = pi[8], pi[9], pi[6]
 
 
-@inline
+@forced
 def transform_parameters(pi, R, p, out):
     """out <- pi of a body posed at (R, p), in the outer frame (spatial.transform_parameters):
     h' = R h + m p,  I' = R I R^T + m (|p|^2 E - p p^T) + 2 (p.h) E - p h^T - h p^T  with h = R h_body."""
@@ -301,7 +307,7 @@ def transform_parameters(pi, R, p, out):
     out[9] = t10 * R[2, 0] + t11 * R[2, 1] + t12 * R[2, 2] - m * p1 * p2 - p1 * h2 - h1 * p2
 
 
-@inline
+@forced
 def rotate_block(R, M, i0, j0):
     """R B R^T for the 3x3 block B = M[i0:i0+3, j0:j0+3], row by row as a 9-tuple."""
     t00, t10, t20 = rotate(R, M[i0, j0], M[i0 + 1, j0], M[i0 + 2, j0])            # T = R B, column by column
@@ -353,7 +359,7 @@ def add_off_diagonal(M, x00, x01, x02, x10, x11, x12, x20, x21, x22):
     M[5, 0], M[5, 1], M[5, 2] = M[5, 0] + x02, M[5, 1] + x12, M[5, 2] + x22
 
 
-@inline
+@forced
 def add_transformed_inertia(R, p, I, I_p):
     """I_p += Ad^-T I Ad^-1 for a symmetric 6x6 I of frame k posed at (R, p), read from its upper triangle: the
     inertia in the outer frame (paper 003, Algorithm 8.1's I^A_p += X^T I^a X).  Written out by blocks: with

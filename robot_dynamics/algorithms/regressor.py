@@ -71,7 +71,7 @@ def bar_column(j, x0, x1, x2):
     return 0.0, x2, x1
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=True)      # explicit: world_block, forced, would pass it on (operators.py)
 def to_world_wrench(R, p, W, j, f0, f1, f2, n0, n1, n2):
     """W[:, j] <- Ad_{0,k}^-T [f; n] = [R f; R n + p x R f], the body wrench column in the world frame."""
     F0, F1, F2 = rotate(R, f0, f1, f2)
@@ -80,7 +80,7 @@ def to_world_wrench(R, p, W, j, f0, f1, f2, n0, n1, n2):
     store6(W[:, j], (F0, F1, F2, N0 + m0, N1 + m1, N2 + m2))
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, fastmath={"contract"}, forceinline=True)    # once per body: always inlined (operators.py)
 def world_block(alpha, u, v, R, p, W):
     """W <- Ad_{0,k}^-T (A(alpha) - adj(v)^T A(u)), the regressor block of one body (module docstring), written
     out column by column.  alpha = [a; b], u = [c; d], v = [e; w] in the body frame; with A(x) of eqs. (10)-(12)

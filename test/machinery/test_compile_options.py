@@ -65,3 +65,28 @@ def test_another_thread_compiles_only_once_the_block_is_closed():
 def test_the_rows_compiled_without_it_are_registry_rows():
     """A misspelt name would silently compile its kernel with the option on."""
     assert compiled.WITHOUT_LSR and compiled.WITHOUT_LSR <= {row.name for row in QUANTITIES}
+
+
+def test_forced_helpers_leave_no_call_in_their_callers():
+    """operators.forced is LLVM's alwaysinline: a function compiled now that calls add_transformed_inertia (the
+    ABA's per-body step) in a loop has no call to it left in its machine code, where the same helper compiled
+    not to be inlined (optnone) is called.  `inline` helpers say forceinline=False outright, so that a forced
+    caller does not pass its flag on to them (operators.py)."""
+    from robot_dynamics.algorithms import operators
+
+    def inward_assembly(helper):
+        @njit
+        def inward(R, p, I, I_p, n):
+            for _ in range(n):
+                helper(R, p, I, I_p)
+        matrix = nt.float64[:, ::1]
+        inward.compile((matrix, nt.float64[::1], matrix, matrix, nt.int64))
+        return next(iter(inward.inspect_asm().values()))
+
+    def calls(text):
+        return re.search(r"(call\w*|movabsq)\s+\$?\w*add_transformed_inertia", text) is not None
+
+    assert calls(inward_assembly(njit(_dbg_optnone=True)(operators.add_transformed_inertia.py_func)))
+    assert not calls(inward_assembly(operators.add_transformed_inertia))
+    assert operators.add_transformed_inertia.targetoptions["forceinline"] is True
+    assert operators.rotate.targetoptions["forceinline"] is False
