@@ -22,9 +22,10 @@ six quantities in benchmarks/compile_phases.py; issue 26).  LLVM then inlines mo
 as calls inside a per-body loop are `forced` (numba's forceinline: LLVM's alwaysinline, nothing more for numba's
 own passes), because such a call passes each array as a struct and reference-counts it: the ABA's
 add_transformed_inertia, transform_parameters, add_adj_transpose_inertia, the 6x6 products and the derivatives'
-small operators.  Forcing them made single-state forward dynamics 11-27 % faster, C 13-25 % and the state
-derivatives 11-20 % (against Pinocchio, min of alternating processes, the five benchmark robots), at the same
-compile time.  `inline` and `scalar` set forceinline=False outright: numba otherwise inherits the flag from the
+small operators.  Forcing them made single-state forward dynamics 6-9 % faster, C 7-11 %, the state
+derivatives 11-17 %, the time derivatives 9-16 % and the bundle 2-6 % (2-6 %, 5-9 % and 3-6 % with the C
+extension off; against Pinocchio, min of alternating processes, the five benchmark robots), at the same compile
+time.  `inline` and `scalar` set forceinline=False outright: numba otherwise inherits the flag from the
 caller that compiles a helper first, which would make the machine code depend on the order of compilation.
 6x6 products are loops over the columns (LLVM unrolls them) rather than 36 written-out terms.  In the small ones
 multiply-adds may be fused
