@@ -80,8 +80,9 @@ class MomentumObserver:
     robot: the model (a Robot with a fixed base; its drives' armature is in M, their friction subtracted when
     friction=True and it has any).  gain: the bandwidth k_i in rad/s, a number or (nv,) per coordinate.
 
-    ``update(q, v, tau, dt)`` at every tick, tau the torque applied over the last dt, returns r (the estimate of
-    tau_ext, (nv,)); the first call (or ``start``) sets p(0) and returns zeros.  ``replay(t, q, v, tau)`` does the
+    ``update(q, v, tau, dt, out=None)`` at every tick, tau the torque applied over the last dt, returns r (the
+    estimate of tau_ext, (nv,): a new array, or out); the first call (or ``start``) sets p(0) and returns zeros;
+    ``residual`` is a read-only view of the last r.  ``replay(t, q, v, tau)`` does the
     same over a log in one batched kernel call and one compiled loop.  ``wrench`` maps r to wrenches at frames,
     ``calibrate`` makes a CollisionDetector from a contact-free log.
     """
@@ -108,22 +109,27 @@ class MomentumObserver:
         self._a = self._c = None
         self.started = False
 
-    def start(self, q, v):
-        """Start at the state (q, v): p(0) = M(q) v, r = 0.  Returns r (zeros)."""
+    def start(self, q, v, out=None):
+        """Start at the state (q, v): p(0) = M(q) v, r = 0.  Returns r (zeros), a new array or out (nv,)."""
+        if out is not None:
+            self._check_out(out)
         self._rate(q, v, self._p_last, self._s_last)
         self._r[:] = 0.0
         self.started = True
-        return self.residual
+        return self._result(out)
 
-    def update(self, q, v, tau, dt):
+    def update(self, q, v, tau, dt, out=None):
         """Advance by dt (s) to the state q (nq,), v (nv,), tau (nv,) having been applied over the tick.
 
-        Returns r (nv,), the estimate of tau_ext: the observer's own read-only array, which the next update
-        overwrites (copy it to keep it).  The first call starts the observer (start) and returns zeros.  A bad
-        input raises a ValueError naming it and leaves the observer as it was.
+        Returns r (nv,), the estimate of tau_ext: a new array, or written into out (nv,) when given (the observer's
+        own ``residual`` is a read-only view of its state, which the next update overwrites).  The first call
+        starts the observer (start) and returns zeros.  A bad input raises a ValueError naming it and leaves the
+        observer as it was.
         """
         if not self.started:
-            return self.start(q, v)
+            return self.start(q, v, out)
+        if out is not None:
+            self._check_out(out)
         self._rate(q, v, self._p, self._s, self._numpy_friction)
         if dt != self._dt:
             self._weights(dt)
@@ -137,7 +143,20 @@ class MomentumObserver:
             raise ValueError("tau contains non-finite values (NaN or inf)")
         if status == ERR_RESIDUAL:
             raise ValueError("the residual overflows float64: tau, v or dt is out of range")
-        return self.residual
+        return self._result(out)
+
+    def _result(self, out):
+        """r: a copy, or written into out."""
+        if out is None:
+            return self._r.copy()
+        out[:] = self._r
+        return out
+
+    def _check_out(self, out):
+        """A ValueError unless out can take r (a writeable float64 (nv,) array)."""
+        if not (type(out) is np.ndarray and out.dtype == np.float64 and out.shape == self._r.shape
+                and out.flags.writeable):
+            raise ValueError(f"out must be a writeable float64 array of shape {self._r.shape}")
 
     def _rate(self, q, v, p, s, friction=None):
         """p, s <- p and s = C^T v - g - tau_f at one state (q, v); friction: whether to subtract tau_f here

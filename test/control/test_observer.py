@@ -180,6 +180,26 @@ def test_refusals_name_the_culprit_and_change_nothing(arm7):
         CollisionDetector(arm7, np.ones(7), release=1.5)
 
 
+def test_update_returns_a_new_array_or_writes_out(arm7):
+    """Estimates a user keeps stay as they were computed: each update returns a new array, equal to the observer's
+    residual at the time, or writes into out= and returns it (the library's convention)."""
+    rng = np.random.default_rng(2)
+    observer, kept = MomentumObserver(arm7, GAIN), []
+    for k in range(3):
+        q, v = arm7.random_state(rng)
+        kept.append(observer.update(q, v, rng.normal(size=7), 1e-3))
+        np.testing.assert_array_equal(kept[-1], observer.residual)
+    assert kept[0] is not kept[1] and not np.array_equal(kept[1], kept[2])
+    snapshot = [r.copy() for r in kept]
+    out = np.empty(7)
+    assert observer.update(*arm7.random_state(rng), np.ones(7), 1e-3, out=out) is out
+    np.testing.assert_array_equal(out, observer.residual)
+    for r, s in zip(kept, snapshot):
+        np.testing.assert_array_equal(r, s)
+    with pytest.raises(ValueError, match="out"):
+        observer.update(*arm7.random_state(rng), np.ones(7), 1e-3, out=np.empty(6))
+
+
 def test_a_wrench_at_a_frame_is_recovered_and_what_it_cannot_explain_is_reported(arm7):
     """r = J^T F exactly: F back to round-off where J has full rank, for one frame, two and a batch; a torque on a
     joint below no frame is left unexplained."""
