@@ -4,8 +4,10 @@ A URDF is prepared for MuJoCo by stripping its geometry (no mesh files needed, n
 chosen joints (a gripper's fingers), optionally bolting a payload to a link by a fixed joint (MuJoCo keeps it a
 body of its own; robot_dynamics merges it into its moving ancestor), and adding the extension
 ``<mujoco><compiler discardvisual="true" fusestatic="false"/></mujoco>`` after ``<robot>``. The compiled model has
-contacts and joint limits disabled, zero friction loss, RK4 at the given step, and zero dof damping and armature
-unless given (per joint, in our order: MuJoCo's dof_armature on M's diagonal, dof_damping a passive -damping v).
+contacts and joint limits disabled, RK4 at the given step, and zero dof damping, armature and friction loss unless
+given (per joint, in our order: MuJoCo's dof_armature on M's diagonal, dof_damping a passive -damping v,
+dof_frictionloss a Coulomb friction of that level -- a constraint force, which holds a joint at rest (stiction) up to
+it, where robot_dynamics smooths the sign: drives.py).
 ``MujocoTwin.mass_matrix`` / ``bias`` / ``forward_dynamics`` are mj_fullM, qfrc_bias and qacc in our joint order,
 ``jacobian`` MuJoCo's own Jacobian of a point on a body (mj_jac) and ``com`` the body's centre of mass (xipos), and
 ``run`` closes a controller's loop at the model's step with torques applied through ``qfrc_applied`` (zero-order
@@ -75,11 +77,12 @@ def prepared_urdf(source, fixed_joints=(), payload=None):
 class MujocoTwin:
     """MuJoCo's model of a URDF (text from prepared_urdf) and the map of our joints onto its dofs.
 
-    robot: the robot_dynamics Robot of the same text (fixed base, every joint one dof); armature, damping: None
-    (zero) or (nv,) per joint in our order, MuJoCo's dof_armature and dof_damping.
+    robot: the robot_dynamics Robot of the same text (fixed base, every joint one dof); armature, damping,
+    frictionloss: None (zero) or (nv,) per joint in our order, MuJoCo's dof_armature, dof_damping and
+    dof_frictionloss (a URDF's <dynamics damping friction>, as MuJoCo reads them).
     """
 
-    def __init__(self, urdf_text, robot, dt=1e-3, armature=None, damping=None):
+    def __init__(self, urdf_text, robot, dt=1e-3, armature=None, damping=None, frictionloss=None):
         import mujoco
         self.mj = mujoco
         mujoco.set_mju_user_warning(WARNINGS.append)
@@ -89,7 +92,6 @@ class MujocoTwin:
         m.opt.timestep = dt
         m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
         m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
-        m.dof_frictionloss[:] = 0.0
         self.data = mujoco.MjData(m)
         self.robot = robot
         self.qadr = np.array([m.joint(name).qposadr[0] for name in robot.joint_names])
@@ -97,6 +99,7 @@ class MujocoTwin:
         assert m.nv == robot.nv and sorted(self.dadr) == list(range(m.nv)), "every MuJoCo dof is one of ours"
         m.dof_damping[self.dadr] = 0.0 if damping is None else damping
         m.dof_armature[self.dadr] = 0.0 if armature is None else armature
+        m.dof_frictionloss[self.dadr] = 0.0 if frictionloss is None else frictionloss
         self.dt = dt
 
     def set_state(self, q, v):
@@ -401,3 +404,61 @@ def with_sensor_noise(q, tau, torque=0.01, resolution=2 * np.pi / 2**16, rng=Non
     rng = np.random.default_rng(rng)
     return (np.round(q / resolution) * resolution if resolution else q,
             tau + rng.normal(size=tau.shape) * torque * np.ptp(tau, axis=0))
+
+
+# ---- sampled drives (issue 37): an arm whose URDF declares damping and friction and no armature ------------------
+
+class DrivenArm(NamedTuple):
+    """An arm and MuJoCo's models of it with and without its URDF's drives: the Robot as the URDF says (robot:
+    damping, Coulomb friction, no armature), the same without drives (rigid), MuJoCo with exactly those drives
+    (twin: dof_damping and the constraint-based dof_frictionloss) and without (rigid_twin), the home configuration,
+    and mid, last: links a force is put on (observed_run), as ObservedArm's."""
+
+    robot: object
+    rigid: object
+    twin: MujocoTwin
+    rigid_twin: MujocoTwin
+    home: np.ndarray
+    mid: str
+    last: str
+
+
+def driven_arm(name="xarm7", dt=1e-3):
+    """The DrivenArm of ARMS[name] (example-robot-data's xArm7: damping 2-10 N m s/rad, friction 1 N m), MuJoCo
+    stepping at dt."""
+    import robot_dynamics as rd
+    from oracle import erd_path
+
+    filename, fixed, _, _, _, home = ARMS[name]
+    text = prepared_urdf(erd_path(filename), fixed)
+    robot = rd.load_urdf(text)
+    assert not robot.model.drives.frictionless and not robot.armature.any(), f"{name}: drives without armature"
+    twin = MujocoTwin(text, robot, dt, damping=robot.damping, frictionloss=robot.friction)
+    return DrivenArm(robot, robot.with_drives(damping=0.0, friction=0.0), twin, MujocoTwin(text, robot, dt),
+                     np.array(home, dtype=float), "link5", "link7")
+
+
+def tracking_errors(twin, reference, torque, duration, period):
+    """(t (K,), e (K, nv)) the tracking error at the control ticks of `duration` s in MuJoCo (twin), torque(t, q, v, r)
+    -> (nv,) with r = reference(t), held over each control period; e is inf from where the loop diverged (MuJoCo's
+    unstable state, a non-finite torque or state) on."""
+    def law(t, q, v):
+        return torque(t, q, v, reference(t))
+
+    start = reference(0.0)
+    t, q, _, tau = twin.run(start.q, start.v, law, duration, control_period=period)
+    e = reference(t).q - q
+    ticks = int(round(duration / period))
+    finite = np.all(np.isfinite(e), axis=1) & np.all(np.isfinite(tau), axis=1)
+    bad = len(t) if finite.all() else int(np.argmin(finite))
+    if bad == ticks:
+        return t, e
+    full = np.full((ticks, e.shape[1]), np.inf)
+    full[:bad] = e[:bad]
+    return period * np.arange(ticks), full
+
+
+def rms(t, e, start, stop):
+    """The RMS of |e| (rad) over start <= t < stop."""
+    window = (t >= start - 1e-9) & (t < stop - 1e-9)
+    return float(np.sqrt(np.mean(np.sum(e[window] ** 2, axis=1))))

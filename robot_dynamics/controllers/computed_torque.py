@@ -176,6 +176,7 @@ class ComputedTorque:
             if drives.model is None:
                 rows[2], rows[3] = drives.damping, drives.friction
             return rows
+        rows[2] = drives.damping
         if drives.model is not None:
             raise ValueError(f"friction='measured' takes viscous + Coulomb drives; these have a friction model "
                              f"({type(drives.model).__name__}): use friction='reference'")

@@ -1,0 +1,112 @@
+"""Drives in a sampled loop (issue 37, item 2): computed torque on MuJoCo's xArm7 with exactly its URDF's drives.
+
+    python benchmarks/bench_sampled_drives.py [--duration 2] [--adaptive] [--adaptive-duration 8]
+
+example-robot-data's xarm7.urdf declares <dynamics damping="2..10" friction="1"/> and no armature; MuJoCo (test/
+mujoco_twin.driven_arm: RK4 at 1 ms, contacts and limits off) carries exactly those drives, damping as dof_damping
+and friction as the constraint-based dof_frictionloss.  The reference: three sines per joint about home (mujoco_twin.
+motion, seed 0).  The table: the RMS tracking error (rad) over the last second of --duration s, per controller's
+drive handling, for K_p 100 / K_d 20 and K_p 400 / K_d 40, control at 1 kHz and 250 Hz (the torque held over each
+period); "diverged" when MuJoCo's state went unstable.  Rows:
+
+    rigid                 the rigid plant and model (no <dynamics> anywhere): the sampled loop's own error
+    friction=False        ComputedTorque(robot, ..., friction=False): the drives ignored
+    default               ComputedTorque(robot, ...): tau_f(v_d) + D Lambda e (computed_torque's docstring)
+    measured, bounded     ComputedTorque(robot, ..., friction="measured", dt=period)
+    measured, tau_f(v)    friction=False plus robot.friction_torque(v): the measured-velocity law of earlier releases
+
+--adaptive adds the default adaptive controller (RelativeGains().slotine_li(robot, pi_hat0, q0): the URDF's model
+with its drives, an unknown 1.5 kg tool on link7, mujoco_twin.scenario's) on the plant with the drives: the RMS error
+over the first second and the last 2 s of --adaptive-duration s and their ratio, for the default gains and each of
+Lambda, kd, gamma x 0.1 and x 10, at 1 kHz and 250 Hz (~2 ms a tick: minutes).
+"""
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
+from mujoco_twin import driven_arm, motion, rms, scenario, tracking_errors  # noqa: E402
+from robot_dynamics.controllers import ComputedTorque, RelativeGains  # noqa: E402
+
+GAINS = ((100.0, 20.0), (400.0, 40.0))
+PERIODS = (1e-3, 4e-3)
+
+
+def laws(arm, K_p, K_d, period):
+    """(row name, plant, torque(t, q, v, r)) for each row of the table."""
+    def ct(model, **options):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c = ComputedTorque(model, K_p, K_d, **options)
+        return lambda t, q, v, r: c.torque(q, v, r.q, r.v, r.a)
+
+    ignored = ct(arm.robot, friction=False)
+    yield "rigid", arm.rigid_twin, ct(arm.rigid)
+    yield "friction=False", arm.twin, ignored
+    yield "default", arm.twin, ct(arm.robot)
+    yield "measured, bounded", arm.twin, ct(arm.robot, friction="measured", dt=period)
+    yield "measured, tau_f(v)", arm.twin, lambda t, q, v, r: ignored(t, q, v, r) + arm.robot.friction_torque(v)
+
+
+def table(duration):
+    arm = driven_arm()
+    reference = motion(arm, 0)
+    columns = [(K_p, K_d, period) for K_p, K_d in GAINS for period in PERIODS]
+    print(f"RMS tracking error (rad) over the last 1 s of {duration:g} s, MuJoCo xArm7 with its URDF's drives")
+    print(f"{'drives in the controller':<22}" + "".join(f"{f'Kp {K_p:g} {1 / period:g} Hz':>18}"
+                                                       for K_p, _, period in columns))
+    rows = {}
+    for K_p, K_d, period in columns:
+        for name, twin, torque in laws(arm, K_p, K_d, period):
+            t, e = tracking_errors(twin, reference, torque, duration, period)
+            rows.setdefault(name, []).append(rms(t, e, duration - 1.0, duration))
+    for name, errors in rows.items():
+        print(f"{name:<22}" + "".join(f"{e:>18.3g}" if np.isfinite(e) else f"{'diverged':>18}" for e in errors))
+    ratio = np.array(rows["friction=False"]) / np.array(rows["default"])
+    print(f"{'friction=False/default':<22}" + "".join(f"{x:>18.1f}" for x in ratio))
+
+
+def adaptive(duration):
+    print(f"\nthe default adaptive controller, unknown 1.5 kg tool on link7, MuJoCo xArm7 with its URDF's drives:"
+          f" RMS error (rad), first 1 s and last 2 s of {duration:g} s")
+    print(f"{'gains':<16}{'rate':>8}{'first 1 s':>12}{'last 2 s':>12}{'ratio':>8}")
+    for period in PERIODS:
+        sc = scenario("xarm7", dt=1e-3)
+        sc.twin.model.dof_frictionloss[sc.twin.dadr] = sc.truth.friction
+        for label, gains in [("default", RelativeGains())] + [
+                (f"{name} x {factor:g}", scaled(name, factor)) for name in ("Lambda", "kd", "gamma")
+                for factor in (0.1, 10.0)]:
+            controller = gains.slotine_li(sc.nominal, sc.nominal.parameters, sc.reference(0.0).q)
+
+            def torque(t, q, v, r):
+                return controller.update(q, v, r.q, r.v, r.a, period if t > 0 else 0.0)
+
+            t, e = tracking_errors(sc.twin, sc.reference, torque, duration, period)
+            first, last = rms(t, e, 0.0, 1.0), rms(t, e, duration - 2.0, duration)
+            shown = f"{last:>12.3g}" if np.isfinite(last) else f"{'diverged':>12}"
+            print(f"{label:<16}{1 / period:>7g}Hz{first:>12.3g}{shown}{first / last:>8.1f}", flush=True)
+
+
+def scaled(name, factor):
+    """RelativeGains with Lambda, kd (from the default bandwidth's 2 pi 2 rad/s) or gamma scaled by factor."""
+    rate = 2 * np.pi * RelativeGains().bandwidth
+    value = {"Lambda": rate, "kd": rate, "gamma": RelativeGains().gamma}[name] * factor
+    return RelativeGains(**{name: value})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=2.0, help="seconds of each computed-torque loop")
+    parser.add_argument("--adaptive", action="store_true", help="the adaptive controller's sweep as well")
+    parser.add_argument("--adaptive-duration", type=float, default=8.0, help="seconds of each adaptive loop")
+    args = parser.parse_args()
+    table(args.duration)
+    if args.adaptive:
+        adaptive(args.adaptive_duration)
+
+
+if __name__ == "__main__":
+    main()
