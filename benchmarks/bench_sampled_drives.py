@@ -15,6 +15,13 @@ period); "diverged" when MuJoCo's state went unstable.  Rows:
     measured, bounded     ComputedTorque(robot, ..., friction="measured", dt=period)
     measured, tau_f(v)    friction=False plus robot.friction_torque(v): the measured-velocity law of earlier releases
 
+Then the momentum observer (k = 100 rad/s) on that plant, the arm tracking under the default computed torque (K_p
+400, K_d 40: mujoco_twin.observed_run): the largest |r - J^T F| / |J^T F| from 50 ms after a force (10 N on link5,
+20 N on link7, 5 cm off its centre of mass) is stepped on, and the phantom torque, the largest |r| over 2 s of free
+motion over the median |J^T F| of that force; and the friction MuJoCo applies (qfrc_constraint of dof_frictionloss)
+per joint, as a fraction of the URDF's, by speed: a soft constraint, whose force reaches the URDF's level only above
+a speed that grows as the joint's inertia falls.
+
 --adaptive adds the default adaptive controller (RelativeGains().slotine_li(robot, pi_hat0, q0): the URDF's model
 with its drives, an unknown 1.5 kg tool on link7, mujoco_twin.scenario's) on the plant with the drives: the RMS error
 over the first second and the last 2 s of --adaptive-duration s and their ratio, for the default gains and each of
@@ -28,8 +35,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
-from mujoco_twin import driven_arm, motion, rms, scenario, tracking_errors  # noqa: E402
+from mujoco_twin import driven_arm, motion, observed_run, rms, scenario, tracking_errors  # noqa: E402
 from robot_dynamics.controllers import ComputedTorque, RelativeGains  # noqa: E402
+from robot_dynamics.observers import MomentumObserver  # noqa: E402
 
 GAINS = ((100.0, 20.0), (400.0, 40.0))
 PERIODS = (1e-3, 4e-3)
@@ -69,6 +77,61 @@ def table(duration):
     print(f"{'friction=False/default':<22}" + "".join(f"{x:>18.1f}" for x in ratio))
 
 
+def observer():
+    arm = driven_arm()
+    print("\nthe momentum observer (100 rad/s) on MuJoCo's xArm7 with its URDF's drives")
+    print(f"{'observer model':<24}{'link5 10 N':>12}{'link7 20 N':>12}{'phantom':>10}")
+    for label, model in (("URDF drives", arm.robot), ("damping only", arm.robot.with_drives(friction=0.0))):
+        driven = arm._replace(robot=model)
+        free = np.linalg.norm(observed_run(driven, motion(arm, 2), 2.0, MomentumObserver(model, 100.0)).r, axis=1)
+        errors, scale = [], None
+        for link, newtons in ((arm.mid, 10.0), (arm.last, 20.0)):
+            error, scale = force_error(driven, model, link, newtons)
+            errors.append(error)
+        print(f"{label:<24}{errors[0]:>12.3f}{errors[1]:>12.3f}{free.max() / scale:>10.3f}")
+    applied_friction(arm)
+
+
+def force_error(arm, model, link, newtons, offset=(0.03, 0.04, 0.02)):
+    """(max |r - J^T F| / |J^T F| from 50 ms after the step, the median |J^T F|) for a force stepped on at 0.5 s."""
+    f, twin = newtons * np.array([0.6, -0.64, 0.48]), arm.twin
+    log = observed_run(arm, motion(arm, 4), 1.0, MomentumObserver(model, 100.0), force=(link, f, offset, 0.5, 1.0))
+    settled = np.flatnonzero(log.t >= 0.55 - 1e-9)
+    expected = np.empty((len(settled), model.nv))
+    for i, k in enumerate(settled):
+        twin.set_state(log.q[k], log.v[k])
+        expected[i] = twin.jacobian(log.q[k], link, twin.body_point(link, offset))[:3].T @ f
+    size = np.linalg.norm(expected, axis=1)
+    return np.max(np.linalg.norm(log.r[settled] - expected, axis=1) / size), np.median(size)
+
+
+def applied_friction(arm, duration=2.0):
+    """MuJoCo's friction force against the motion over the URDF's level, mean per speed band, per joint."""
+    twin, robot = arm.twin, arm.robot
+    controller, reference = ComputedTorque(robot, 400.0, 40.0), motion(arm, 2)
+    mj, m, d = twin.mj, twin.model, twin.data
+    mj.mj_resetData(m, d)
+    twin.set_state(reference(0.0).q, reference(0.0).v)
+    V, F = [], []
+    for k in range(int(round(duration / twin.dt))):
+        q, v = twin.state()
+        r = reference(k * twin.dt)
+        d.qfrc_applied[twin.dadr] = controller.torque(q, v, r.q, r.v, r.a)
+        mj.mj_step(m, d)
+        V.append(d.qvel[twin.dadr].copy()), F.append(d.qfrc_constraint[twin.dadr].copy())
+    V, F = np.array(V), -np.array(F) * np.sign(V) / robot.friction
+    bands = ((0.01, 0.05), (0.05, 0.2), (0.2, 1.0), (1.0, np.inf))
+    print("MuJoCo's frictionloss against the motion / the URDF's friction, mean by speed (rad/s); M_ii at home")
+    print(f"{'joint':<8}{'M_ii':>10}" + "".join(f"{f'{lo:g}-{hi:g}':>11}" for lo, hi in bands))
+    M = np.diag(robot.mass_matrix(arm.home))
+    for j, name in enumerate(robot.coordinate_names):
+        cells = []
+        for lo, hi in bands:
+            band = (np.abs(V[:, j]) >= lo) & (np.abs(V[:, j]) < hi)
+            cells.append(f"{F[band, j].mean():>11.3f}" if band.any() else f"{'-':>11}")
+        print(f"{name:<8}{M[j]:>10.2e}" + "".join(cells))
+
+
 def adaptive(duration):
     print(f"\nthe default adaptive controller, unknown 1.5 kg tool on link7, MuJoCo xArm7 with its URDF's drives:"
           f" RMS error (rad), first 1 s and last 2 s of {duration:g} s")
@@ -104,6 +167,7 @@ def main():
     parser.add_argument("--adaptive-duration", type=float, default=8.0, help="seconds of each adaptive loop")
     args = parser.parse_args()
     table(args.duration)
+    observer()
     if args.adaptive:
         adaptive(args.adaptive_duration)
 
