@@ -64,8 +64,8 @@ def table(duration):
     reference = motion(arm, 0)
     columns = [(K_p, K_d, period) for K_p, K_d in GAINS for period in PERIODS]
     print(f"RMS tracking error (rad) over the last 1 s of {duration:g} s, MuJoCo xArm7 with its URDF's drives")
-    print(f"{'drives in the controller':<22}" + "".join(f"{f'Kp {K_p:g} {1 / period:g} Hz':>18}"
-                                                       for K_p, _, period in columns))
+    heads = [f"Kp {K_p:g} {1 / period:g} Hz" for K_p, _, period in columns]
+    print(f"{'drives in the controller':<22}" + "".join(f"{head:>18}" for head in heads))
     rows = {}
     for K_p, K_d, period in columns:
         for name, twin, torque in laws(arm, K_p, K_d, period):

@@ -56,8 +56,8 @@ def test_the_default_tracks_ten_times_better_than_ignoring_the_drives(arm, perio
     at 1 kHz, the measured-velocity compensation of earlier releases does worse than ignoring the drives."""
     reference = motion(arm, 0)
     errors = {}
-    laws = {"default": ComputedTorque(arm.robot, 100.0, 20.0), "ignored": ComputedTorque(arm.robot, 100.0, 20.0,
-                                                                                          friction=False)}
+    laws = {"default": ComputedTorque(arm.robot, 100.0, 20.0),
+            "ignored": ComputedTorque(arm.robot, 100.0, 20.0, friction=False)}
     for name, controller in laws.items():
         t, e = tracking_errors(arm.twin, reference,
                                lambda t, q, v, r, c=controller: c.torque(q, v, r.q, r.v, r.a), DURATION, period)
