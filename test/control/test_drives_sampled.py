@@ -38,14 +38,15 @@ def test_mujoco_has_our_model_and_the_urdf_drives(arm):
 
 
 def test_the_default_is_tau_f_at_the_desired_velocity_and_damping_at_the_reference_velocity(arm):
-    """default - friction=False = tau_f(v_d) + D K_d^-1 K_p e (robot.friction_torque), whatever the measured v."""
+    """default - friction=False = tau_f(v_d) + D Lambda e (robot.friction_torque), Lambda = min(K_p / K_d, K_d) per
+    joint, whatever the measured v."""
     robot = arm.robot
     rng = np.random.default_rng(1)
     K_p, K_d = rng.uniform(50, 400, 7), rng.uniform(10, 40, 7)
     default, ignored = ComputedTorque(robot, K_p, K_d), ComputedTorque(robot, K_p, K_d, friction=False)
     for _ in range(3):
         (q, v), (q_d, v_d), a_d = robot.random_state(rng), robot.random_state(rng), rng.normal(size=7)
-        expected = robot.friction_torque(v_d) + robot.damping * K_p / K_d * (q_d - q)
+        expected = robot.friction_torque(v_d) + robot.damping * np.minimum(K_p / K_d, K_d) * (q_d - q)
         drive = default.torque(q, v, q_d, v_d, a_d) - ignored.torque(q, v, q_d, v_d, a_d)
         np.testing.assert_allclose(drive, expected, rtol=1e-12, atol=1e-12)
 
@@ -69,6 +70,18 @@ def test_the_default_tracks_ten_times_better_than_ignoring_the_drives(arm, perio
         t, e = tracking_errors(arm.twin, reference, lambda t, q, v, r: ignored.torque(q, v, r.q, r.v, r.a)
                                + arm.robot.friction_torque(v), DURATION, period)
         assert not rms(t, e, DURATION - 1.0, DURATION) < errors["ignored"], errors
+
+
+def test_underdamped_gains_at_250_hz_do_no_worse_than_ignoring_the_drives(arm):
+    """K_p 10^4, K_d 10 at 250 Hz: K_p dt / K_d = 4, where damping fed at v_d + K_p / K_d e would diverge; Lambda
+    capped at K_d keeps the default finite and at least as good as friction=False."""
+    reference, errors = motion(arm, 0), {}
+    for name, options in (("default", {}), ("ignored", {"friction": False})):
+        controller = ComputedTorque(arm.robot, 1e4, 10.0, **options)
+        t, e = tracking_errors(arm.twin, reference, lambda t, q, v, r: controller.torque(q, v, r.q, r.v, r.a),
+                               DURATION, 4e-3)
+        errors[name] = rms(t, e, DURATION - 1.0, DURATION)
+    assert np.isfinite(errors["default"]) and errors["default"] <= errors["ignored"], errors
 
 
 def test_measured_compensation_is_bounded_by_the_rate_and_names_the_joints(arm):
