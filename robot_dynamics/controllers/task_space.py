@@ -101,9 +101,8 @@ class OperationalSpace:
         drives = robot.model.drives
         self._numpy_friction = drives.model is not None
         self._drives = np.zeros((2, nv)) if self._numpy_friction else np.array([drives.damping, drives.friction])
-        self._step = compiled(_operational_step, signature(*self._arguments(self._q_posture, self._h, self._T_d,
-                                                                              self._bias[:k], self._bias[:k],
-                                                                              self._h)))
+        example = self._arguments(self._q_posture, self._h, self._T_d, self._bias[:k], self._bias[:k], self._h)
+        self._step = compiled(_operational_step, signature(*example))
 
     def _arguments(self, q, v, T_d, V_d, A_d, tau):
         """_operational_step's arguments for one tick (its types fixed at construction: the compiled step is called
