@@ -16,10 +16,12 @@ the Slotine-Li Y in one pass), beside the issue's target:
 
 and each p99 <= 3 x its median.  The calls go through the public API only (out= passed where the signature has it),
 so the figures are those of whatever implementation is installed.  A controller that refuses the robot (a
-floating base) is printed n/a with its reason.  The rounds take the calls in turn, so a change in the machine's
-load falls on all alike; gc stays on (a tick that allocates pays for it).
+floating base) is printed n/a with its reason.  The calls take turns every BLOCK ticks, so a change in the
+machine's load falls on all alike, each turn after a gc.collect() (the last call's garbage is not collected on
+this one's ticks); gc stays on (a tick that allocates pays for its own collections).
 """
 import argparse
+import gc
 import inspect
 import re
 import sys
@@ -41,6 +43,7 @@ RATE = 2 * np.pi * 2.0                          # Lambda = K_D: the default band
 TARGETS = {"dynamics": 1.0, "ComputedTorque": 1.5, "SlotineLi": 2.0, "OperationalSpace": 3.0,
            "CompositeSlotineLi": 6.0, "MomentumObserver": 1.0}
 P99_TARGET = 3.0
+BLOCK = 250                                     # ticks a call runs before the next call takes its turn
 
 
 def robots(names):
@@ -136,13 +139,17 @@ def measure(robot, frame, count, rounds, rng):
     samples = {name: [] for name, call in timed.items() if callable(call)}
     clock = time.perf_counter_ns
     for _ in range(rounds):
+        times = {name: np.empty(count) for name in samples}
+        for block in range(0, count, BLOCK):
+            for name in samples:
+                gc.collect()                                    # the last call's garbage: not on this one's ticks
+                call, row = timed[name], times[name]
+                for k in range(block, min(block + BLOCK, count)):
+                    start = clock()
+                    call(k)
+                    row[k] = clock() - start
         for name in samples:
-            call, times = timed[name], np.empty(count)
-            for k in range(count):
-                start = clock()
-                call(k)
-                times[k] = clock() - start
-            samples[name].append(times[count // 10:])          # the first tenth: warm-up (caches, a first update)
+            samples[name].append(times[name][count // 10:])    # the first tenth: warm-up (caches, a first update)
     result = {}
     for name, call in timed.items():
         if callable(call):
