@@ -14,7 +14,15 @@ this script publishes joint states for a few seconds to
   subscribes to (the driver takes ``~/external_torque`` alone), so
 - ``dynamics_node`` with the observer and a subscriber on every output (``observer_all``: M, C, C v, g, the CoM, its
   Jacobian, tau_f, ~/external_torque, ~/external_wrench/tcp, ~/state -- ten publications a joint state; a process
-  of its own subscribes to all but ~/external_torque) is the heavy case,
+  of its own subscribes to all but ~/external_torque) is the heavy case, and the controllers (fixed base):
+- ``computed_torque_node`` (``computed_torque``) and ``adaptive_controller_node`` (``adaptive``, its defaults: the
+  composite Slotine-Li law, its state published at 100 Hz), following a JointTrajectory of sines (60 s, a quintic
+  point every 0.1 s, stamped so that it starts at the first joint state): joint states a little off that motion,
+  with velocities, stamps ``period`` apart; the answer is the effort command (counted: one per answered state),
+  for computed torque matched to the joint state whose command, computed here by ComputedTorque with the node's
+  gains, is nearest (among the states sent since the last matched one: the node answers in order); the adaptive
+  node's commands depend on every state it answered, so its latency is that of ~/tracking_error, stamped as the
+  joint state and published after the command, at 100 Hz (a sample of its answers),
 
 each running as its own process as a user would start it, and reports the fraction of joint states answered
 and the median and p99 latency from publishing a joint state to receiving its answer: the mass matrix, or, with
@@ -28,9 +36,11 @@ Run from the repository (ROS 2 wheels installed)::
     python benchmarks/bench_ros_node.py                  # both robots, 250/500/1000 Hz, 3 s per rate and node
     python benchmarks/bench_ros_node.py --robots arm7 --rates 500 --duration 5
     python benchmarks/bench_ros_node.py --robots arm7 --rates 1000 --cases relay observer
+    python benchmarks/bench_ros_node.py --robots arm7 --rates 1000 --cases relay computed_torque adaptive --duration 10
 
 Goals: at 500 Hz on the arm, >= 99 % answered and a median added latency <= 0.3 ms over the relay; with the
-observer, at 1 kHz on the arm, >= 99 % answered (issue 28).
+observer, at 1 kHz on the arm, >= 99 % answered (issue 28); the controllers at 1 kHz on the arm: as many answered
+as the relay (within 1 point) and a median added latency <= 0.3 ms (issue 37).
 """
 import argparse
 import os
@@ -54,13 +64,17 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from geometry_msgs.msg import PointStamped, WrenchStamped  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.ros.qos import STATE_QOS  # noqa: E402
+from robot_dynamics.controllers import ComputedTorque  # noqa: E402
+from robot_dynamics.ros.controller_nodes import trajectory_from_msg  # noqa: E402
+from robot_dynamics.ros.qos import OUTPUT_QOS, STATE_QOS  # noqa: E402
 from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
 
 ROBOTS = {"arm7": False, "humanoid": True}      # name -> floating base
-CASES = ("relay", "dynamics", "observer", "observer_all")    # the observer's: fixed-base robots only
+CASES = ("relay", "dynamics", "observer", "observer_all", "computed_torque", "adaptive")   # all but the first two:
+CONTROLLERS = {"computed_torque": "computed_torque_node", "adaptive": "adaptive_controller_node"}   # fixed base only
 OBSERVER = {"observer_gain": "100.0", "collision_thresholds": "[20.0]", "wrench_frames": "[tcp]"}
 SEGMENTS = 4                                    # turns each node takes per rate
 DRAIN = 0.2                                     # s to wait for the last answers of a segment
@@ -103,8 +117,11 @@ class Target:
     def __init__(self, kind, robot, urdf, driver):
         self.kind, self.robot = kind, robot
         self.namespace = f"/bench_{os.getpid()}_{urdf.stem}_{kind}"
-        node = "relay_node" if kind == "relay" else "dynamics_node"
-        if kind == "relay":
+        node = "relay_node" if kind == "relay" else CONTROLLERS.get(kind, "dynamics_node")
+        self.controller = CONTROLLERS.get(kind)
+        if self.controller is not None:
+            params = ["-p", f"urdf_path:={urdf}"]
+        elif kind == "relay":
             params = ["-p", f"rows:={robot.nv}"]
         else:
             params = ["-p", f"urdf_path:={urdf}", "-p", f"floating_base:={str(robot.floating_base).lower()}"]
@@ -118,16 +135,27 @@ class Target:
             topics = [f"{self.namespace}/{node}/{topic}:{cls.__module__}.{cls.__name__}"
                       for topic, cls in ALL_OUTPUTS.items()]
             self.sink = subprocess.Popen([sys.executable, "-c", SINK, *topics], env=env, start_new_session=True)
+        module = ["robot_dynamics.ros.controller_nodes", kind] if self.controller else [f"robot_dynamics.ros.{node}"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", f"robot_dynamics.ros.{node}", "--ros-args", "-r", f"__ns:={self.namespace}",
+            [sys.executable, "-m", *module, "--ros-args", "-r", f"__ns:={self.namespace}",
              "--log-level", "warn", *params], env=env, start_new_session=True)
         self.joints = driver.create_publisher(JointState, f"{self.namespace}/joint_states", STATE_QOS)
         self.odom = driver.create_publisher(Odometry, f"{self.namespace}/odom", STATE_QOS)
         self.received = []                      # (t_received, data or stamp, joint states sent by then)
-        self.sent = 0
+        self.sent = self.commands = 0           # joint states sent, a controller's commands received
         self.stamp = 0                          # ns, the stamps of the observer's joint states go on from here
         answers = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-        if self.observed:
+        if self.controller is not None:
+            self.trajectory = driver.create_publisher(JointTrajectory, f"{self.namespace}/{node}/joint_trajectory",
+                                                      OUTPUT_QOS)
+            self.motion = Motion(robot)
+            self.stamp = self.motion.start      # ns, the warm-up's joint state; the others go on from here
+            driver.create_subscription(Float64MultiArray, f"{self.namespace}/effort_controller/commands",
+                                       self._on_command, answers)
+            if kind == "adaptive":
+                driver.create_subscription(JointState, f"{self.namespace}/{node}/tracking_error", self._on_torque,
+                                           answers)
+        elif self.observed:
             driver.create_subscription(JointState, f"{self.namespace}/{node}/external_torque", self._on_torque,
                                        answers)
         else:
@@ -136,6 +164,11 @@ class Target:
 
     def _on_answer(self, msg):
         self.received.append((time.perf_counter(), np.frombuffer(msg.data, dtype=np.float64).copy(), self.sent))
+
+    def _on_command(self, msg):
+        self.commands += 1
+        if self.kind == "computed_torque":
+            self._on_answer(msg)
 
     def _on_torque(self, msg):
         self.received.append((time.perf_counter(), msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec,
@@ -153,30 +186,42 @@ class Target:
         return np.allclose(data, expected, rtol=1e-9, atol=1e-12)
 
     def warm_up(self, q, timeout=120.0):
-        """Publish ``q`` until the node answers: discovery done, model built, kernels compiled."""
+        """Publish ``q`` until the node answers: discovery done, model built, kernels compiled (a controller: its
+        trajectory too, and one joint state of its motion, stamped at the trajectory's start)."""
         nj = len(self.robot.joint_names)
         msg = JointState(name=list(self.robot.joint_names), position=q[self.robot.nq - nj:].tolist())
         if self.observed:
             msg.velocity = msg.effort = [0.0] * nj
-        self.received = []
+        if self.controller is not None:
+            msg = self.motion.states([self.motion.start])[0]
+        self.received, self.commands = [], 0
         deadline = time.monotonic() + timeout
-        while not self.received:
+        while not (self.received or self.commands):
             if time.monotonic() > deadline or self.process.poll() is not None:
                 raise RuntimeError(f"the {self.kind} node in {self.namespace} never answered")
             if self.robot.floating_base:
                 self.odom.publish(_odometry(q, self.robot.root_link))
+            if self.controller is not None:
+                self.trajectory.publish(self.motion.message)
             self.joints.publish(msg)
             time.sleep(0.05)
 
     def run(self, states, rate):
-        """Publish ``states`` at ``rate`` Hz; returns (number sent, [latency of each answered state] in s)."""
+        """Publish ``states`` at ``rate`` Hz; returns (number sent, number answered, [latency of each answered state
+        matched] in s)."""
         nj = len(self.robot.joint_names)
         msgs = [JointState(name=list(self.robot.joint_names), position=q[self.robot.nq - nj:].tolist()) for q in states]
-        if self.observed:
+        if self.controller is not None:
+            self.stamp += 10**9                 # a gap (the adaptation steps at most MAX_ADAPTATION_STEP over it)
+            stamps = self.stamp + np.arange(len(msgs)) * int(round(1e9 / rate))
+            self.stamp = int(stamps[-1])
+            msgs = self.motion.states(stamps)
+            expected = list(stamps) if self.kind == "adaptive" else self.motion.commands
+        elif self.observed:
             expected = self._observed(msgs, rate)
         else:
             expected = [self.expected(q) for q in states]
-        self.received, self.sent = [], 0
+        self.received, self.sent, self.commands = [], 0, 0
         t_pub = np.zeros(len(msgs))
         period, t_next = 1.0 / rate, time.perf_counter()
         for i, msg in enumerate(msgs):
@@ -188,7 +233,8 @@ class Target:
             t_pub[i] = time.perf_counter()
             self.joints.publish(msg)
         time.sleep(DRAIN)
-        return len(msgs), self._latencies(expected, t_pub)
+        latencies = self._latencies(expected, t_pub)
+        return len(msgs), (self.commands if self.controller else len(latencies)), latencies
 
     def _observed(self, msgs, rate):
         """Give the messages a smooth motion through their positions, its velocities, the efforts of its inverse
@@ -212,7 +258,9 @@ class Target:
     def _latencies(self, expected, t_pub):
         """Latency of each answered joint state: the answer is matched among the states sent before it (by its
         stamp, for the observer's)."""
-        if self.observed:
+        if self.kind == "computed_torque":
+            return self._nearest(expected, t_pub)
+        if self.observed or self.controller:
             index = {stamp: i for i, stamp in enumerate(expected)}
             return list({index[stamp]: t_recv - t_pub[index[stamp]] for t_recv, stamp, _ in self.received
                          if stamp in index}.values())
@@ -224,10 +272,66 @@ class Target:
                     break
         return list(latency.values())
 
+    def _nearest(self, expected, t_pub):
+        """Latency of each answered joint state, a controller's: each command matched to the state, among those sent
+        after the last matched one and before it arrived, whose expected command is nearest."""
+        latencies, last = [], -1
+        for t_recv, data, sent in self.received:
+            if sent <= last + 1:
+                continue
+            candidates = expected[last + 1:sent]
+            i = last + 1 + int(np.argmin(np.abs(candidates - data).max(axis=1)))
+            latencies.append(t_recv - t_pub[i])
+            last = i
+        return latencies
+
     def stop(self):
         stop_process(self.process)
         if self.sink is not None:
             stop_process(self.sink)
+
+
+class Motion:
+    """A controller's reference, a JointTrajectory of sines per joint stamped ``start`` (it starts there), the joint
+    states sent along it (a little off it, with velocities) and the commands ComputedTorque with computed_torque_node's
+    default gains gives them."""
+
+    def __init__(self, robot, duration=60.0, spacing=0.1):
+        self.robot, self.start = robot, 10**9      # ns
+        n = robot.nv
+        self.amplitude, self.omega = np.linspace(0.3, 0.1, n), np.linspace(1.0, 2.0, n)
+        times = np.arange(0.0, duration + spacing / 2, spacing)
+        q, v, a = self._sines(times)
+        msg = JointTrajectory(joint_names=list(robot.joint_names))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(self.start, 10**9)
+        for k, t in enumerate(times):
+            point = JointTrajectoryPoint(positions=q[k].tolist(), velocities=v[k].tolist(),
+                                         accelerations=a[k].tolist())
+            point.time_from_start.sec, point.time_from_start.nanosec = divmod(int(round(t * 1e9)), 10**9)
+            msg.points.append(point)
+        self.message = msg
+        self.reference = trajectory_from_msg(msg, robot.joint_names)[0]
+        self.commands = None
+        self._computed_torque = ComputedTorque(robot, 100.0, 20.0)
+
+    def _sines(self, t):
+        phase = self.omega * np.asarray(t)[:, None]
+        q = self.robot.neutral() + self.amplitude * np.sin(phase)
+        return q, self.amplitude * self.omega * np.cos(phase), -self.amplitude * self.omega ** 2 * np.sin(phase)
+
+    def states(self, stamps):
+        """JointStates stamped ``stamps`` (ns) along the motion, a little off it; self.commands: theirs."""
+        t = (np.asarray(stamps, dtype=np.int64) - self.start) * 1e-9
+        q, v, _ = self._sines(t)
+        q, v = q + 0.01 * np.sin(3.0 * t)[:, None], v + 0.03 * np.cos(3.0 * t)[:, None]
+        msgs, commands = [], []
+        for k, stamp in enumerate(stamps):
+            msg = JointState(name=list(self.robot.joint_names), position=q[k].tolist(), velocity=v[k].tolist())
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp), 10**9)
+            msgs.append(msg)
+            commands.append(self._computed_torque.torque(q[k], v[k], *self.reference(t[k])))
+        self.commands = np.array(commands)
+        return msgs
 
 
 def _odometry(q, root_link):
@@ -249,19 +353,21 @@ def random_states(robot, count, rng):
 def measure(targets, robot, rate, duration, rng):
     """The targets in alternating segments at ``rate``; returns {kind: {answered, median, p99}}."""
     sent = dict.fromkeys((t.kind for t in targets), 0)
+    answered = dict(sent)
     latencies = {t.kind: [] for t in targets}
     count = max(1, int(rate * duration / SEGMENTS))
     for segment in range(SEGMENTS):
         for target in targets if segment % 2 == 0 else targets[::-1]:
-            n, lat = target.run(random_states(robot, count, rng), rate)
+            n, k, lat = target.run(random_states(robot, count, rng), rate)
             sent[target.kind] += n
+            answered[target.kind] += k
             latencies[target.kind] += lat
-    return {kind: summary(sent[kind], latencies[kind]) for kind in sent}
+    return {kind: summary(sent[kind], answered[kind], latencies[kind]) for kind in sent}
 
 
-def summary(sent, latencies):
+def summary(sent, answered, latencies):
     ms = np.array(latencies) * 1e3
-    return {"answered": len(ms) / sent, "median": float(np.median(ms)) if len(ms) else float("nan"),
+    return {"answered": answered / sent, "median": float(np.median(ms)) if len(ms) else float("nan"),
             "p99": float(np.percentile(ms, 99)) if len(ms) else float("nan")}
 
 
@@ -293,7 +399,7 @@ def main(argv=None):
             robot = rd.load_urdf(str(urdf), floating_base=ROBOTS[name])
             targets = []
             try:
-                kinds = [kind for kind in args.cases if not (kind.startswith("observer") and robot.floating_base)]
+                kinds = [kind for kind in args.cases if kind in ("relay", "dynamics") or not robot.floating_base]
                 targets += [Target(kind, robot, urdf, driver) for kind in kinds]
                 for target in targets:
                     target.warm_up(robot.neutral())
@@ -320,8 +426,8 @@ def print_row(name, nv, rate, result):
 
 def print_table(rows, duration):
     print(f"\nLatency from publishing a joint state to receiving its answer (the mass matrix; with the observer, "
-          f"~/external_torque), median / p99 in ms ({duration:g} s per rate and node, in {SEGMENTS} alternating "
-          "segments); added: the median over the relay's\n")
+          f"~/external_torque; a controller's effort command), median / p99 in ms ({duration:g} s per rate and node, "
+          f"in {SEGMENTS} alternating segments); added: the median over the relay's\n")
     print("| robot | rate | node | answered | median | p99 | added median |")
     print("|---|---:|---|---:|---:|---:|---:|")
     for name, nv, rate, result in rows:

@@ -18,6 +18,7 @@ Joint-space references only: a floating-base robot's reference configuration is 
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 
 class Reference(NamedTuple):
@@ -125,6 +126,32 @@ class PiecewiseTrajectory:
         ddp = ((20 * c[..., 5, :] * tau + 12 * c[..., 4, :]) * tau + 6 * c[..., 3, :]) * tau + 2 * c[..., 2, :]
         moving = ~held[..., None]
         return Reference(np.where(moving, p, q), np.where(moving, dp, v), np.where(moving, ddp, a))
+
+    def evaluate(self, t, out):
+        """The reference at one time t (a float) written into out, a Reference of three (n,) float arrays, and
+        returned: __call__(t)'s numbers, compiled, without allocating (a controller's tick)."""
+        _evaluate(self.times, self.positions, self.coefficients, float(t), out.q, out.v, out.a)
+        return out
+
+
+@njit(cache=True)
+def _evaluate(times, positions, coefficients, t, q, v, a):
+    """q, v, a <- PiecewiseTrajectory.__call__(t) for one time t: the point held before the first time and from
+    the last one on, else segment k's polynomial by Horner's rule (__call__'s operations, in its order)."""
+    last = times.shape[0] - 1
+    if t < times[0] or t >= times[last]:
+        held = positions[0] if t < times[0] else positions[last]
+        for j in range(q.shape[0]):
+            q[j], v[j], a[j] = held[j], 0.0, 0.0
+        return
+    k = min(max(np.searchsorted(times, t, side="right") - 1, 0), last - 1)
+    tau = t - times[k]
+    c = coefficients[k]
+    for j in range(q.shape[0]):
+        c0, c1, c2, c3, c4, c5 = c[0, j], c[1, j], c[2, j], c[3, j], c[4, j], c[5, j]
+        q[j] = ((((c5 * tau + c4) * tau + c3) * tau + c2) * tau + c1) * tau + c0
+        v[j] = (((5 * c5 * tau + 4 * c4) * tau + 3 * c3) * tau + 2 * c2) * tau + c1
+        a[j] = ((20 * c5 * tau + 12 * c4) * tau + 6 * c3) * tau + 2 * c2
 
 
 def quintic_waypoints(times, positions):

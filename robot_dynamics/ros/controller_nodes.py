@@ -22,6 +22,7 @@ Topics (``~`` is the node's name)::
                                                                 velocity = edot, stamped as the joint state
     out  ~/prediction_error    sensor_msgs/JointState           adaptive only: effort = the filtered torque the
                                                                 estimate predicts minus the one applied (N m)
+                                                                (these three at ``state_rate``, by the stamps)
 
 Time. The controller's clock is the stamps of the joint states: a JointTrajectory stamped zero starts at the
 first joint state after it arrives, one with a stamp starts at that stamp, and the adaptation advances by the
@@ -51,8 +52,11 @@ Parameters (read-only unless marked *)::
                                or one per joint; adaptation_gain * (1): one or one per body; payload [kg]
                                (-1: a quarter of the moving mass), payload_body; prediction [s] (-1: 30), memory [s]
                                (1), cutoff [Hz] (2), barrier (0.003), law (least_squares); initial_parameters
-                               (10 per body); max_adaptation_step * [s] (0.01); body_names (output)
+                               (10 per body); max_adaptation_step * [s] (0.01); state_rate [Hz] (100: the
+                               three outputs of its state after the joint state that follows 1 / state_rate s
+                               after the last ones; 0: after every answered joint state); body_names (output)
 """
+import array
 import sys
 import time
 from collections import Counter
@@ -203,6 +207,10 @@ class ControllerNode(RobotNode):
         knows the controller is ready to take it."""
         self._merger = JointStateMerger(robot.joint_names)
         self._command.layout = multiarray_layout((len(self.joints),))
+        self._effort = array.array("d", bytes(8 * len(self.joints)))      # the command's data, joints order,
+        self._effort_view = np.frombuffer(self._effort, dtype=np.float64)  # written through this view
+        n = robot.nv
+        self._reference = Reference(np.empty(n), np.empty(n), np.empty(n))   # a trajectory's point, each state
         q, z = robot.neutral(), np.zeros(robot.nv)          # load (or compile) the kernels before the first state
         robot.inverse_dynamics(q, z, z), robot.regressor(q, z, z, z), robot.mass_matrix(q)
         self._prepare(robot)
@@ -284,7 +292,7 @@ class ControllerNode(RobotNode):
             return None
         if self._start is None:
             self._start = t
-        return self._trajectory(t - self._start)
+        return self._trajectory.evaluate(t - self._start, self._reference)
 
     def _on_joint_state(self, msg):
         if self.robot is None:
@@ -298,7 +306,8 @@ class ControllerNode(RobotNode):
         except BadMessage as err:
             self._skip(err)
             return
-        t = seconds(msg.header.stamp)
+        stamp = msg.header.stamp
+        t = stamp.sec + 1e-9 * stamp.nanosec
         if self._last_t is not None and t < self._last_t - CLOCK_RESET:
             self.get_logger().warning(f"the joint states' clock went back from {self._last_t:.3f} s to {t:.3f} s: "
                                       "taken as a reset; a trajectory stamped zero starts again")
@@ -323,20 +332,23 @@ class ControllerNode(RobotNode):
             self._skip(BadMessage("control", f"no effort for this state: {err}"))
             return
         self._last_t = t
-        self._publish_command(tau[self.joint_index])
-        self._publish_diagnostics(msg.header.stamp, q, v, reference)
+        self._publish_command(tau)
+        self._publish_diagnostics(stamp, t, q, v, reference)
         self.answered += 1
         self.diagnostics.answered(time.perf_counter() - start)
 
     # --- outputs ---------------------------------------------------------------------------------------------
 
     def _publish_command(self, tau):
-        set_multiarray_data(self._command, tau)
+        """Publish the efforts tau (nv,), model order, in the order of ``joints``."""
+        np.take(tau, self.joint_index, out=self._effort_view)
+        self._command.data = self._effort
         self._command_pub.publish(self._command)
         self._commanding = True
 
-    def _publish_diagnostics(self, stamp, q, v, reference):
-        """What a controller publishes besides the command, once per answered joint state (nothing here)."""
+    def _publish_diagnostics(self, stamp, t, q, v, reference):
+        """What a controller publishes besides the command, after each answered joint state stamped ``stamp``
+        (``t`` s): nothing here."""
 
     def publish_zero(self):
         """Publish zero effort once (when the robot is known): what disabling and shutting down do."""
@@ -457,6 +469,13 @@ class AdaptiveControllerNode(ControllerNode):
             read_only=True)).value
         self.declare_parameter("max_adaptation_step", 0.01, describe(
             "Longest time [s] one adaptation step integrates (a gap between joint states counts as this)."))
+        rate = self.declare_parameter("state_rate", 100.0, describe(
+            "Rate [Hz] of ~/tracking_error, ~/parameter_estimate and ~/prediction_error, by the joint states' "
+            "stamps; 0: after every answered joint state.", read_only=True)).value
+        if not (np.isfinite(rate) and rate >= 0):
+            raise ValueError(f"parameter state_rate must be a rate in Hz >= 0, got {rate}")
+        self._state_period = 1.0 / rate if rate > 0 else 0.0
+        self._state_reported = None               # stamp [s] of the last joint state whose state was published
 
     def _check_gain(self, name, value):
         if self.robot is None:
@@ -531,7 +550,10 @@ class AdaptiveControllerNode(ControllerNode):
                 self.flagged[kind] += 1
         return tau
 
-    def _publish_diagnostics(self, stamp, q, v, reference):
+    def _publish_diagnostics(self, stamp, t, q, v, reference):
+        if self._state_reported is not None and 0.0 <= t - self._state_reported < self._state_period:
+            return
+        self._state_reported = t
         i = self.joint_index
         self._error.header.stamp = stamp
         self._error.position = (reference.q - q)[i].tolist()

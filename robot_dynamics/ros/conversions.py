@@ -6,6 +6,7 @@ per kind of fault, so a node can count and throttle its warnings per kind); noth
 import array
 
 import numpy as np
+from numba import njit
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
 from ..model import BASE_COORDINATES
@@ -136,17 +137,10 @@ class JointStateMerger:
                                                     f"positions, {len(velocity)} velocities and {len(effort)} "
                                                     "efforts")
         rows, cols = self._match(names)
-        p = position[rows]
-        v = velocity[rows] if len(velocity) else None
-        if not np.isfinite(p).all() or (v is not None and not np.isfinite(v).all()):
+        if not _merge(position, velocity, effort, rows, cols, self.q, self.v, self.effort, self.q_known, self.v_known,
+                      self.effort_known):
             raise BadMessage("joint_state_non_finite", "joint_states has NaN or infinite positions or velocities "
                                                        f"among {[names[r] for r in rows]}")
-        self.q[cols] = p
-        self.q_known[cols] = True
-        self.v[cols] = 0.0 if v is None else v
-        self.v_known[cols] = v is not None
-        self.effort[cols] = effort[rows] if len(effort) else 0.0
-        self.effort_known[cols] = len(effort) > 0
         if not self.complete:
             missing = [name for name, known in zip(self.joint_names, self.q_known) if not known]
             raise BadMessage("joint_state_missing_joints", f"joint_states never gave a position for {missing}")
@@ -209,6 +203,22 @@ def reference_from_point(msg, nv):
     if not (np.isfinite(v_ref).all() and np.isfinite(a_ref).all()):
         raise BadMessage("reference_non_finite", "reference has NaN or infinite velocities or accelerations")
     return v_ref.copy(), a_ref.copy()
+
+
+@njit(cache=True)
+def _merge(position, velocity, effort, rows, cols, q, v, e, q_known, v_known, e_known):
+    """JointStateMerger.merge's arrays: q[cols] = position[rows], v and e likewise (zero where the message has none),
+    the known flags set; False, nothing changed, when a matched position or velocity is not finite."""
+    has_v, has_e = velocity.shape[0] > 0, effort.shape[0] > 0
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        if not np.isfinite(position[r]) or (has_v and not np.isfinite(velocity[r])):
+            return False
+    for k in range(rows.shape[0]):
+        r, c = rows[k], cols[k]
+        q[c], v[c], e[c] = position[r], velocity[r] if has_v else 0.0, effort[r] if has_e else 0.0
+        q_known[c], v_known[c], e_known[c] = True, has_v, has_e
+    return True
 
 
 def seconds(time):

@@ -135,3 +135,24 @@ def test_on_mujocos_geared_panda_the_drives_model_tracks_the_circle_the_rigid_mo
         errors[name] = max(np.linalg.norm(controller.pose_error(qk, desired(tk)[0])[:3])
                            for tk, qk in zip(t[settled], q[settled]))
     assert errors["drives"] < 1e-4 and errors["drives"] * 10 < errors["rigid"], errors
+
+
+def test_out_and_refused_inputs(panda):
+    """torque(..., out=) writes the fresh result into out and returns it; a non-finite or misshapen input is a
+    ValueError naming it, after which the controller gives the same torque as before (no state kept)."""
+    rng = np.random.default_rng(5)
+    controller = OperationalSpace(panda, FRAME, K_p=100.0, K_d=20.0, q_posture=READY)
+    q, v = panda.random_state(rng)
+    args = [q, v, panda.frame_placement(READY, FRAME), rng.normal(size=6), rng.normal(size=6)]
+    tau = controller.torque(*args)
+    out = np.empty(panda.nv)
+    assert controller.torque(*args, out=out) is out and np.array_equal(out, tau)
+    for i, name in enumerate(("q", "v", "T_d", "V_d", "A_d")):
+        for bad in (np.full_like(args[i], np.nan), args[i][:-1]):
+            with pytest.raises(ValueError, match=name):
+                controller.torque(*args[:i], bad, *args[i + 1:])
+    with pytest.raises(ValueError, match="out"):
+        controller.torque(*args, out=np.empty(panda.nv + 1))
+    with pytest.raises(ValueError, match="K_p"):
+        controller.K_p = np.ones(5)
+    assert np.array_equal(controller.torque(*args), tau)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from robot_dynamics.controllers import PiecewiseTrajectory, SumOfSines, quintic_waypoints
+from robot_dynamics.controllers import PiecewiseTrajectory, Reference, SumOfSines, quintic_waypoints
 
 FD_STEP = 1e-6
 FD_TOL = 1e-7          # central differences of smooth polynomials and sines: error ~ h^2 |q'''| + eps / h ~ 1e-10
@@ -85,6 +85,23 @@ def test_scalar_and_array_times_agree(rng):
         assert single.q.shape == (3,)
         np.testing.assert_allclose(single.q, batch.q[i], atol=1e-14)
         np.testing.assert_allclose(single.a, batch.a[i], atol=1e-14)
+
+
+@pytest.mark.parametrize("given", ["positions", "velocities", "accelerations"])
+@pytest.mark.parametrize("N", [1, 2, 5])
+def test_evaluate_writes_the_calls_numbers(rng, given, N):
+    """evaluate(t, out), the compiled tick, is __call__(t) bit for bit: before the first point, at every point,
+    inside every segment, at and after the last; into out's arrays, which it returns."""
+    times, q, v, a = random_points(rng, N)
+    trajectory = PiecewiseTrajectory(times, q, *{"positions": (), "velocities": (v,), "accelerations": (v, a)}[given])
+    out = Reference(np.empty(3), np.empty(3), np.empty(3))
+    inside = times[:-1] + rng.uniform(0, 1, N - 1) * np.diff(times)
+    t = np.concatenate([times, inside, [times[0] - 0.3, times[-1] + 0.3]])
+    for ti in t:
+        expected = trajectory(ti)
+        assert trajectory.evaluate(ti, out) is out
+        for got, want in zip(out, expected):
+            assert np.array_equal(got, want)
 
 
 def test_quintic_waypoints_rest_at_every_waypoint(rng):

@@ -27,7 +27,7 @@ pytest_plugins = ["ros_helpers"]      # its fixtures context and namespace (the 
 
 claim_ros_domain()                                          # before the first rclpy context
 
-from builtin_interfaces.msg import Duration  # noqa: E402
+from builtin_interfaces.msg import Duration, Time  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -432,6 +432,36 @@ def test_adaptive_node_runs_the_library_controller_and_publishes_its_state(execu
     assert node.flagged["gains_capped"] == 5
     status = node.diagnostics.status()
     assert status.level == status.WARN and "gains_capped" in status.message
+    probe.close()
+
+
+def test_adaptive_node_publishes_its_state_at_state_rate(executor, namespace, start_node):
+    """Joint states 4 ms apart, each answered with a command: ~/tracking_error (and the estimate) after those 10 ms
+    or more after the last published, by their stamps, at state_rate = 100 Hz: states 0, 3, 6, 9 of 10; every
+    command is answered still, and the published errors are those of their states."""
+    probe = Probe(executor, namespace, controller="adaptive_controller_node",
+                  topics=("commands", "tracking_error", "estimate"))
+    robot = rd.load_urdf(str(ARM))
+    node = start_node(AdaptiveControllerNode, urdf_path=str(ARM))
+    names, q_d = list(robot.joint_names), robot.neutral() + 0.2
+    probe.wait_matched(probe.reference)
+    assert probe.published(probe.reference, JointTrajectoryPoint(positions=q_d.tolist()),
+                           until=lambda: node._point is not None)
+    probe.wait_matched(probe.joint_states)
+    rng = np.random.default_rng(2)
+    states = [q_d + 0.1 * rng.normal(size=robot.nv) for _ in range(10)]
+    for k, q in enumerate(states):
+        answered = node.answered
+        at = Time(sec=1000 + (4 * k) // 1000, nanosec=4_000_000 * k % 10**9)
+        assert probe.published(probe.joint_states, joint_state(names, q, np.zeros(robot.nv), at=at),
+                               until=lambda: node.answered > answered)
+    assert probe.wait_until(lambda: probe.count("tracking_error") >= 4 and probe.count("commands") >= 10)
+    time.sleep(0.2)
+    errors = list(probe.received["tracking_error"])
+    assert [m.header.stamp.nanosec // 4_000_000 for m in errors] == [0, 3, 6, 9]
+    assert probe.count("estimate") == 4
+    for m in errors:
+        np.testing.assert_allclose(m.position, q_d - states[m.header.stamp.nanosec // 4_000_000], rtol=0, atol=1e-15)
     probe.close()
 
 
