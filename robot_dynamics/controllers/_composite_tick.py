@@ -143,22 +143,31 @@ def pseudo_inertia(pi_k, B):
 
 
 @njit(cache=True, fastmath=REORDER)
-def cholesky(A):
-    """The lower-triangular L with A = L L^T (n, n); A symmetric positive definite (a LinAlgError otherwise)."""
+def factor(A, L):
+    """L <- the lower-triangular factor of A = L L^T (n, n); False when A is not numerically positive definite."""
     n = A.shape[0]
-    L = np.zeros((n, n))
+    L[:] = 0.0
     for j in range(n):
         d = A[j, j]
         for k in range(j):
             d -= L[j, k] * L[j, k]
         if not d > 0.0:
-            raise np.linalg.LinAlgError("Matrix is not positive definite")
+            return False
         L[j, j] = np.sqrt(d)
         for i in range(j + 1, n):
             x = A[i, j]
             for k in range(j):
                 x -= L[i, k] * L[j, k]
             L[i, j] = x / L[j, j]
+    return True
+
+
+@njit(cache=True)
+def cholesky(A):
+    """The lower-triangular L with A = L L^T (n, n); A symmetric positive definite (a LinAlgError otherwise)."""
+    L = np.empty_like(A)
+    if not factor(A, L):
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
     return L
 
 
@@ -248,9 +257,8 @@ def log_det_block(L, B):
 def solve(A, b):
     """A^-1 b for A symmetric positive definite: by Cholesky (single-threaded, no LAPACK call: its threads cost the
     tick's p99 on a busy machine), by LU where rounding left A not numerically positive definite."""
-    try:
-        L = cholesky(A)
-    except Exception:
+    L = np.empty_like(A)
+    if not factor(A, L):
         return np.linalg.solve(A, b)
     return backward(L, forward(L, b.reshape(-1, 1))[:, 0])
 
