@@ -1,8 +1,10 @@
 """The composite adaptive law's algebra (composite.py's module docstring), compiled: one control tick on buffers.
 
 Each equation is written once here and called from CompositeSlotineLi's ``update`` (``tick``, the whole tick in one
-compiled call), ``torque``, ``law`` and ``lyapunov``, and from MomentumFilter.  Shapes: nv joints, nb bodies,
-p = 10 nb parameters; the filter's state is one flat buffer (``filter_views``).
+compiled call), ``torque`` and ``law``, and from MomentumFilter.  Shapes: nv joints, nb bodies, p = 10 nb
+parameters; the filter's state is one flat buffer (``filter_views``).  The linear algebra is written out (Cholesky,
+triangular solves, Jacobi eigenvalues of 4x4 blocks) rather than called from LAPACK: no allocation-heavy wrappers
+and no BLAS threads on the tick's path.
 """
 import numpy as np
 from numba import njit
@@ -111,7 +113,7 @@ def forward(L, X):
 @njit(cache=True)
 def weighted(L, rho, x):
     """R x with R = rho M(q; pi_ref)^-1 = rho (L L^T)^-1, x (nv,)."""
-    return rho * backward(L, forward(L, x.reshape(-1, 1))[:, 0])
+    return rho * substituted(L, x)
 
 
 @njit(cache=True, fastmath=REORDER)
@@ -119,12 +121,10 @@ def information(L, rho, W, decay, Omega, Omega_0, out):
     """out <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p), W^T R W = rho V^T V with V = L^-1 W: the
     information a prediction error adds to Omega, the old forgotten at the rate beta (decay = exp(-beta dt))."""
     V = forward(L, W)
+    VV = V.T @ V
     for i in range(V.shape[1]):
         for j in range(i + 1):
-            x = 0.0
-            for k in range(V.shape[0]):
-                x += V[k, i] * V[k, j]
-            out[i, j] = out[j, i] = Omega_0[i, j] + decay * (Omega[i, j] - Omega_0[i, j]) + rho * x
+            out[i, j] = out[j, i] = Omega_0[i, j] + decay * (Omega[i, j] - Omega_0[i, j]) + rho * VV[i, j]
 
 
 @njit(cache=True)
@@ -172,12 +172,18 @@ def cholesky(A):
 
 
 @njit(cache=True, fastmath=REORDER)
-def backward(L, y):
-    """L^-T y for L lower triangular (n, n) and y (n,), in place."""
+def substituted(L, b):
+    """(L L^T)^-1 b for L lower triangular (n, n) and b (n,): forward, then backward substitution by rows of L."""
+    y = b.copy()
+    for i in range(L.shape[0]):
+        x = y[i]
+        for j in range(i):
+            x -= L[i, j] * y[j]
+        y[i] = x / L[i, i]
     for i in range(L.shape[0] - 1, -1, -1):
-        for j in range(i + 1, L.shape[0]):
-            y[i] -= L[j, i] * y[j]
         y[i] /= L[i, i]
+        for j in range(i):
+            y[j] -= L[i, j] * y[i]
     return y
 
 
@@ -202,13 +208,13 @@ def eigenvalue_range(A):
     """(smallest, largest in magnitude) eigenvalue of a small symmetric A, by cyclic Jacobi rotations."""
     A = A.copy()
     n = A.shape[0]
-    for _ in range(50):
+    for _ in range(30):
         off, scale = 0.0, 0.0
         for i in range(n):
             scale += A[i, i] * A[i, i]
             for j in range(i + 1, n):
                 off += A[i, j] * A[i, j]
-        if off <= 1e-36 * (scale + off):
+        if off <= 1e-30 * scale:                        # off-diagonal 1e-15 of the diagonal: converged
             break
         for i in range(n - 1):
             for j in range(i + 1, n):
@@ -231,11 +237,14 @@ def eigenvalue_range(A):
 
 
 @njit(cache=True)
-def log_det_block(L, B):
-    """H_k[i, j] = tr(J^-1 J(e_i) J^-1 J(e_j)), J(pi_k) = L L^T: the Hessian of -log det J(pi_k)
+def log_det_block(L_inv, B):
+    """H_k[i, j] = tr(J^-1 J(e_i) J^-1 J(e_j)), J(pi_k) = L L^T, L_inv = L^-1: the Hessian of -log det J(pi_k)
     (adaptive.log_det_metric).  -> (10, 10)"""
-    L_inv = forward(L, np.eye(4))
-    J_inv = L_inv.T @ L_inv
+    J_inv = np.zeros((4, 4))                                          # L^-T L^-1
+    for a in range(4):
+        for b in range(4):
+            for c in range(4):
+                J_inv[a, b] += L_inv[c, a] * L_inv[c, b]
     X = np.zeros((10, 4, 4))                                          # J^-1 J(e_i)
     for i in range(10):
         for a in range(4):
@@ -260,11 +269,21 @@ def solve(A, b):
     L = np.empty_like(A)
     if not factor(A, L):
         return np.linalg.solve(A, b)
-    return backward(L, forward(L, b.reshape(-1, 1))[:, 0])
+    return substituted(L, b)
 
 
 @njit(cache=True)
-def rate(g, pi_hat, Omega, mu, adapted, law, B):
+def inverse_factors(pi_hat, B):
+    """L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T, every body physical (a LinAlgError otherwise)."""
+    nb = pi_hat.shape[0] // 10
+    L_inv = np.empty((nb, 4, 4))
+    for k in range(nb):
+        L_inv[k] = forward(cholesky(pseudo_inertia(pi_hat[10 * k:10 * k + 10], B)), np.eye(4))
+    return L_inv
+
+
+@njit(cache=True)
+def rate(g, L_inv, Omega, mu, adapted, law, B):
     """pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g over the adapted parameters (zero for the others); the gradient law
     passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate)."""
     m = adapted.shape[0]
@@ -275,7 +294,7 @@ def rate(g, pi_hat, Omega, mu, adapted, law, B):
     if law != GRADIENT:
         for i0 in range(0, m, 10):                      # adapted holds whole bodies, in order
             k = adapted[i0] // 10
-            H = log_det_block(cholesky(pseudo_inertia(pi_hat[10 * k:10 * k + 10], B)), B)
+            H = log_det_block(L_inv[k], B)
             for i in range(10):
                 for j in range(10):
                     A[i0 + i, i0 + j] += mu[k] * H[i, j]
@@ -287,18 +306,17 @@ def rate(g, pi_hat, Omega, mu, adapted, law, B):
 
 
 @njit(cache=True)
-def bounded_step(pi_hat, step, S, B, out):
+def bounded_step(pi_hat, step, L_inv, S, B, out):
     """out <- pi_hat + step, each body's step scaled so that J_k^-1/2 dJ_k J_k^-T/2 has no eigenvalue beyond
     STEP_BOUND, a body that would fall below FLOOR J(pi_ref) (S = J(pi_ref)^-1/2) kept where it was.  Returns
-    whether any was bounded (composite.CompositeSlotineLi._stepped)."""
+    whether any was bounded (composite.py's module docstring)."""
     limited = False
     for k in range(S.shape[0]):
         lo, hi = 10 * k, 10 * k + 10
         if not np.any(step[lo:hi]):
             out[lo:hi] = pi_hat[lo:hi]
             continue
-        L = cholesky(pseudo_inertia(pi_hat[lo:hi], B))
-        top = eigenvalue_range(congruence(forward(L, np.eye(4)), pseudo_inertia(step[lo:hi], B)))[1]
+        top = eigenvalue_range(congruence(L_inv[k], pseudo_inertia(step[lo:hi], B)))[1]
         scale = STEP_BOUND / max(top, STEP_BOUND)
         out[lo:hi] = pi_hat[lo:hi] + step[lo:hi] * scale
         low = eigenvalue_range(congruence(S[k], pseudo_inertia(out[lo:hi], B)))[0] < FLOOR
@@ -333,7 +351,7 @@ def drive_terms(v, v_r, a_r, armature, damping, coulomb, f_v, d):
 def gains(q, v, q_d, v_d, a_d, e, scalar_q, scalar_v, Lambda, top, kd, dt, M_ref, M_0, estimate_diag, given,
           Lambda_out, kd_out, v_r, a_r, s):
     """The gains of this tick and the sliding variable (adaptive.sliding): Lambda dt <= GAIN_BOUND, kd_j dt r_j <=
-    GAIN_BOUND with r_j = max(M_jj(q; pi_ref) / max(M_jj(q; pi_0), M_jj(q; pi_hat)), 1) (composite's _capped);
+    GAIN_BOUND with r_j = max(M_jj(q; pi_ref) / max(M_jj(q; pi_0), M_jj(q; pi_hat)), 1) (composite.py);
     diag M(q; pi_hat) is asked for (NEEDS_ESTIMATE) only where M(q; pi_0) alone would cap kd and estimate_diag is not
     given (a negative first entry).  e: q_d (-) q, computed here from the scalar joints unless given.  Returns the
     flags, or -1 - i for the first of q, v, q_d, v_d, a_d (i) that is not finite."""
@@ -396,11 +414,12 @@ def tick(mode, law, F, G, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d, tau_held, a, b, 
             A = Omega_next
         else:
             A = Omega_0 if law == GRADIENT else Omega
-        step = dt * rate(gradient(Y, s, W, W @ pi_hat - tau_f, L, rho), pi_hat, A, mu, adapted, law, B)
+        L_inv = inverse_factors(pi_hat, B) if law != GRADIENT else np.empty((0, 4, 4))
+        step = dt * rate(gradient(Y, s, W, W @ pi_hat - tau_f, L, rho), L_inv, A, mu, adapted, law, B)
         if law == GRADIENT:
             projected(pi_hat + step, S, S_inv, B, pi_next)
         else:
-            limited = bounded_step(pi_hat, step, S, B, pi_next)
+            limited = bounded_step(pi_hat, step, L_inv, S, B, pi_next)
         prediction_error[:] = W @ pi_next - tau_f
     tau[:] = torque(Y, pi_next, d, M_ref, kd, s)
     if not np.all(np.isfinite(tau)):

@@ -302,9 +302,12 @@ class CompositeSlotineLi:
     def _rate(self, g, pi_hat, Omega):
         """pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g, or -Gamma_0 g for the gradient law, over the adapted
         bodies' parameters (zero for the others; _composite_tick.rate)."""
-        Omega = self.Omega_0 if self.law_name == "gradient" else Omega
-        return kernel.rate(g, pi_hat, np.ascontiguousarray(Omega), self.mu, self._adapted,
-                           self.LAWS.index(self.law_name), self._B)
+        law = self.LAWS.index(self.law_name)
+        if law == kernel.GRADIENT:
+            Omega, L_inv = self.Omega_0, np.empty((0, 4, 4))
+        else:
+            L_inv = kernel.inverse_factors(pi_hat, self._B)
+        return kernel.rate(g, L_inv, np.ascontiguousarray(Omega), self.mu, self._adapted, law, self._B)
 
     def law(self, q, v, q_d, v_d, a_d, z):
         """The continuous-time closed loop's controller: (tau (nv,), zdot) for the state z = state_vector() at (q, v).
@@ -392,9 +395,11 @@ class CompositeSlotineLi:
         Omega = np.empty_like(self.Omega) if stepped and law == kernel.LEAST_SQUARES else self.Omega
         pi_hat, tau = np.empty_like(self._pi_hat), np.empty(robot.nv)
         prediction_error = np.empty(robot.nv) if stepped else self.prediction_error
+        before = state if filt.state is None else filt.state        # the first tick reads no state
+        held = self._f_v if self._tau is None else self._tau            # nor a held torque
         try:
-            status = kernel.tick(mode, law, state if filt.state is None else filt.state, state, self._Y, self._Y_p, self._Y_h, self._M_ref, self._s,
-                                 self._kd_t, v, self._f_v, self._d, self._f_v if self._tau is None else self._tau, a, b, c, filt.lam, filt.armature,
+            status = kernel.tick(mode, law, before, state, self._Y, self._Y_p, self._Y_h, self._M_ref, self._s,
+                                 self._kd_t, v, self._f_v, self._d, held, a, b, c, filt.lam, filt.armature,
                                  self.prediction, np.exp(-self.beta * dt), self.Omega, Omega, self.Omega_0, self.mu,
                                  self._adapted, self._S, self._S_inv, self._B, dt, self._pi_hat, pi_hat,
                                  prediction_error, tau)
