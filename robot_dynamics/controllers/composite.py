@@ -55,19 +55,16 @@ capped at 1/(2 dt) (kd also by how much M(q; pi_ref) exceeds the estimated inert
 sampled more slowly than its gains cannot be stabilized.  A torque that is not finite is refused (ValueError) and
 the state is left as it was.
 """
-import copy
 from typing import NamedTuple
 
 import numpy as np
 
+from ..configuration import ConfigurationSpace
 from ..spatial import parameters_from_inertial
-from .adaptive import (InertiaMetric, Sliding, _check_dt, log_det_divergence, log_det_metric, pseudo_inertia,
-                       sliding)
+from . import _composite_tick as kernel
+from ._composite_tick import FLOOR, GAIN_BOUND, STEP_BOUND  # noqa: F401 (the law's bounds, named here)
+from .adaptive import InertiaMetric, Sliding, _check_dt, log_det_divergence, pseudo_inertia, sliding
 from .computed_torque import check_vector, gain_matrix
-
-STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
-FLOOR = 1e-9                # no body's pseudo-inertia below FLOOR J(pi_ref) in any direction: numerically > 0
-GAIN_BOUND = 0.5            # Lambda dt and kd dt at most this
 
 
 class MomentumFilter:
@@ -78,6 +75,7 @@ class MomentumFilter:
     ``start(q, v)`` at the first sample, ``step(q, v, tau, dt)`` at every later one, tau being the torque held
     since the previous sample; ``replay(t, q, v, tau)`` does the same over a log in one batched regressor call.
     The filters start at rest in the momentum, F[p](0) = p(0), so that F[pdot] = lambda (p - F[p]) from the start.
+    The state is one flat array (_composite_tick.filter_views), replaced at every sample, never written into.
     """
 
     def __init__(self, robot, cutoff):
@@ -86,13 +84,27 @@ class MomentumFilter:
             raise ValueError(f"cutoff must be a positive frequency in Hz, got {cutoff}")
         self.robot, self.lam = robot, 2 * np.pi * cutoff
         self.drives = not robot.model.drives.rigid     # known drives: module docstring
-        self.Y_p = self.Y_h = None                     # the last sample's regressors (nv, 10 nb)
-        self.x_p = self.x_h = self.x_tau = None        # F[Y_p], F[Y_h] (nv, 10 nb), F[tau] (nv,)
-        self.v = self.f = self.x_v = self.x_f = None   # with drives: v, tau_f(v) at the last sample, F[v], F[tau_f]
+        self.armature = np.array(robot.armature, dtype=float)
+        nv, p = robot.nv, 10 * robot.nbodies
+        self.size = 4 * nv * p + 5 * nv
+        self.state = None                              # filter_views' layout; None before start
+        self._dt = self._weights_dt = None
 
     @property
     def started(self):
-        return self.Y_p is not None
+        return self.state is not None
+
+    def _views(self):
+        return kernel.filter_views(self.state, self.robot.nv, 10 * self.robot.nbodies)
+
+    Y_p = property(lambda self: self._views()[0], doc="the last sample's Y_p (nv, 10 nb)")
+    Y_h = property(lambda self: self._views()[1], doc="the last sample's Y_h (nv, 10 nb)")
+    x_p = property(lambda self: self._views()[2], doc="F[Y_p] (nv, 10 nb)")
+    x_h = property(lambda self: self._views()[3], doc="F[Y_h] (nv, 10 nb)")
+    x_tau = property(lambda self: self._views()[4], doc="F[tau] (nv,)")
+
+    def _friction(self, v):
+        return self.robot.friction_torque(v) if self.drives else np.zeros(self.robot.nv)
 
     def start(self, q, v, Y=None):
         """Reset at the state (q, v): F[Y_p] = Y_p, F[Y_h] = 0, F[tau] = 0 (and F[v] = v, F[tau_f] = 0).  Returns
@@ -100,12 +112,11 @@ class MomentumFilter:
 
         Y: momentum_regressor(q, v) if already computed.
         """
-        self.Y_p, self.Y_h = self.robot.momentum_regressor(q, v) if Y is None else Y
-        self.x_p, self.x_h, self.x_tau = self.Y_p.copy(), np.zeros_like(self.Y_h), np.zeros(self.robot.nv)
-        if self.drives:
-            self.v = np.array(v, dtype=float)
-            self.f = self.robot.friction_torque(self.v)
-            self.x_v, self.x_f = self.v.copy(), np.zeros(self.robot.nv)
+        Y_p, Y_h = self.robot.momentum_regressor(q, v) if Y is None else Y
+        v = np.array(v, dtype=float)
+        state = np.empty(self.size)
+        kernel.filter_start(state, np.ascontiguousarray(Y_p), np.ascontiguousarray(Y_h), v, self._friction(v))
+        self.state = state
         return self.output()
 
     def step(self, q, v, tau, dt, Y=None):
@@ -116,33 +127,29 @@ class MomentumFilter:
         computed.
         """
         Y_p, Y_h = self.robot.momentum_regressor(q, v) if Y is None else Y
-        a, b, c = self._weights(dt)
-        self.x_p = a * self.x_p + b * self.Y_p + c * (Y_p - self.Y_p)
-        self.x_h = a * self.x_h + b * self.Y_h + c * (Y_h - self.Y_h)
-        self.x_tau = a * self.x_tau + b * np.asarray(tau, dtype=float)
-        self.Y_p, self.Y_h = Y_p, Y_h
-        if self.drives:
-            v = np.array(v, dtype=float)
-            f = self.robot.friction_torque(v)
-            self.x_v = a * self.x_v + b * self.v + c * (v - self.v)
-            self.x_f = a * self.x_f + b * self.f + c * (f - self.f)
-            self.v, self.f = v, f
+        v = np.array(v, dtype=float)
+        state = np.empty(self.size)
+        kernel.filter_step(self.state, state, np.ascontiguousarray(Y_p), np.ascontiguousarray(Y_h),
+                           np.asarray(tau, dtype=float), v, self._friction(v), *self.weights(dt))
+        self.state = state
         return self.output()
 
     def output(self):
         """(W, tau_f) at the last sample: W = lambda (Y_p - F[Y_p]) - F[Y_h]; tau_f = F[tau], less, with drives,
-        F[tau_f(v)] + lambda armature (v - F[v]) (module docstring)."""
-        W = self.lam * (self.Y_p - self.x_p) - self.x_h
-        if not self.drives:
-            return W, self.x_tau
-        return W, self.x_tau - self.x_f - self.lam * self.robot.armature * (self.v - self.x_v)
+        F[tau_f(v)] + lambda armature (v - F[v]) (module docstring; _composite_tick.filtered_regressor)."""
+        nv, p = self.robot.nv, 10 * self.robot.nbodies
+        W, tau_f = np.empty((nv, p)), np.empty(nv)
+        kernel.filter_output(self.state, self.lam, self.armature, W, tau_f)
+        return W, tau_f
 
-    def _weights(self, dt):
-        """x(t + dt) = a x + b u(t) + c (u(t + dt) - u(t)) for x' = lambda (u - x), u linear over the step."""
-        a = np.exp(-self.lam * dt)
-        b = -np.expm1(-self.lam * dt)                                     # 1 - a
-        c = 1.0 - b / (self.lam * dt)
-        return a, b, c
+    def weights(self, dt):
+        """(a, b, c) with x(t + dt) = a x + b u(t) + c (u(t + dt) - u(t)) for x' = lambda (u - x), u linear over
+        the step (kept for the last dt)."""
+        if dt != self._dt:
+            a = np.exp(-self.lam * dt)
+            b = -np.expm1(-self.lam * dt)                                     # 1 - a
+            self._dt, self._weights_dt = dt, (a, b, 1.0 - b / (self.lam * dt))
+        return self._weights_dt
 
     def replay(self, t, q, v, tau):
         """The filter over a log: t (K,) increasing, q (K, nq), v (K, nv), tau (K, nv) applied from each sample to
@@ -227,6 +234,25 @@ class CompositeSlotineLi:
         self._tau = None                                # the torque held since the last update
         self.prediction_error = np.zeros(robot.nv)      # W pi_hat - tau_f at the last update (N m)
         self.status = Status(False, False)
+        self._buffers()
+
+    def _buffers(self):
+        """The tick's constants and work arrays (update), made once."""
+        robot, nv, p = self.robot, self.robot.nv, self.pi_ref.size
+        space = ConfigurationSpace(robot.model)
+        self._scalar_q, self._scalar_v = space.scalar_q, space.scalar_v
+        self._lie = bool(space.free or space.planar)          # e = q_d (-) q by robot.difference
+        self._B = np.ascontiguousarray(pseudo_inertia(np.eye(10)))          # J(e_j), (10, 4, 4)
+        self._S, self._S_inv = np.ascontiguousarray(self.metric.S), np.ascontiguousarray(self.metric.S_inv)
+        drives = robot.model.drives
+        self._friction_model = drives.model is not None
+        self._damping_c, self._coulomb = np.array(drives.damping, dtype=float), np.array(drives.friction, dtype=float)
+        self._M_ref, self._M_0, self._Lambda_t = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+        self._e, self._kd_t, self._v_r, self._a_r, self._s = (np.zeros(nv) for _ in range(5))
+        self._f_v, self._d, self._estimate = np.zeros(nv), np.zeros(nv), np.empty(nv)
+        self._Y, self._Y_p, self._Y_h = np.empty((nv, p)), np.empty((nv, p)), np.empty((nv, p))
+        self._Q, self._E = np.empty((nv, robot.nq)), np.eye(nv)           # diag M(q; pi_hat): gains
+        self._Yb = (np.empty((nv, nv, p)), np.empty((nv, nv, p)))
 
     # --- gains -----------------------------------------------------------------------------------------------
 
@@ -255,30 +281,6 @@ class CompositeSlotineLi:
             if old is not None:
                 self.Omega = self.Omega + self.Omega_0 - old
 
-    def _capped(self, q, dt, M_ref):
-        """(Lambda, kd, whether either was capped): Lambda dt <= GAIN_BOUND, and kd_j dt r_j <= GAIN_BOUND with
-        r_j = M_jj(q; pi_ref) / max(M_jj(q; pi_hat), M_jj(q; pi_hat0)), by how much the damping's inertia exceeds
-        the estimated robot's (the rated payload prior on a light wrist: ~4 on xarm7 with its tool), so that the
-        robot as estimated, and at least as heavy as the initial estimate, is damped stably at this rate."""
-        Lambda, kd = self.Lambda, self.kd
-        if dt <= 0:
-            return Lambda, kd, False
-        top = self._Lambda_radius
-
-        def kd_limit(M_hat):
-            return GAIN_BOUND / (dt * np.maximum(np.diag(M_ref) / M_hat, 1.0))
-
-        M_hat = np.diag(self.initial.mass_matrix(q))
-        limit = kd_limit(M_hat)
-        if np.any(kd > limit):                          # the estimate may have grown: its own diagonal then
-            nv = self.robot.nv                          # diag M(q; pi_hat)_j = Y_p(q, e_j)[j] pi_hat, one batch
-            Y_p = self.robot.momentum_regressor(np.broadcast_to(q, (nv, q.shape[0])), np.eye(nv))[0]
-            limit = kd_limit(np.maximum(M_hat, np.einsum("jjk,k->j", Y_p, self._pi_hat) + self.robot.armature))
-        capped = top * dt > GAIN_BOUND or bool(np.any(kd > limit))
-        if top * dt > GAIN_BOUND:
-            Lambda = Lambda * (GAIN_BOUND / (top * dt))
-        return Lambda, np.minimum(kd, limit), capped
-
     # --- the law ---------------------------------------------------------------------------------------------
 
     @property
@@ -297,26 +299,15 @@ class CompositeSlotineLi:
     def _J(self, pi):
         return pseudo_inertia(np.reshape(pi, (-1, 10)))
 
-    @staticmethod
-    def _damping(M_ref, s, kd):
-        """K_D(q) s = D^1/2 M(q; pi_ref) D^1/2 s."""
-        root = np.sqrt(kd)
-        return root * (M_ref @ (root * s))
-
     def _rate(self, g, pi_hat, Omega):
         """pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g, or -Gamma_0 g for the gradient law, over the adapted
-        bodies' parameters (zero for the others)."""
-        if self.law_name == "gradient":
-            A = self.Omega_0
+        bodies' parameters (zero for the others; _composite_tick.rate)."""
+        law = self.LAWS.index(self.law_name)
+        if law == kernel.GRADIENT:
+            Omega, L_inv = self.Omega_0, np.empty((0, 4, 4))
         else:
-            H = log_det_metric(pi_hat) * self.mu[:, None, None]
-            A = Omega.copy()
-            for k in range(len(H)):
-                A[10 * k:10 * k + 10, 10 * k:10 * k + 10] += H[k]
-        rate = np.zeros_like(g)
-        i = self._adapted
-        rate[i] = -np.linalg.solve(A[np.ix_(i, i)], g[i])
-        return rate
+            L_inv = kernel.inverse_factors(pi_hat, self._B)
+        return kernel.rate(g, L_inv, np.ascontiguousarray(Omega), self.mu, self._adapted, law, self._B)
 
     def law(self, q, v, q_d, v_d, a_d, z):
         """The continuous-time closed loop's controller: (tau (nv,), zdot) for the state z = state_vector() at (q, v).
@@ -329,16 +320,21 @@ class CompositeSlotineLi:
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         Y = self.robot.regressor(q, v, sl.v_r, sl.a_r)
         M_ref = self.reference.mass_matrix(q)
-        tau = Y @ pi_hat + self._drive_torque(sl) - self._damping(M_ref, sl.s, self.kd)
+        tau = kernel.torque(Y, pi_hat, self._drive_torque(sl), M_ref, self.kd, sl.s)
         Y_p, Y_h = self.robot.momentum_regressor(q, v)
-        lam = self.filter.lam
-        W = lam * (Y_p - x_p) - x_h
-        tau_f = x_tau if not self.filter.drives else x_tau - x_f - lam * self.robot.armature * (v - x_v)
-        R = self.prediction * np.linalg.inv(M_ref)
-        g = Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - tau_f))
-        pi_dot = self._rate(g, pi_hat, Omega)
-        Omega_dot = (np.zeros_like(Omega) if self.law_name != "least_squares"
-                     else -self.beta * (Omega - self.Omega_0) + W.T @ R @ W)
+        lam, nv = self.filter.lam, self.robot.nv
+        if not self.filter.drives:
+            x_v, x_f = v, np.zeros(nv)
+        W, tau_f = np.empty_like(Y_p), np.empty(nv)
+        kernel.filtered_regressor(lam, Y_p, x_p, x_h, x_tau, v, x_v, x_f, self.filter.armature, W, tau_f)
+        L = kernel.cholesky(M_ref)
+        pi_dot = self._rate(kernel.gradient(Y, sl.s, W, W @ pi_hat - tau_f, L, self.prediction), pi_hat, Omega)
+        if self.law_name == "least_squares":
+            Omega_dot = np.empty_like(Omega)                    # -beta (Omega - Omega_0) + W^T R W
+            kernel.information(L, self.prediction, W, -self.beta, Omega - self.Omega_0, np.zeros_like(Omega),
+                               Omega_dot)
+        else:
+            Omega_dot = np.zeros_like(Omega)
         z_dot = [pi_dot, (lam * (Y_p - x_p)).ravel(), (lam * (Y_h - x_h)).ravel(), lam * (tau - x_tau),
                  Omega_dot.ravel()]
         if self.filter.drives:
@@ -371,64 +367,88 @@ class CompositeSlotineLi:
         sl = self.sliding(q, v, q_d, v_d, a_d)
         q = np.asarray(q, dtype=float)
         Y = self.robot.regressor(q, np.asarray(v, float), sl.v_r, sl.a_r)
-        return Y @ self._pi_hat + self._drive_torque(sl) - self._damping(self.reference.mass_matrix(q), sl.s, self.kd)
+        return kernel.torque(Y, self._pi_hat, self._drive_torque(sl), self.reference.mass_matrix(q), self.kd, sl.s)
 
     def update(self, q, v, q_d, v_d, a_d, dt):
         """One control tick dt (s) after the last (0 at the first): the filters, Omega and the estimate advance,
-        then tau (nv,) with the new estimate.  ``status`` tells what was bounded or capped."""
+        then tau (nv,) with the new estimate.  ``status`` tells what was bounded or capped.
+
+        The robot's kernels fill preallocated buffers (M(q; pi_ref), M(q; pi_0), Y, Y_p, Y_h), then one compiled
+        call (_composite_tick.tick) does the rest; the new state is taken only when the torque is finite.
+        """
         dt = _check_dt(dt)
-        q = check_vector("q", q, self.robot.nq)
-        M_ref = self.reference.mass_matrix(q)
-        Lambda, kd, capped = self._capped(q, dt, M_ref)
-        sl = self.sliding(q, v, q_d, v_d, a_d, Lambda)
-        v = np.asarray(v, dtype=float)
-        Y = self.robot.regressor(q, v, sl.v_r, sl.a_r)
-        K_D_s = self._damping(M_ref, sl.s, kd)
-        saved = copy.copy(self.filter), self.Omega          # the filter's arrays are replaced, never written into
-        pi_hat, limited, prediction_error = self._pi_hat, False, self.prediction_error
+        q, v, q_d, v_d, a_d = (_vector(name, x, n) for name, x, n in (
+            ("q", q, self.robot.nq), ("v", v, self.robot.nv), ("q_d", q_d, self.robot.nq),
+            ("v_d", v_d, self.robot.nv), ("a_d", a_d, self.robot.nv)))
+        flags = self._gains(q, v, q_d, v_d, a_d, dt)
+        robot, filt = self.robot, self.filter
+        robot.regressor(q, v, self._v_r, self._a_r, out=self._Y)
+        mode = kernel.START if not filt.started else (kernel.STEP if dt > 0 else kernel.HOLD)
+        if mode != kernel.HOLD:
+            robot.momentum_regressor(q, v, out=(self._Y_p, self._Y_h))
+        if filt.drives:
+            self._drive_terms(v)
+        a, b, c = filt.weights(dt) if mode == kernel.STEP else (0.0, 0.0, 0.0)
+        law = self.LAWS.index(self.law_name)
+        stepped = mode == kernel.STEP
+        state = np.empty(filt.size) if mode != kernel.HOLD else filt.state
+        Omega = np.empty_like(self.Omega) if stepped and law == kernel.LEAST_SQUARES else self.Omega
+        pi_hat, tau = np.empty_like(self._pi_hat), np.empty(robot.nv)
+        prediction_error = np.empty(robot.nv) if stepped else self.prediction_error
+        before = state if filt.state is None else filt.state        # the first tick reads no state
+        held = self._f_v if self._tau is None else self._tau            # nor a held torque
         try:
-            if self._tau is None:                                   # the first tick: the filters start here
-                self.filter.start(q, v)
-            elif dt > 0:
-                W, tau_f = self.filter.step(q, v, self._tau, dt)
-                R = self.prediction * np.linalg.inv(M_ref)
-                if self.law_name == "least_squares":
-                    self.Omega = self.Omega_0 + np.exp(-self.beta * dt) * (self.Omega - self.Omega_0) + dt * W.T @ R @ W
-                step = dt * self._rate(Y.T @ sl.s + W.T @ (R @ (W @ pi_hat - tau_f)), pi_hat, self.Omega)
-                pi_hat, limited = self._stepped(pi_hat, step)
-                prediction_error = W @ pi_hat - tau_f
-            tau = Y @ pi_hat + self._drive_torque(sl) - K_D_s
-            if not np.all(np.isfinite(tau)):
-                raise ValueError("the torque is not finite: the loop cannot be stabilized at these gains and rate")
-        except Exception as err:
-            self.filter, self.Omega = saved
-            if isinstance(err, np.linalg.LinAlgError):
-                raise ValueError(f"no torque for this state: {err}") from err
-            raise
-        self._pi_hat, self._tau, self.prediction_error = pi_hat, tau, prediction_error
-        self.status = Status(limited, capped)
+            status = kernel.tick(mode, law, before, state, self._Y, self._Y_p, self._Y_h, self._M_ref, self._s,
+                                 self._kd_t, v, self._f_v, self._d, held, a, b, c, filt.lam, filt.armature,
+                                 self.prediction, np.exp(-self.beta * dt), self.Omega, Omega, self.Omega_0, self.mu,
+                                 self._adapted, self._S, self._S_inv, self._B, dt, self._pi_hat, pi_hat,
+                                 prediction_error, tau)
+        except np.linalg.LinAlgError as err:
+            raise ValueError(f"no torque for this state: {err}") from err
+        if status == kernel.NOT_FINITE:
+            raise ValueError("the torque is not finite: the loop cannot be stabilized at these gains and rate")
+        filt.state, self.Omega, self._pi_hat, self._tau = state, Omega, pi_hat, tau
+        self.prediction_error = prediction_error
+        self.status = Status(status == kernel.LIMITED, bool(flags & kernel.CAPPED))
         return tau
+
+    def _gains(self, q, v, q_d, v_d, a_d, dt):
+        """M(q; pi_ref) into its buffer, this tick's Lambda and kd (capped: _composite_tick.gains) and the sliding
+        variable into theirs; returns the gains' flags.  diag M(q; pi_hat)_j = Y_p(q, e_j)[j] pi_hat + armature_j
+        (one batch) only when M(q; pi_0) alone would cap kd."""
+        robot = self.robot
+        self.reference.mass_matrix(q, out=self._M_ref)
+        if dt > 0:
+            self.initial.mass_matrix(q, out=self._M_0)
+        if self._lie:
+            self._e[:] = robot.difference(q, q_d)
+        self._estimate[0] = -1.0
+        args = (q, v, q_d, v_d, a_d, self._e, self._scalar_q, self._scalar_v, self.Lambda, self._Lambda_radius,
+                self.kd, dt, self._M_ref, self._M_0, self._estimate, self._lie, self._Lambda_t, self._kd_t,
+                self._v_r, self._a_r, self._s)
+        flags = kernel.gains(*args)
+        if flags == kernel.NEEDS_ESTIMATE:
+            self._Q[:] = q
+            Y_p = robot.momentum_regressor(self._Q, self._E, out=self._Yb)[0]
+            self._estimate[:] = np.einsum("jjk,k->j", Y_p, self._pi_hat) + robot.armature
+            flags = kernel.gains(*args)
+        if flags < 0:
+            raise ValueError(f"{('q', 'v', 'q_d', 'v_d', 'a_d')[-1 - flags]} is not finite")
+        return flags
+
+    def _drive_terms(self, v):
+        """f_v = tau_f(v) and d = armature a_r + tau_f(v_r) into their buffers (compiled without a friction model)."""
+        if self._friction_model:
+            self._f_v[:] = self.robot.friction_torque(v)
+            self._d[:] = self.robot.armature * self._a_r + self.robot.friction_torque(self._v_r)
+        else:
+            kernel.drive_terms(v, self._v_r, self._a_r, self.filter.armature, self._damping_c, self._coulomb,
+                               self._f_v, self._d)
 
     def adapt(self, q, v, q_d, v_d, a_d, dt):
         """update without the torque; returns pi_hat."""
         self.update(q, v, q_d, v_d, a_d, dt)
         return self._pi_hat
-
-    def _stepped(self, pi_hat, step):
-        """pi_hat + step, each body's step scaled so that J_k^-1/2 dJ_k J_k^-T/2 has no eigenvalue beyond
-        STEP_BOUND (J_k stays > 0); the gradient law projects instead.  Returns (pi_hat, whether bounded)."""
-        if self.law_name == "gradient":
-            new = self.metric.project(pi_hat + step)
-            return new, False
-        L = np.linalg.cholesky(self._J(pi_hat))                      # J_k = L L^T
-        L_inv = np.linalg.inv(L)
-        w = np.linalg.eigvalsh(L_inv @ self._J(step) @ np.swapaxes(L_inv, -1, -2))
-        scale = STEP_BOUND / np.maximum(np.max(np.abs(w), axis=-1), STEP_BOUND)
-        new = np.reshape(pi_hat, (-1, 10)) + np.reshape(step, (-1, 10)) * scale[:, None]
-        S = self.metric.S                                             # J(pi_ref)^-1/2, regularized
-        low = np.linalg.eigvalsh(S @ self._J(new) @ S)[:, 0] < FLOOR
-        new[low] = np.reshape(pi_hat, (-1, 10))[low]                  # such a body does not move this tick
-        return new.ravel(), bool(np.any(scale < 1.0) or np.any(low))
 
     def lyapunov(self, q, v, q_d, v_d, pi, z=None):
         """V = 1/2 s^T M(q; pi) s + 1/2 pi_tilde^T Omega pi_tilde + mu d_F(pi, pi_hat) for the true parameters pi.
@@ -449,6 +469,14 @@ class CompositeSlotineLi:
             V += sum(self.mu[k] * log_det_divergence(pi[10 * k:10 * k + 10], pi_hat[10 * k:10 * k + 10])
                      for k in range(nb) if self.mu[k] > 0)
         return V
+
+
+def _vector(name, x, n):
+    """x as a C-contiguous float64 (n,) array (its finiteness is the tick's to check), or ValueError naming it."""
+    x = np.ascontiguousarray(x, dtype=float)
+    if x.shape != (n,):
+        raise ValueError(f"{name} has shape {x.shape}, expected ({n},)")
+    return x
 
 
 class RelativeGains(NamedTuple):

@@ -178,3 +178,88 @@ def test_the_payload_prior_is_a_sphere_on_the_tool_body(arm):
     assert np.all(delta[np.arange(nominal.nbodies) != k] == 0)
     np.testing.assert_allclose(delta[k], [2.0, 0, 0, 0, 0.008, 0.008, 0.008, 0, 0, 0], atol=1e-15)
     assert isinstance(RelativeGains().slotine_li(nominal, nominal.parameters), CompositeSlotineLi)
+
+
+def numpy_tick(controller, filter_before, Omega, pi_hat, tau_held, q, v, r, dt):
+    """One sampled tick of the default law written out in numpy (module docstring of composite.py), from a given
+    state: the filters' exact step, R = rho M_ref^-1, Omega's update, H from einsum, the solve, the step bound by
+    eigvalsh, the torque.  Gains below the caps."""
+    robot, lam = controller.robot, controller.filter.lam
+    Y_p0, Y_h0, x_p, x_h, x_tau = filter_before
+    e, e_dot = robot.difference(q, r.q), r.v - v
+    v_r, a_r = r.v + controller.Lambda @ e, r.a + controller.Lambda @ e_dot
+    s = v - v_r
+    Y = robot.regressor(q, v, v_r, a_r)
+    M_ref = controller.reference.mass_matrix(q)
+    Y_p, Y_h = robot.momentum_regressor(q, v)
+    a = np.exp(-lam * dt)
+    c = 1 - (1 - a) / (lam * dt)
+    x_p = a * x_p + (1 - a) * Y_p0 + c * (Y_p - Y_p0)
+    x_h = a * x_h + (1 - a) * Y_h0 + c * (Y_h - Y_h0)
+    x_tau = a * x_tau + (1 - a) * tau_held
+    W = lam * (Y_p - x_p) - x_h
+    R = controller.prediction * np.linalg.inv(M_ref)
+    Omega = controller.Omega_0 + np.exp(-controller.beta * dt) * (Omega - controller.Omega_0) + dt * W.T @ R @ W
+    J = pseudo_inertia(pi_hat.reshape(-1, 10))
+    basis = pseudo_inertia(np.eye(10))
+    X = np.einsum("kab,jbc->kjac", np.linalg.inv(J), basis)
+    H = np.einsum("kiab,kjba->kij", X, X) * controller.mu[:, None, None]
+    A = Omega.copy()
+    for k in range(len(H)):
+        A[10 * k:10 * k + 10, 10 * k:10 * k + 10] += H[k]
+    step = -dt * np.linalg.solve(A, Y.T @ s + W.T @ R @ (W @ pi_hat - x_tau))
+    L_inv = np.linalg.inv(np.linalg.cholesky(J))
+    w = np.linalg.eigvalsh(L_inv @ pseudo_inertia(step.reshape(-1, 10)) @ np.swapaxes(L_inv, -1, -2))
+    scale = 0.1 / np.maximum(np.abs(w).max(axis=1), 0.1)
+    pi_new = (pi_hat.reshape(-1, 10) + step.reshape(-1, 10) * scale[:, None]).ravel()
+    root = np.sqrt(controller.kd)
+    return Y @ pi_new - root * (M_ref @ (root * s)), pi_new, Omega, W @ pi_new - x_tau
+
+
+def test_the_compiled_tick_is_the_law_written_out_in_numpy(arm):
+    """Each tick from the controller's own state, against numpy_tick: tau and the prediction error to 1e-10, the
+    estimate to 1e-9 of its size (the solve's condition number, ~3e7 on arm7, amplifies rounding that much)."""
+    nominal, _ = arm
+    reference = trajectory(nominal)
+    controller = RelativeGains().slotine_li(nominal, 0.7 * nominal.parameters)
+    dt, limited = 1e-3, []
+    for k in range(8):
+        r = reference(k * dt)
+        q, v = r.q + 0.02 * np.sin(k + np.arange(nominal.nv)), r.v + 0.1
+        f = controller.filter
+        before = None if k == 0 else ((f.Y_p.copy(), f.Y_h.copy(), f.x_p.copy(), f.x_h.copy(), f.x_tau.copy()),
+                                      controller.Omega.copy(), controller.pi_hat.copy(), controller._tau.copy())
+        tau = controller.update(q, v, r.q, r.v, r.a, dt if k else 0.0)
+        if k == 0:
+            continue
+        expected, pi_new, Omega, eps = numpy_tick(controller, *before, q, v, r, dt)
+        limited.append(controller.status.step_limited)
+        np.testing.assert_allclose(tau, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
+        np.testing.assert_allclose(controller.pi_hat, pi_new, rtol=0, atol=1e-9 * np.abs(pi_new).max())
+        np.testing.assert_allclose(controller.Omega, Omega, rtol=0, atol=1e-13 * np.abs(Omega).max())
+        np.testing.assert_allclose(controller.prediction_error, eps, rtol=0, atol=1e-10 * np.abs(eps).max())
+    assert any(limited)                                 # the step bound was exercised
+
+
+def test_a_torque_that_is_not_finite_changes_nothing(arm):
+    """A tick whose torque overflows (prediction = inf: R, Omega and the estimate not finite) raises and leaves the
+    estimate, Omega, the filters and the held torque as they were: the next tick is the one it would have been."""
+    nominal, _ = arm
+    reference = trajectory(nominal)
+    controllers = [RelativeGains().slotine_li(nominal, 0.7 * nominal.parameters) for _ in range(2)]
+    dt = 1e-3
+    for k in range(3):
+        r = reference(k * dt)
+        for controller in controllers:
+            controller.update(r.q, r.v + 0.1, r.q, r.v, r.a, dt if k else 0.0)
+    bad = controllers[0]
+    state = (bad.pi_hat.copy(), bad.Omega.copy(), bad.filter.state.copy(), bad.prediction_error.copy())
+    bad.prediction = np.inf
+    r = reference(3 * dt)
+    with pytest.raises(ValueError):
+        bad.update(r.q, r.v + 0.1, r.q, r.v, r.a, dt)
+    for before, after in zip(state, (bad.pi_hat, bad.Omega, bad.filter.state, bad.prediction_error)):
+        np.testing.assert_array_equal(before, after)
+    bad.prediction = controllers[1].prediction
+    np.testing.assert_array_equal(bad.update(r.q, r.v + 0.1, r.q, r.v, r.a, dt),
+                                  controllers[1].update(r.q, r.v + 0.1, r.q, r.v, r.a, dt))
