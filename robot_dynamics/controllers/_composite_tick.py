@@ -12,6 +12,7 @@ from numba import njit
 STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
 FLOOR = 1e-9                # no body's pseudo-inertia below FLOOR J(pi_ref) in any direction: numerically > 0
 GAIN_BOUND = 0.5            # Lambda dt and kd dt at most this
+ESTIMATE_WATCH = 0.25       # from Lambda dt > ESTIMATE_WATCH GAIN_BOUND on, Lambda also by the estimate's inertia
 COULOMB_VELOCITY = 0.01     # drives.COULOMB_VELOCITY (the smoothed Coulomb sign)
 
 LEAST_SQUARES, GRADIENT, NATURAL = 0, 1, 2      # the laws, CompositeSlotineLi.LAWS's order
@@ -350,10 +351,11 @@ def drive_terms(v, v_r, a_r, armature, damping, coulomb, f_v, d):
 @njit(cache=True)
 def gains(q, v, q_d, v_d, a_d, e, scalar_q, scalar_v, Lambda, top, kd, dt, M_ref, M_0, estimate_diag, given,
           Lambda_out, kd_out, v_r, a_r, s):
-    """The gains of this tick and the sliding variable (adaptive.sliding): Lambda dt <= GAIN_BOUND, kd_j dt r_j <=
-    GAIN_BOUND with r_j = max(M_jj(q; pi_ref) / max(M_jj(q; pi_0), M_jj(q; pi_hat)), 1) (composite.py);
-    diag M(q; pi_hat) is asked for (NEEDS_ESTIMATE) only where M(q; pi_0) alone would cap kd and estimate_diag is not
-    given (a negative first entry).  e: q_d (-) q, computed here from the scalar joints unless given.  Returns the
+    """The gains of this tick and the sliding variable (adaptive.sliding): Lambda dt g <= GAIN_BOUND with g =
+    max(1, max_j M_jj(q; pi_hat) / max(M_jj(q; pi_0), M_jj(q; pi_ref))) once Lambda dt > ESTIMATE_WATCH GAIN_BOUND
+    (else g = 1), kd_j dt r_j <= GAIN_BOUND with r_j = max(M_jj(q; pi_ref) / max(M_jj(q; pi_0), M_jj(q; pi_hat)), 1)
+    (composite.py); diag M(q; pi_hat) is asked for (NEEDS_ESTIMATE) only where Lambda dt is that close to its bound
+    or M(q; pi_0) alone would cap kd, and estimate_diag is not given (a negative first entry).  e: q_d (-) q, computed here from the scalar joints unless given.  Returns the
     flags, or -1 - i for the first of q, v, q_d, v_d, a_d (i) that is not finite."""
     for i, x in enumerate((q, v, q_d, v_d, a_d)):
         if not np.all(np.isfinite(x)):
@@ -364,8 +366,14 @@ def gains(q, v, q_d, v_d, a_d, e, scalar_q, scalar_v, Lambda, top, kd, dt, M_ref
     Lambda_out[:], kd_out[:] = Lambda, kd
     flags = 0
     if dt > 0:
-        if top * dt > GAIN_BOUND:
-            Lambda_out *= GAIN_BOUND / (top * dt)
+        grow = 1.0                                  # max_j M_jj(q; pi_hat) / max(M_jj(q; pi_0), M_jj(q; pi_ref))
+        if top * dt > ESTIMATE_WATCH * GAIN_BOUND:
+            if estimate_diag[0] < 0:
+                return NEEDS_ESTIMATE
+            for j in range(estimate_diag.shape[0]):
+                grow = max(grow, estimate_diag[j] / max(M_0[j, j], M_ref[j, j]))
+        if top * dt * grow > GAIN_BOUND:
+            Lambda_out *= GAIN_BOUND / (top * dt * grow)
             flags |= CAPPED
         for j in range(kd.shape[0]):
             limit = GAIN_BOUND / (dt * max(M_ref[j, j] / M_0[j, j], 1.0))

@@ -52,7 +52,13 @@ J_k^-1/2 dJ_k J_k^-T/2 exceeds 0.1 in magnitude (flag ``step_limited``), so ever
 finite, and a least-squares fit of the first few ticks cannot throw a body against the boundary before the
 barrier acts (measured: with 0.5, panda adapting its payload alone sat there, 0.09 rad off); Lambda and kd are
 capped at 1/(2 dt) (kd also by how much M(q; pi_ref) exceeds the estimated inertia; flag ``gains_capped``): a loop
-sampled more slowly than its gains cannot be stabilized.  A torque that is not finite is refused (ValueError) and
+sampled more slowly than its gains cannot be stabilized.  The torque's M_hat a_r = M_hat (a_d + Lambda (v_d - v)) is
+a velocity feedback of gain Lambda M_hat against the true inertia: where the estimate outgrows both the initial one
+and the reference (a friction the model lacks, learnt as inertia), Lambda dt M_jj(q; pi_hat) / max(M_jj(q; pi_0),
+M_jj(q; pi_ref)) is capped at 0.5 too, checked once Lambda dt exceeds a quarter of its bound (measured: MuJoCo's
+xArm7 with its URDF's damping and frictionloss, whose soft friction the model's Coulomb law over-states, a 1.5 kg
+tool, Lambda x10 at 250 Hz: the estimate's M_77 grew to 12x the arm's and the loop diverged after 4.2 s; capped,
+it stays finite).  A torque that is not finite is refused (ValueError) and
 the state is left as it was.
 """
 from typing import NamedTuple
