@@ -12,6 +12,8 @@ chatter): the closed loop is again the linear error dynamics, up to the model's 
 """
 import numpy as np
 
+from ..dispatch import check_vector
+
 
 def gain_matrix(gain, n, name="gain"):
     """A gain given as a scalar, a diagonal (n,) or a full (n, n) matrix  ->  (n, n) matrix."""
@@ -27,16 +29,6 @@ def gain_matrix(gain, n, name="gain"):
     if not np.all(np.isfinite(matrix)):
         raise ValueError(f"{name} is not finite")
     return matrix
-
-
-def check_vector(name, x, n):
-    """x as a finite float array of shape (n,), or ValueError naming it."""
-    x = np.asarray(x, dtype=float)
-    if x.shape != (n,):
-        raise ValueError(f"{name} has shape {x.shape}, expected ({n},)")
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} is not finite")
-    return x
 
 
 def tracking_error(robot, q, v, q_d, v_d):
