@@ -65,6 +65,7 @@ def main():
         pi_hat = robot.parameters * np.repeat(rng.uniform(0.7, 1.3, robot.nbodies), 10)
         data = states(robot, rng)
         projected = SlotineLi(robot, 5.0, 20.0, metric.gain(30.0), pi_hat=pi_hat, projection=metric.project)
+        plain = SlotineLi(robot, 5.0, 20.0, metric.gain(30.0), pi_hat=pi_hat)
         driven = robot.with_drives(damping=0.3, friction=0.4)
         adapted = SlotineLi(driven, 5.0, 20.0, metric.gain(30.0), pi_hat=pi_hat, projection=metric.project,
                             drives="coulomb")
@@ -77,6 +78,7 @@ def main():
                  "robot.regressor(..., out=Y)":
                  lambda k: robot.regressor(data[k % n][0], data[k % n][1], sl[k % n].v_r, sl[k % n].a_r, out=Y),
                  "SlotineLi.update, projected": lambda k: projected.update(*data[k % n], 1e-3),
+                 "SlotineLi.update, no projection": lambda k: plain.update(*data[k % n], 1e-3),
                  "  + drives adapted (coulomb)": lambda k: adapted.update(*data[k % n], 1e-3)}
         timed(calls, 200)                                   # warm: compiled kernels loaded, caches filled
         times = timed(calls, args.ticks)

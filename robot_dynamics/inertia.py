@@ -154,7 +154,7 @@ def symmetric_eigen(A, w, U):
             break
         for p in range(n - 1):
             for q in range(p + 1, n):
-                if A[p, q] == 0.0:
+                if A[p, q] * A[p, q] <= 1e-36 * norm:                  # converged already
                     continue
                 theta = (A[q, q] - A[p, p]) / (2.0 * A[p, q])
                 t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))   # tan of the rotation zeroing A[p, q]
