@@ -75,6 +75,7 @@ class InertiaMetric:
         self.S_inv = (U * w[:, None, :] ** 0.5) @ np.swapaxes(U, -1, -2)
         self.basis = (self.S[:, None] @ _BASIS @ self.S[:, None]).reshape(-1, 10, 16)  # vec(S J(e_j) S)
         self.G = self.basis @ np.swapaxes(self.basis, -1, -2)                            # (nb, 10, 10)
+        self._identities = np.tile(np.eye(4), (len(J0), 1, 1))        # project's starting eigenvectors
 
     def matrix(self):
         """blockdiag(G_k): ||dpi||^2 = dpi^T G dpi.  -> (10 nb, 10 nb)"""
@@ -97,7 +98,7 @@ class InertiaMetric:
         if pi.shape != (10 * len(self.G),):
             raise ValueError(f"pi has shape {pi.shape}, expected ({10 * len(self.G)},)")
         out = np.empty_like(pi)
-        project_whitened(pi, self.basis, self.S_inv, float(floor), out)
+        project_whitened(pi, self.basis, self.S_inv, float(floor), out, self._identities.copy())
         return out
 
 
@@ -135,12 +136,30 @@ def _block_diagonal(blocks):
 @njit(cache=True)
 def symmetric_eigen(A, w, U):
     """A = U diag(w) U^T for a symmetric 4x4 A (overwritten): cyclic Jacobi rotations (Golub & Van Loan, Matrix
-    Computations, section 8.5), until the off-diagonal part is below 1e-16 of A's norm (quadratic
-    convergence: 3-5 sweeps).  w: (4,), U: (4, 4) written."""
+    Computations, section 8.5) of U^T A U, until the off-diagonal part is below 1e-16 of A's norm (quadratic
+    convergence: 3-5 sweeps from U = 1, 1-2 from the eigenvectors of a nearby A).  w: (4,); U: (4, 4), in: a
+    starting basis (orthonormalized here: Gram-Schmidt), out: the eigenvectors."""
     n = A.shape[0]
-    U[:] = 0.0
+    for j in range(n):
+        for c in range(j):
+            x = 0.0
+            for k in range(n):
+                x += U[k, j] * U[k, c]
+            for k in range(n):
+                U[k, j] -= x * U[k, c]
+        x = 0.0
+        for k in range(n):
+            x += U[k, j] * U[k, j]
+        x = 1.0 / np.sqrt(x)
+        for k in range(n):
+            U[k, j] *= x
+    T = A @ U                                                            # A <- U^T A U
     for i in range(n):
-        U[i, i] = 1.0
+        for j in range(n):
+            x = 0.0
+            for k in range(n):
+                x += U[k, i] * T[k, j]
+            A[i, j] = x
     norm = 0.0
     for i in range(n):
         for j in range(n):
@@ -195,13 +214,14 @@ def _inside(A, floor):
 
 
 @njit(cache=True)
-def project_whitened(pi, basis, S_inv, floor, out):
+def project_whitened(pi, basis, S_inv, floor, out, bases):
     """out <- InertiaMetric.project(pi, floor): per body the whitened pseudo-inertia J_w = S J(pi_k) S = sum_j pi_kj
     basis[k, j] (J is linear in pi), its eigenvalues clipped at floor, J = S^-1 U max(w, floor) U^T S^-1 and
     pi_k = parameters_from_pseudo_inertia(J); a body already inside (J_w - floor 1 > 0: a Cholesky factorization, ~20x
     cheaper than the eigendecomposition) is copied as it is.
-    pi, out: (10 nb,) (out may be pi); basis: (nb, 10, 16); S_inv: (nb, 4, 4)."""
-    Jw, U, V, T, w = np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)), np.empty(4)
+    pi, out: (10 nb,) (out may be pi); basis: (nb, 10, 16); S_inv: (nb, 4, 4); bases: (nb, 4, 4), each body's
+    starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them from tick to tick)."""
+    Jw, V, T, w = np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)), np.empty(4)
     for k in range(basis.shape[0]):
         for m in range(16):
             x = 0.0
@@ -211,6 +231,7 @@ def project_whitened(pi, basis, S_inv, floor, out):
         if _inside(Jw, floor):
             out[10 * k:10 * k + 10] = pi[10 * k:10 * k + 10]
             continue
+        U = bases[k]
         symmetric_eigen(Jw, w, U)
         for a in range(4):                                   # V = S^-1 U, T = V diag(max(w, floor))
             for b in range(4):

@@ -103,7 +103,7 @@ def sliding(robot, Lambda, q, v, q_d, v_d, a_d):
 NOT_FINITE_RESULT = 6              # _reference's status for a result that overflows (1-5 name a non-finite input)
 _INPUTS = ("q", "v", "q_d", "v_d", "a_d")
 NOT_FINITE_ESTIMATE, NOT_FINITE_TORQUE = 1, 2
-_NO_PROJECTION = (np.zeros((0, 10, 16)), np.zeros((0, 4, 4)), 0.0)    # _step's arguments for the identity
+_NO_PROJECTION = (np.zeros((0, 10, 16)), np.zeros((0, 4, 4)), 0.0, np.zeros((0, 4, 4)))  # _step's, for P = 1
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
@@ -152,9 +152,9 @@ def _reference(q, v, q_d, v_d, a_d, Lambda, index, vectors):
 
 
 @njit(cache=True)
-def _step(Y, s, pi_hat, Gamma, dt, basis, S_inv, floor, rate, pi_new):
+def _step(Y, s, pi_hat, Gamma, dt, basis, S_inv, floor, bases, rate, pi_new):
     """rate = pi_hat_dot = -Gamma Y^T s and pi_new = P(pi_hat + dt rate), P inertia.project_whitened(basis, S_inv,
-    floor) when basis has a body, else the identity.  Returns 0 or NOT_FINITE_ESTIMATE."""
+    floor, bases) when basis has a body, else the identity.  Returns 0 or NOT_FINITE_ESTIMATE."""
     g = np.empty(Y.shape[1])
     _matvec_t(Y, s, g)
     _matvec(Gamma, g, rate)
@@ -164,7 +164,7 @@ def _step(Y, s, pi_hat, Gamma, dt, basis, S_inv, floor, rate, pi_new):
         if not np.isfinite(pi_new[i]):
             return NOT_FINITE_ESTIMATE
     if basis.shape[0]:
-        project_whitened(pi_new, basis, S_inv, floor, pi_new)
+        project_whitened(pi_new, basis, S_inv, floor, pi_new, bases)
     return 0
 
 
@@ -187,24 +187,25 @@ def _torque(Y, pi, K_D, vectors, width, tau):
 
 
 @njit(cache=True)
-def _step_and_torque(Y, vectors, pi_hat, Gamma, dt, basis, S_inv, floor, K_D, width, rate, pi_new, tau):
+def _step_and_torque(Y, vectors, pi_hat, Gamma, dt, basis, S_inv, floor, bases, K_D, width, rate, pi_new, tau):
     """_step, then _torque with pi_new: the tick after Y, in one call."""
-    status = _step(Y, vectors[4], pi_hat, Gamma, dt, basis, S_inv, floor, rate, pi_new)
+    status = _step(Y, vectors[4], pi_hat, Gamma, dt, basis, S_inv, floor, bases, rate, pi_new)
     if status:
         return status
     return _torque(Y, pi_new, K_D, vectors, width, tau)
 
 
 def _metric_projection(projection):
-    """(basis, S_inv, floor) of InertiaMetric.project when projection is that bound method, or a functools.partial
-    of it giving floor alone (then compiled in the tick); else None."""
+    """(basis, S_inv, floor, bases) of InertiaMetric.project when projection is that bound method, or a
+    functools.partial of it giving floor alone (then compiled in the tick), bases the bodies' eigenvectors kept
+    from tick to tick (identities to start); else None."""
     floor = 0.0
     if isinstance(projection, functools.partial) and not projection.args and set(projection.keywords) <= {"floor"}:
         floor = projection.keywords.get("floor", 0.0)
         projection = projection.func
     metric = getattr(projection, "__self__", None)
     if isinstance(metric, InertiaMetric) and getattr(projection, "__func__", None) is InertiaMetric.project:
-        return metric.basis, metric.S_inv, float(floor)
+        return metric.basis, metric.S_inv, float(floor), np.tile(np.eye(4), (len(metric.G), 1, 1))
     return None
 
 
@@ -312,7 +313,7 @@ class SlotineLi:
         self._projection = value
         compiled = _metric_projection(value)
         self._compiled_projection = value is None or compiled is not None
-        self._basis, self._S_inv, self._floor = compiled or _NO_PROJECTION
+        self._basis, self._S_inv, self._floor, self._bases = compiled or _NO_PROJECTION
 
     @property
     def pi_hat(self):
@@ -379,8 +380,8 @@ class SlotineLi:
         pi_new, tau = np.empty(len(pi_hat)), np.empty(len(self._s))
         if self._compiled_projection or not adapt:
             status = _step_and_torque(Y, self._vectors, pi_hat, self._Gamma, dt,
-                                      self._basis if adapt else _NO_PROJECTION[0], self._S_inv, self._floor, self._K_D,
-                                      COULOMB_VELOCITY, rate, pi_new, tau)
+                                      self._basis if adapt else _NO_PROJECTION[0], self._S_inv, self._floor,
+                                      self._bases, self._K_D, COULOMB_VELOCITY, rate, pi_new, tau)
         else:
             status = _step(Y, self._s, pi_hat, self._Gamma, dt, *_NO_PROJECTION, rate, pi_new)
             if not status:
