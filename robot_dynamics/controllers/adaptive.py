@@ -165,6 +165,9 @@ def _step(Y, s, pi_hat, Gamma, dt, basis, S_inv, floor, bases, rate, pi_new):
             return NOT_FINITE_ESTIMATE
     if basis.shape[0]:
         project_whitened(pi_new, basis, S_inv, floor, pi_new, bases)
+        for i in range(pi_new.shape[0]):
+            if not np.isfinite(pi_new[i]):
+                return NOT_FINITE_ESTIMATE
     return 0
 
 
