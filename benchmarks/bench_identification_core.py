@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
 import robot_dynamics as rd  # noqa: E402
 from oracle import erd_path  # noqa: E402
 from robot_dynamics.bundled import bundled_urdf  # noqa: E402
-from robot_dynamics.controllers.adaptive import parameters_from_pseudo_inertia, pseudo_inertia  # noqa: E402
+from robot_dynamics.inertia import parameters_from_pseudo_inertia, pseudo_inertia  # noqa: E402
 from robot_dynamics.identification import derivatives, excitation_trajectory, identify, simulate_log  # noqa: E402
 from robot_dynamics.identification.signals import interior  # noqa: E402
 from robot_dynamics.identification.simulated import Noise  # noqa: E402

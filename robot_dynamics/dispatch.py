@@ -202,8 +202,8 @@ def scalar(x, name):
     return x
 
 
-def vector(x, name, n):
-    """x as a finite float array of shape (n,), else a ValueError naming it."""
+def check_vector(name, x, n):
+    """x as a finite float array (a copy) of shape (n,), else a ValueError naming it."""
     x = np.array(x, dtype=float)
     if x.shape != (n,) or not np.isfinite(x).all():
         raise ValueError(f"{name} must be a finite array of shape ({n},), got shape {x.shape}"

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import composed
 from .contact_sets import Contact, ContactDynamics, contact_list
-from .dispatch import Calls, Constant, Engine, finite, forwards, scalar, vector
+from .dispatch import Calls, Constant, Engine, check_vector, finite, forwards, scalar
 from .drive_files import drive_values
 from .mimic import CoupledCalls
 from .model import build_model
@@ -99,11 +99,11 @@ class Robot:
     # ---- models that differ in parameters or gravity -------------------------------------------------------------
     def with_parameters(self, pi):
         """The same kinematics with other inertial parameters pi: (10 nbodies,)."""
-        return Robot(self.model.with_parameters(vector(pi, "pi", 10 * self.nbodies)))
+        return Robot(self.model.with_parameters(check_vector("pi", pi, 10 * self.nbodies)))
 
     def with_gravity(self, gravity):
         """The same robot under another gravity vector (3,), world frame."""
-        return Robot(self.model.with_gravity(vector(gravity, "gravity", 3)))
+        return Robot(self.model.with_gravity(check_vector("gravity", gravity, 3)))
 
     # ---- drives (drives.py) --------------------------------------------------------------------------------------
     @property
@@ -173,7 +173,7 @@ class Robot:
         """(d/dq, d/dw) of integrate(q, w) in tangent coordinates, as Pinocchio's dIntegrate (they do not depend on
         q): identity blocks for 1-DoF joints, Ad(exp(-w_j)) and the right Jacobian of exp for free and planar
         joints.  w: (nv,) -> (nv, nv), (nv, nv)"""
-        Jq, Jw = self._engine.space.integrate_jacobians(vector(w, "w", self.nv))
+        Jq, Jw = self._engine.space.integrate_jacobians(check_vector("w", w, self.nv))
         return finite(Jq, "integrate_jacobians", "w"), finite(Jw, "integrate_jacobians", "w")
 
     # ---- paper 002: one outward pass -----------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Layer 4: controllers, reference trajectories and a simulator, on plain numpy arrays (no ROS).
 
 - computed_torque: ComputedTorque, tau = M (a_d + K_d edot + K_p e) + C v + g
-- adaptive: SlotineLi, tau = Y pi_hat - K_D s, pi_hat_dot = -Gamma Y^T s, with a physical-consistency projection;
-  the pseudo-inertia and its metrics; TrackingRecord, what an adaptive loop reports
+- adaptive: SlotineLi, tau = Y pi_hat - K_D s, pi_hat_dot = -Gamma Y^T s, with a physical-consistency projection
+  (the pseudo-inertia and its metrics, exported here, live in robot_dynamics/inertia.py); TrackingRecord, what an
+  adaptive loop reports
 - composite: CompositeSlotineLi, the default adaptive controller (tracking plus torque-prediction errors, a
   least-squares gain, a log-det barrier), RelativeGains, its settings from a bandwidth and a rated payload, and
   MomentumFilter, the filtered momentum regressor W with W pi = the filtered torque
@@ -11,8 +12,8 @@
 - trajectories: PiecewiseTrajectory (JointTrajectory contents), quintic_waypoints, SumOfSines
 - simulator: Simulator (RK4 / semi-implicit Euler on the configuration manifold), with_payload
 """
-from .adaptive import (InertiaMetric, SlotineLi, TrackingRecord, excitation_gain, log_det_divergence,
-                       log_det_metric, parameters_from_pseudo_inertia, pseudo_inertia)
+from ..inertia import InertiaMetric, log_det_divergence, log_det_metric, parameters_from_pseudo_inertia, pseudo_inertia
+from .adaptive import SlotineLi, TrackingRecord, excitation_gain
 from .composite import CompositeSlotineLi, MomentumFilter, RelativeGains
 from .computed_torque import ComputedTorque, gain_matrix, tracking_error
 from .simulator import Rollout, Simulator, payload_parameters, with_payload

@@ -22,8 +22,9 @@ the body origin) belong to some non-negative mass distribution iff its pseudo-in
 (Wensing, Kim & Slotine, "Linear matrix inequalities for physically consistent inertial parameter
 identification", RA-L 2018). J >= 0 gives m >= 0, a positive-semidefinite rotational inertia about the CoM and
 the triangle inequalities; J is linear in pi_k, so the physical set is a convex cone. ``InertiaMetric(pi_ref)``
-measures a change of body k by the affine-invariant ("pullback", the Hessian of the log-det divergence) metric
-at its reference pseudo-inertia J0_k:
+(robot_dynamics/inertia.py, with the pseudo-inertia and the log-det metric and divergence) measures a change of
+body k by the affine-invariant ("pullback", the Hessian of the log-det divergence) metric at its reference
+pseudo-inertia J0_k:
 
     ||dpi_k||^2 = tr(J0_k^-1 J(dpi_k) J0_k^-1 J(dpi_k)) = ||S_k J(dpi_k) S_k||_F^2,    S_k = J0_k^-1/2
 
@@ -64,117 +65,18 @@ demo and adaptive_controller_node run), is composite.CompositeSlotineLi: this tr
 error, a least-squares gain and a log-det barrier (log_det_metric, log_det_divergence) instead of the projection.
 ``TrackingRecord`` holds what such a loop reports.
 """
+import functools
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
+from ..configuration import ConfigurationSpace
+from ..drives import COULOMB_VELOCITY
 from ..friction import drive_parameters, drive_physical, drive_regressor, model_class
+from ..inertia import (InertiaMetric, log_det_divergence, log_det_metric, project_whitened,  # noqa: F401
+                       pseudo_inertia)                                        # (log_det_*, pseudo_inertia: composite's)
 from .computed_torque import check_vector, gain_matrix, tracking_error
-
-
-def _pseudo_inertia_map():
-    """B (10, 16) with vec J(pi_k) = pi_k B: J is linear in pi (the column j of B is J(e_j))."""
-    B = np.zeros((10, 4, 4))
-    for j, (rows, cols, value) in enumerate([
-            ([3], [3], 1.0),                                              # m
-            ([0, 3], [3, 0], 1.0), ([1, 3], [3, 1], 1.0), ([2, 3], [3, 2], 1.0),      # h = m c
-            ([1, 2], [1, 2], 0.5), ([0, 2], [0, 2], 0.5), ([0, 1], [0, 1], 0.5)]):   # I_xx, I_yy, I_zz
-        B[j, rows, cols] = value
-    B[4, 0, 0] = B[5, 1, 1] = B[6, 2, 2] = -0.5                         # 1/2 tr(I) 1 - I on the diagonal
-    for j, (a, b) in zip((7, 8, 9), ((0, 1), (0, 2), (1, 2))):          # -I_xy, -I_xz, -I_yz off it
-        B[j, a, b] = B[j, b, a] = -1.0
-    return B.reshape(10, 16)
-
-
-_PSEUDO_INERTIA = _pseudo_inertia_map()
-
-
-def pseudo_inertia(pi):
-    """J(pi_k) = [[1/2 tr(I) 1 - I, h], [h^T, m]] per body.  pi: (..., 10)  ->  (..., 4, 4)"""
-    pi = np.asarray(pi, dtype=float)
-    return (pi @ _PSEUDO_INERTIA).reshape(pi.shape[:-1] + (4, 4))
-
-
-def parameters_from_pseudo_inertia(J):
-    """Inverse of ``pseudo_inertia``: I = tr(Sigma) 1 - Sigma.  J: (..., 4, 4) symmetric  ->  (..., 10)"""
-    Sigma = J[..., :3, :3]
-    I = np.trace(Sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) - Sigma
-    return np.concatenate([J[..., 3, 3:4], J[..., :3, 3],
-                           np.stack([I[..., 0, 0], I[..., 1, 1], I[..., 2, 2],
-                                     I[..., 0, 1], I[..., 0, 2], I[..., 1, 2]], -1)], axis=-1)
-
-
-_BASIS = _PSEUDO_INERTIA.reshape(10, 4, 4)              # J(e_j), (10, 4, 4)
-
-
-class InertiaMetric:
-    """The affine-invariant metric of the pseudo-inertias at reference parameters, its gain and its projection.
-
-    pi_ref: (10 nbodies,) reference parameters (the nominal model); regularization: J0_k + regularization
-    tr(J0_k) 1 keeps a point-mass reference invertible (1e-9 1 for a massless one); in effect a body adapts little
-    in the directions its reference lacks.
-    """
-
-    def __init__(self, pi_ref, regularization=1e-3):
-        J0 = pseudo_inertia(np.reshape(pi_ref, (-1, 10)))
-        trace = np.trace(J0, axis1=-2, axis2=-1)
-        J0 = J0 + np.where(trace > 0, regularization * trace, 1e-9)[:, None, None] * np.eye(4)
-        w, U = np.linalg.eigh(J0)
-        self.S = (U * w[:, None, :] ** -0.5) @ np.swapaxes(U, -1, -2)                # J0^-1/2, (nb, 4, 4)
-        self.S_inv = (U * w[:, None, :] ** 0.5) @ np.swapaxes(U, -1, -2)
-        self._A = (self.S[:, None] @ _BASIS @ self.S[:, None]).reshape(-1, 10, 16)     # vec(S J(e_j) S)
-        self.G = self._A @ np.swapaxes(self._A, -1, -2)                                  # (nb, 10, 10)
-
-    def matrix(self):
-        """blockdiag(G_k): ||dpi||^2 = dpi^T G dpi.  -> (10 nb, 10 nb)"""
-        return _block_diagonal(self.G)
-
-    def gain(self, gamma=1.0):
-        """Gamma = blockdiag(gamma_k G_k^-1), for which ``project`` is the Gamma^-1-metric projection.
-
-        gamma: scalar or (nbodies,)  ->  (10 nb, 10 nb)
-        """
-        gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (len(self.G),))
-        return _block_diagonal(gamma[:, None, None] * np.linalg.inv(self.G))
-
-    def project(self, pi, floor=0.0):
-        """The nearest parameters (in this metric) with J(pi_k) >= floor J0_k for every body.  (10 nb,) -> (10 nb,)"""
-        # whitened, J0 -> 1: S J(pi_k) S = sum_j pi_kj vec(S J(e_j) S), as J is linear in pi
-        J = np.einsum("kj,kjm->km", np.reshape(pi, (-1, 10)), self._A).reshape(-1, 4, 4)
-        w, U = np.linalg.eigh(J)
-        J = (U * np.maximum(w, floor)[:, None, :]) @ np.swapaxes(U, -1, -2)
-        return parameters_from_pseudo_inertia(self.S_inv @ J @ self.S_inv).reshape(-1)
-
-
-def log_det_metric(pi):
-    """The Hessian of F(pi) = -sum_k log det J(pi_k) per body: H_k[i, j] = tr(J_k^-1 J(e_i) J_k^-1 J(e_j)), the
-    affine-invariant metric at the estimate itself (Lee, Kwon & Park 2018; Wensing & Slotine 2018).
-
-    pi: (10 nb,) with every J(pi_k) > 0  ->  (nb, 10, 10)
-    """
-    J_inv = np.linalg.inv(pseudo_inertia(np.reshape(pi, (-1, 10))))
-    X = np.einsum("kab,jbc->kjac", J_inv, _BASIS)                                    # J^-1 J(e_j)
-    return np.einsum("kiab,kjba->kij", X, X)
-
-
-def log_det_divergence(pi, pi_hat):
-    """The Bregman divergence of F(pi) = -sum_k log det J(pi_k): sum_k tr(J_hat^-1 J) - log det(J_hat^-1 J) - 4,
-    zero iff pi_hat = pi, infinite as J(pi_hat_k) becomes singular.  pi, pi_hat: (10 nb,) physical  ->  float"""
-    J = pseudo_inertia(np.reshape(pi, (-1, 10)))
-    J_hat = pseudo_inertia(np.reshape(pi_hat, (-1, 10)))
-    A = np.linalg.solve(J_hat, J)
-    sign, logdet = np.linalg.slogdet(A)
-    if np.any(sign <= 0):
-        return np.inf
-    return float(np.sum(np.trace(A, axis1=-2, axis2=-1) - logdet - 4.0))
-
-
-def _block_diagonal(blocks):
-    n, b, _ = blocks.shape
-    out = np.zeros((n * b, n * b))
-    for k in range(n):
-        out[k * b:(k + 1) * b, k * b:(k + 1) * b] = blocks[k]
-    return out
 
 
 class Sliding(NamedTuple):
@@ -198,6 +100,118 @@ def sliding(robot, Lambda, q, v, q_d, v_d, a_d):
     return Sliding(e, e_dot, v_r, a_r, np.asarray(v, dtype=float) - v_r)
 
 
+NOT_FINITE_RESULT = 6              # _reference's status for a result that overflows (1-5 name a non-finite input)
+_INPUTS = ("q", "v", "q_d", "v_d", "a_d")
+NOT_FINITE_ESTIMATE, NOT_FINITE_TORQUE = 1, 2
+_NO_PROJECTION = (np.zeros((0, 10, 16)), np.zeros((0, 4, 4)), 0.0, np.zeros((0, 4, 4)))  # _step's, for P = 1
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _matvec(A, x, out):
+    """out = A x, the sums reassociated so that they vectorize (numba's np.dot calls BLAS: ~4 us for a 70 x 70
+    gain on 2 cores, against 0.7 us)."""
+    for i in range(A.shape[0]):
+        acc = 0.0
+        for j in range(A.shape[1]):
+            acc += A[i, j] * x[j]
+        out[i] = acc
+
+
+@njit(cache=True)
+def _matvec_t(A, x, out):
+    """out = A^T x, row by row (independent sums, vectorized)."""
+    out[:] = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            out[j] += A[i, j] * x[i]
+
+
+@njit(cache=True)
+def _reference(q, v, q_d, v_d, a_d, Lambda, index, vectors):
+    """The sliding variables (module docstring) into vectors[:5] = e, e_dot, v_r, a_r, s (nv each): e = q_d - q on
+    the coordinates index[1] of 1-DoF joints (at index[0] in q; the rest of e as given: robot.difference's for a
+    floating base), e_dot = v_d - v, v_r = v_d + Lambda e, a_r = a_d + Lambda e_dot, s = v - v_r.  Returns 0,
+    1 + the index of the first non-finite input of (q, v, q_d, v_d, a_d), or NOT_FINITE_RESULT."""
+    for k, x in enumerate((q, v, q_d, v_d, a_d)):
+        for i in range(x.shape[0]):
+            if not np.isfinite(x[i]):
+                return 1 + k
+    e, e_dot, v_r, a_r, s = vectors[0], vectors[1], vectors[2], vectors[3], vectors[4]
+    for i in range(index.shape[1]):
+        e[index[1, i]] = q_d[index[0, i]] - q[index[0, i]]
+    e_dot[:] = v_d - v
+    _matvec(Lambda, e, v_r)
+    _matvec(Lambda, e_dot, a_r)
+    for i in range(s.shape[0]):
+        v_r[i] += v_d[i]
+        a_r[i] += a_d[i]
+        s[i] = v[i] - v_r[i]
+        if not (np.isfinite(v_r[i]) and np.isfinite(a_r[i]) and np.isfinite(s[i])):
+            return NOT_FINITE_RESULT
+    return 0
+
+
+@njit(cache=True)
+def _step(Y, s, pi_hat, Gamma, dt, basis, S_inv, floor, bases, rate, pi_new):
+    """rate = pi_hat_dot = -Gamma Y^T s and pi_new = P(pi_hat + dt rate), P inertia.project_whitened(basis, S_inv,
+    floor, bases) when basis has a body, else the identity.  Returns 0 or NOT_FINITE_ESTIMATE."""
+    g = np.empty(Y.shape[1])
+    _matvec_t(Y, s, g)
+    _matvec(Gamma, g, rate)
+    for i in range(rate.shape[0]):
+        rate[i] = -rate[i]
+        pi_new[i] = pi_hat[i] + dt * rate[i]
+        if not np.isfinite(pi_new[i]):
+            return NOT_FINITE_ESTIMATE
+    if basis.shape[0]:
+        project_whitened(pi_new, basis, S_inv, floor, pi_new, bases)
+        for i in range(pi_new.shape[0]):
+            if not np.isfinite(pi_new[i]):
+                return NOT_FINITE_ESTIMATE
+    return 0
+
+
+@njit(cache=True)
+def _torque(Y, pi, K_D, vectors, width, tau):
+    """tau = Y pi + diag(armature) a_r + damping v_r + coulomb tanh(v_r / width) + extra - K_D s (paper 002, eq.
+    (16); the drives' part at the reference, module docstring), vectors[2:] = v_r, a_r, s, armature, damping,
+    coulomb, extra.  Returns 0 or NOT_FINITE_TORQUE."""
+    v_r, a_r, s, armature, damping, coulomb, extra = (vectors[2], vectors[3], vectors[4], vectors[5], vectors[6],
+                                                      vectors[7], vectors[8])
+    k = np.empty(tau.shape[0])
+    _matvec(Y, pi, tau)
+    _matvec(K_D, s, k)
+    for i in range(tau.shape[0]):
+        tau[i] += (armature[i] * a_r[i] + (damping[i] * v_r[i] + coulomb[i] * np.tanh(v_r[i] / width))
+                   + extra[i]) - k[i]
+        if not np.isfinite(tau[i]):
+            return NOT_FINITE_TORQUE
+    return 0
+
+
+@njit(cache=True)
+def _step_and_torque(Y, vectors, pi_hat, Gamma, dt, basis, S_inv, floor, bases, K_D, width, rate, pi_new, tau):
+    """_step, then _torque with pi_new: the tick after Y, in one call."""
+    status = _step(Y, vectors[4], pi_hat, Gamma, dt, basis, S_inv, floor, bases, rate, pi_new)
+    if status:
+        return status
+    return _torque(Y, pi_new, K_D, vectors, width, tau)
+
+
+def _metric_projection(projection):
+    """(basis, S_inv, floor, bases) of InertiaMetric.project when projection is that bound method, or a
+    functools.partial of it giving floor alone (then compiled in the tick), bases the bodies' eigenvectors kept
+    from tick to tick (identities to start); else None."""
+    floor = 0.0
+    if isinstance(projection, functools.partial) and not projection.args and set(projection.keywords) <= {"floor"}:
+        floor = projection.keywords.get("floor", 0.0)
+        projection = projection.func
+    metric = getattr(projection, "__self__", None)
+    if isinstance(metric, InertiaMetric) and getattr(projection, "__func__", None) is InertiaMetric.project:
+        return metric.basis, metric.S_inv, float(floor), np.tile(np.eye(4), (len(metric.G), 1, 1))
+    return None
+
+
 class SlotineLi:
     """Slotine-Li adaptive controller holding the parameter estimate pi_hat (10 nbodies,) as its state.
 
@@ -210,43 +224,74 @@ class SlotineLi:
     theta_d = [armature; its coefficients] (module docstring); armature: whether theta_d has the armatures;
     Gamma_drives: scalar or (p_d,) diagonal gain of theta_d; theta_hat: its initial estimate (p_d,), the robot's
     drives (friction.drive_parameters) if None.
+
+    A tick (update, adapt, torque, law) is three compiled calls on the controller's buffers: the sliding variables
+    (_reference), the regressor (robot.regressor(..., out=)), then the adaptation step, the projection and the
+    torque (_step_and_torque).  Compiled whole for no projection or InertiaMetric(...).project (also as
+    functools.partial(metric.project, floor=...)), no drives or the robot's viscous and Coulomb drives as the
+    feedforward; another projection callable, a friction model object and adapted drives add their numpy calls.
+    Lambda, K_D, Gamma, pi_hat and projection are checked when set; a tick checks its inputs and results are
+    finite, and a ValueError naming the culprit leaves the estimates as they were.
     """
 
     def __init__(self, robot, Lambda, K_D, Gamma, pi_hat=None, projection=None, drives=None, armature=True,
                  Gamma_drives=1.0, theta_hat=None):
         self.robot = robot
-        self.Lambda = gain_matrix(Lambda, robot.nv, "Lambda")
-        self.K_D = gain_matrix(K_D, robot.nv, "K_D")
+        n, p = robot.nv, 10 * robot.nbodies
+        self.Lambda = Lambda
+        self.K_D = K_D
         self.Gamma = Gamma
         self.projection = projection
         pi_hat = robot.parameters if pi_hat is None else pi_hat
-        self.pi_hat = self._projected(check_vector("pi_hat", pi_hat, 10 * robot.nbodies))
+        self.pi_hat = self._projected(check_vector("pi_hat", pi_hat, p))
         self.drives = None if drives is None else model_class(drives)
         self.armature = bool(armature)
         self._feedforward = drives is None and not robot.model.drives.rigid
         self.theta_hat = np.zeros(0)
         if self.drives is not None:
             self._levels = drive_physical(robot, self.armature, self.drives)      # kept >= 0 by the projection
-            p = len(self._levels)
+            p_d = len(self._levels)
             start = drive_parameters(robot, self.armature, self.drives) if theta_hat is None else theta_hat
-            self.theta_hat = self._drive_projected(check_vector("theta_hat", start, p))
-            gain = np.broadcast_to(np.asarray(Gamma_drives, dtype=float), (p,))
+            self.theta_hat = self._drive_projected(check_vector("theta_hat", start, p_d))
+            gain = np.broadcast_to(np.asarray(Gamma_drives, dtype=float), (p_d,))
             if not np.all(np.isfinite(gain) & (gain >= 0)):
-                raise ValueError(f"Gamma_drives must be finite and >= 0, a scalar or ({p},)")
+                raise ValueError(f"Gamma_drives must be finite and >= 0, a scalar or ({p_d},)")
             self.Gamma_drives = gain.copy()
-
-    def _drive_projected(self, theta):
-        return np.where(self._levels, np.maximum(theta, 0.0), theta)
-
-    def _drive_part(self, v_r, a_r):
-        """(Y_d (nv, p_d), the drives' torque (nv,)) at the reference (module docstring); Y_d None without
-        adapted drives."""
-        if self.drives is not None:
-            Y_d = drive_regressor(self.robot, v_r, a_r, self.armature, self.drives, smooth=True)
-            return Y_d, Y_d @ self.theta_hat
+        own = robot.model.drives
+        compiled = self._feedforward and own.model is None                # viscous + Coulomb, in _torque
+        self._friction_model = self._feedforward and own.model is not None
+        self._numpy_drives = self.drives is not None or self._friction_model           # _drive_torque's cases
+        # the tick's vectors, one array (few arguments: a compiled call costs ~0.2 us an argument):
+        # e, e_dot, v_r, a_r, s, then the feedforward's armature, damping, Coulomb level and the extra drives' torque
+        self._vectors = np.zeros((9, n))
+        self._e, self._v_r, self._a_r, self._s, self._extra = (self._vectors[i] for i in (0, 2, 3, 4, 8))
         if self._feedforward:
-            return None, self.robot.armature * a_r + self.robot.friction_torque(v_r)
-        return None, 0.0
+            self._vectors[5] = robot.armature
+        if compiled:
+            self._vectors[6], self._vectors[7] = own.damping, own.friction
+        space = ConfigurationSpace(robot.model)
+        self._tangent = bool(space.free or space.planar)                  # e = robot.difference(q, q_d)
+        self._index = np.zeros((2, 0), dtype=np.int64) if self._tangent else np.stack([space.scalar_q, space.scalar_v])
+        self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
+        self._Y, self._rate = np.zeros((n, p)), np.zeros(p)
+
+    @property
+    def Lambda(self):
+        """The sliding-surface gain (nv, nv); set as a scalar, (nv,) or (nv, nv)."""
+        return self._Lambda
+
+    @Lambda.setter
+    def Lambda(self, value):
+        self._Lambda = gain_matrix(value, self.robot.nv, "Lambda")
+
+    @property
+    def K_D(self):
+        """The damping gain (nv, nv); set as a scalar, (nv,) or (nv, nv)."""
+        return self._K_D
+
+    @K_D.setter
+    def K_D(self, value):
+        self._K_D = gain_matrix(value, self.robot.nv, "K_D")
 
     @property
     def Gamma(self):
@@ -259,45 +304,59 @@ class SlotineLi:
         self._Gamma = gain_matrix(value, 10 * self.robot.nbodies, "Gamma")
         self._Gamma_inv = np.linalg.inv(self._Gamma)
 
+    @property
+    def projection(self):
+        """None or the callable (10 nb,) -> (10 nb,) applied after each adaptation step (class docstring)."""
+        return self._projection
+
+    @projection.setter
+    def projection(self, value):
+        if value is not None and not callable(value):
+            raise ValueError(f"projection must be None or a callable pi -> pi, got {value!r}")
+        self._projection = value
+        compiled = _metric_projection(value)
+        self._compiled_projection = value is None or compiled is not None
+        self._basis, self._S_inv, self._floor, self._bases = compiled or _NO_PROJECTION
+
+    @property
+    def pi_hat(self):
+        """The estimate (10 nb,): each tick replaces it by a new array (one kept by a caller stays as it was)."""
+        return self._pi_hat
+
+    @pi_hat.setter
+    def pi_hat(self, value):
+        self._pi_hat = check_vector("pi_hat", value, 10 * self.robot.nbodies)
+
+    def _drive_projected(self, theta):
+        return np.where(self._levels, np.maximum(theta, 0.0), theta)
+
     def _projected(self, pi):
-        return pi if self.projection is None else self.projection(pi)
+        return pi if self._projection is None else self._projection(pi)
 
     def sliding(self, q, v, q_d, v_d, a_d):
         """e, edot, qdot_r = qdot_d + Lambda e, qddot_r = qddot_d + Lambda edot, s = qdot - qdot_r (all (nv,))."""
-        return sliding(self.robot, self.Lambda, q, v, q_d, v_d, a_d)
+        return sliding(self.robot, self._Lambda, q, v, q_d, v_d, a_d)
 
     def law(self, q, v, q_d, v_d, a_d, pi_hat=None):
         """Pure control and adaptation law: tau = Y pi_hat + (the drives' part) - K_D s (nv,), pi_hat_dot =
-        -Gamma Y^T s (10 nb,) (module docstring; theta_hat_d's rate is _adapt_drives').
+        -Gamma Y^T s (10 nb,) (module docstring; theta_hat_d's rate is _drive_torque's).
 
         pi_hat: the estimate to use, self.pi_hat if None. Nothing is modified.
         """
-        pi_hat = self.pi_hat if pi_hat is None else pi_hat
-        sl = self.sliding(q, v, q_d, v_d, a_d)
-        Y = self.robot.regressor(np.asarray(q, float), np.asarray(v, float), sl.v_r, sl.a_r)
-        return Y @ pi_hat + self._drive_part(sl.v_r, sl.a_r)[1] - self.K_D @ sl.s, -self.Gamma @ (Y.T @ sl.s)
+        pi_hat = self._pi_hat if pi_hat is None else check_vector("pi_hat", pi_hat, 10 * self.robot.nbodies)
+        rate = np.empty(10 * self.robot.nbodies)
+        return self._tick(q, v, q_d, v_d, a_d, 0.0, pi_hat, rate, False)[1], rate
 
     def torque(self, q, v, q_d, v_d, a_d):
         """tau (nv,) with the current estimate; the estimate is not changed."""
-        return self.law(q, v, q_d, v_d, a_d)[0]
+        return self._tick(q, v, q_d, v_d, a_d, 0.0, self._pi_hat, self._rate, False)[1]
 
     def adapt(self, q, v, q_d, v_d, a_d, dt):
         """pi_hat <- P(pi_hat + dt pi_hat_dot) (and theta_hat_d likewise): one explicit Euler step of the adaptation
         law; returns pi_hat."""
-        dt = _check_dt(dt)
-        sl = self.sliding(q, v, q_d, v_d, a_d)
-        Y = self.robot.regressor(np.asarray(q, float), np.asarray(v, float), sl.v_r, sl.a_r)
-        self._adapt_drives(sl, dt)
-        self.pi_hat = self._projected(self.pi_hat - dt * self.Gamma @ (Y.T @ sl.s))
-        return self.pi_hat
-
-    def _adapt_drives(self, sl, dt):
-        """theta_hat_d <- P(theta_hat_d - dt Gamma_d Y_d^T s); returns the drives' torque with the new estimate."""
-        Y_d, torque = self._drive_part(sl.v_r, sl.a_r)
-        if Y_d is None:
-            return torque
-        self.theta_hat = self._drive_projected(self.theta_hat - dt * self.Gamma_drives * (Y_d.T @ sl.s))
-        return Y_d @ self.theta_hat
+        self._pi_hat, _, self.theta_hat = self._tick(q, v, q_d, v_d, a_d, _check_dt(dt), self._pi_hat, self._rate,
+                                                     True)
+        return self._pi_hat
 
     def update(self, q, v, q_d, v_d, a_d, dt):
         """One control tick: the estimate advanced by dt, then tau (nv,) with the new estimate (one regressor).
@@ -307,11 +366,68 @@ class SlotineLi:
         Keep Gamma small enough that this oscillation (omega^2 ~ |M^-1/2 Y Gamma Y^T M^-1/2|) is well below the
         tick rate: the held torque lags by dt / 2.
         """
-        dt = _check_dt(dt)
-        sl = self.sliding(q, v, q_d, v_d, a_d)
-        Y = self.robot.regressor(np.asarray(q, float), np.asarray(v, float), sl.v_r, sl.a_r)
-        self.pi_hat = self._projected(self.pi_hat - dt * self.Gamma @ (Y.T @ sl.s))
-        return Y @ self.pi_hat + self._adapt_drives(sl, dt) - self.K_D @ sl.s
+        self._pi_hat, tau, self.theta_hat = self._tick(q, v, q_d, v_d, a_d, _check_dt(dt), self._pi_hat,
+                                                       self._rate, True)
+        return tau
+
+    def _tick(self, q, v, q_d, v_d, a_d, dt, pi_hat, rate, adapt):
+        """The law at one state: (pi_new, tau, theta_new), new arrays, and rate <- pi_hat_dot.  With adapt the
+        estimates advanced by dt and projected, tau with them; else pi_new = pi_hat (dt = 0) and tau with it."""
+        q, v, q_d, v_d, a_d = self._state(q, v, q_d, v_d, a_d)
+        status = _reference(q, v, q_d, v_d, a_d, self._Lambda, self._index, self._vectors)
+        if status:
+            raise ValueError(f"{_INPUTS[status - 1]} is not finite" if status != NOT_FINITE_RESULT else
+                             "the sliding variables overflow float64 (Lambda e too large)")
+        Y = self.robot.regressor(q, v, self._v_r, self._a_r, out=self._Y)
+        theta = self._drive_torque(dt if adapt else 0.0) if self._numpy_drives else self.theta_hat
+        pi_new, tau = np.empty(len(pi_hat)), np.empty(len(self._s))
+        if self._compiled_projection or not adapt:
+            status = _step_and_torque(Y, self._vectors, pi_hat, self._Gamma, dt,
+                                      self._basis if adapt else _NO_PROJECTION[0], self._S_inv, self._floor,
+                                      self._bases, self._K_D, COULOMB_VELOCITY, rate, pi_new, tau)
+        else:
+            status = _step(Y, self._s, pi_hat, self._Gamma, dt, *_NO_PROJECTION, rate, pi_new)
+            if not status:
+                pi_new = check_vector("the projection's result", self._projection(pi_new), len(pi_hat))
+                status = _torque(Y, pi_new, self._K_D, self._vectors, COULOMB_VELOCITY, tau)
+        if status == NOT_FINITE_ESTIMATE:
+            raise ValueError("pi_hat + dt pi_hat_dot is not finite (dt, Gamma or the state too large): "
+                             "the estimate is unchanged")
+        if status == NOT_FINITE_TORQUE:
+            raise ValueError("tau is not finite (the estimate or the state too large): the estimate is unchanged")
+        return pi_new, tau, theta
+
+    def _state(self, q, v, q_d, v_d, a_d):
+        """The tick's inputs as C-contiguous float arrays, their shapes checked; for a floating base, e <- q_d (-) q
+        (robot.difference)."""
+        q, v = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float)
+        q_d, v_d = np.ascontiguousarray(q_d, dtype=float), np.ascontiguousarray(v_d, dtype=float)
+        a_d = np.ascontiguousarray(a_d, dtype=float)
+        state = q, v, q_d, v_d, a_d
+        if (q.shape, v.shape, q_d.shape, v_d.shape, a_d.shape) != self._shapes:
+            name, x, shape = next(t for t in zip(_INPUTS, state, self._shapes) if t[1].shape != t[2])
+            raise ValueError(f"{name} has shape {x.shape}, expected {shape}")
+        if self._tangent:
+            for name, x in (("q", q), ("q_d", q_d)):
+                if not np.isfinite(x).all():
+                    raise ValueError(f"{name} is not finite")
+            self._e[:] = self.robot.difference(q, q_d)
+        return state
+
+    def _drive_torque(self, dt):
+        """theta_hat_d advanced by dt, and the drives' torque that _torque does not compute itself into self._extra
+        (zeros, set at construction, when neither case applies): adapted drives, theta_new = P(theta_hat_d - dt
+        Gamma_d Y_d^T s), extra = Y_d theta_new (module docstring); else a friction model object's tau_f(v_r)."""
+        if self.drives is not None:
+            Y_d = drive_regressor(self.robot, self._v_r, self._a_r, self.armature, self.drives, smooth=True)
+            theta = self._drive_projected(self.theta_hat - dt * self.Gamma_drives * (Y_d.T @ self._s))
+            if not np.all(np.isfinite(theta)):
+                raise ValueError("theta_hat + dt theta_hat_dot is not finite (dt, Gamma_drives or the state too "
+                                 "large): the estimates are unchanged")
+            self._extra[:] = Y_d @ theta
+            return theta
+        self._extra[:] = self.robot.friction_torque(self._v_r)
+        return self.theta_hat
 
     def lyapunov(self, q, v, q_d, v_d, pi, pi_hat=None):
         """V = 1/2 s^T M(q; pi) s + 1/2 (pi_hat - pi)^T Gamma^-1 (pi_hat - pi) for the true parameters pi (10 nb,).

@@ -69,6 +69,8 @@ from numba import njit
 
 from ..drives import COULOMB_VELOCITY
 
+from ..dispatch import check_vector
+
 
 def gain_matrix(gain, n, name="gain"):
     """A gain given as a scalar, a diagonal (n,) or a full (n, n) matrix  ->  (n, n) matrix."""
@@ -84,16 +86,6 @@ def gain_matrix(gain, n, name="gain"):
     if not np.all(np.isfinite(matrix)):
         raise ValueError(f"{name} is not finite")
     return matrix
-
-
-def check_vector(name, x, n):
-    """x as a finite float array of shape (n,), or ValueError naming it."""
-    x = np.asarray(x, dtype=float)
-    if x.shape != (n,):
-        raise ValueError(f"{name} has shape {x.shape}, expected ({n},)")
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} is not finite")
-    return x
 
 
 def tracking_error(robot, q, v, q_d, v_d):

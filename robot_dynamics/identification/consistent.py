@@ -39,7 +39,7 @@ of where 20 times more evaluations take it.
 import numpy as np
 import scipy.optimize
 
-from ..controllers.adaptive import InertiaMetric, parameters_from_pseudo_inertia, pseudo_inertia
+from ..inertia import InertiaMetric, parameters_from_pseudo_inertia, pseudo_inertia
 
 MAX_NFEV = 10               # evaluations per variable at most (module docstring)
 ALTERNATIONS = 200          # alternating projections for a starting point

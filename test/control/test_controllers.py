@@ -1,4 +1,5 @@
 """Computed torque against the closed-form error dynamics; Slotine-Li against its Lyapunov function."""
+import functools
 import pathlib
 
 import numpy as np
@@ -243,6 +244,51 @@ def test_slotine_li_runs_on_a_floating_base():
     controller = SlotineLi(robot, 2.0, 4.0, 0.1, pi_hat=mismatched(robot, rng))
     tau = controller.update(q, v, q_d, np.zeros(robot.nv), np.zeros(robot.nv), 0.001)
     assert tau.shape == (robot.nv,) and np.all(np.isfinite(tau)) and np.all(np.isfinite(controller.pi_hat))
+
+
+def test_the_compiled_tick_is_the_law_transcribed_in_numpy():
+    """SlotineLi.update (compiled) against the law written here with numpy for five ticks on arm7 with drives
+    (module docstring; paper 002, eq. (16)): e = q_d - q, v_r = v_d + Lambda e, a_r = a_d + Lambda edot, s = v - v_r,
+    pi <- P(pi - dt Gamma Y^T s) with P numpy's eigh of the whitened pseudo-inertia, clipped at the floor, and
+    tau = Y pi + armature a_r + damping v_r + friction tanh(v_r / 0.01) - K_D s; the projection acts on some tick.
+    Then a non-finite input, or a step that overflows, is refused by name and leaves pi_hat as it was."""
+    robot = load("arm7.urdf").with_drives(armature=0.05, damping=0.3, friction=0.4)
+    rng = np.random.default_rng(37)
+    metric, floor, dt = InertiaMetric(robot.parameters), 0.2, 1e-3
+    Lambda, K_D = np.diag(rng.uniform(2, 6, robot.nv)), np.diag(rng.uniform(10, 30, robot.nv))
+    Gamma = metric.gain(3000.0)
+    controller = SlotineLi(robot, Lambda, K_D, Gamma, pi_hat=mismatched(robot, rng),
+                           projection=functools.partial(metric.project, floor=floor))
+    pi = controller.pi_hat.copy()
+
+    def project(pi):
+        w, U = np.linalg.eigh(metric.S @ pseudo_inertia(pi.reshape(-1, 10)) @ metric.S)
+        J = metric.S_inv @ (U * np.maximum(w, floor)[:, None, :]) @ np.swapaxes(U, -1, -2) @ metric.S_inv
+        return parameters_from_pseudo_inertia(J).reshape(-1), w.min() < floor
+
+    clipped = []
+    for _ in range(5):
+        q_d, v_d = robot.random_state(rng)
+        q, v, a_d = q_d + 0.1 * rng.normal(size=robot.nv), v_d + rng.normal(size=robot.nv), rng.normal(size=robot.nv)
+        e, e_dot = q_d - q, v_d - v
+        v_r, a_r = v_d + Lambda @ e, a_d + Lambda @ e_dot
+        s = v - v_r
+        Y = robot.regressor(q, v, v_r, a_r)
+        pi, acted = project(pi - dt * Gamma @ (Y.T @ s))
+        clipped.append(acted)
+        tau = Y @ pi + 0.05 * a_r + 0.3 * v_r + 0.4 * np.tanh(v_r / 0.01) - K_D @ s
+        np.testing.assert_allclose(controller.update(q, v, q_d, v_d, a_d, dt), tau, rtol=1e-12,
+                                   atol=1e-12 * np.abs(tau).max())
+        np.testing.assert_allclose(controller.pi_hat, pi, rtol=1e-12, atol=1e-12 * np.abs(pi).max())
+    assert any(clipped)
+    before, kept = controller.pi_hat, controller.pi_hat.copy()
+    bad = q.copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="q is not finite"):
+        controller.update(bad, v, q_d, v_d, a_d, dt)
+    with pytest.raises(ValueError, match="pi_hat \\+ dt pi_hat_dot is not finite"):
+        controller.update(q, v, q_d, v_d, a_d, 1e308)
+    assert controller.pi_hat is before and np.array_equal(before, kept)
 
 
 def test_slotine_li_sampled_with_projection_keeps_the_estimate_physical():

@@ -28,7 +28,7 @@ import yaml
 import robot_dynamics as rd
 from friction_laws import law, random_parameters
 from robot_dynamics.bundled import bundled_urdf
-from robot_dynamics.controllers.adaptive import parameters_from_pseudo_inertia, pseudo_inertia
+from robot_dynamics.inertia import parameters_from_pseudo_inertia, pseudo_inertia
 from robot_dynamics.friction import MODELS
 from robot_dynamics.identification import excitation_trajectory, identify
 from robot_dynamics.identification.base import random_states

@@ -21,7 +21,7 @@ import pytest
 import robot_dynamics as rd
 from oracle import erd_path
 from robot_dynamics.bundled import bundled_urdf
-from robot_dynamics.controllers.adaptive import parameters_from_pseudo_inertia, pseudo_inertia
+from robot_dynamics.inertia import parameters_from_pseudo_inertia, pseudo_inertia
 from robot_dynamics.identification import (FourierTrajectory, base_parameters, derivatives, excitation_trajectory,
                                            identify, simulate_log)
 from robot_dynamics.identification.base import random_states
@@ -218,7 +218,7 @@ def test_regularized_wls_minimizes_the_documented_objective(robots, noisy):
     here as one stacked least-squares problem: rows sqrt(w_j) Y_j / sigma (weights from the OLS residuals,
     sigma^2 from the WLS fit's, both read off the results) and sqrt(lambda) vec(S_k J(pi_k - pi_0k) S_k)
     (InertiaMetric at the URDF's pi, physical here); lambda -> 0 tends to the least change."""
-    from robot_dynamics.controllers.adaptive import InertiaMetric
+    from robot_dynamics.inertia import InertiaMetric
     from robot_dynamics.identification.least_squares import stacked_regressor
     robot = robots["arm7"]
     train, _, _ = noisy
