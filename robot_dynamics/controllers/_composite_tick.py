@@ -9,11 +9,12 @@ and no BLAS threads on the tick's path.
 import numpy as np
 from numba import njit
 
+from ..drives import COULOMB_VELOCITY
+
 STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
 FLOOR = 1e-9                # no body's pseudo-inertia below FLOOR J(pi_ref) in any direction: numerically > 0
 GAIN_BOUND = 0.5            # Lambda dt and kd dt at most this
 ESTIMATE_WATCH = 0.25       # from Lambda dt > ESTIMATE_WATCH GAIN_BOUND on, Lambda also by the estimate's inertia
-COULOMB_VELOCITY = 0.01     # drives.COULOMB_VELOCITY (the smoothed Coulomb sign)
 
 LEAST_SQUARES, GRADIENT, NATURAL = 0, 1, 2      # the laws, CompositeSlotineLi.LAWS's order
 START, STEP, HOLD = 0, 1, 2                     # what a tick does with the filters: start them, step them, neither
@@ -355,8 +356,9 @@ def gains(q, v, q_d, v_d, a_d, e, scalar_q, scalar_v, Lambda, top, kd, dt, M_ref
     max(1, max_j M_jj(q; pi_hat) / max(M_jj(q; pi_0), M_jj(q; pi_ref))) once Lambda dt > ESTIMATE_WATCH GAIN_BOUND
     (else g = 1), kd_j dt r_j <= GAIN_BOUND with r_j = max(M_jj(q; pi_ref) / max(M_jj(q; pi_0), M_jj(q; pi_hat)), 1)
     (composite.py); diag M(q; pi_hat) is asked for (NEEDS_ESTIMATE) only where Lambda dt is that close to its bound
-    or M(q; pi_0) alone would cap kd, and estimate_diag is not given (a negative first entry).  e: q_d (-) q, computed here from the scalar joints unless given.  Returns the
-    flags, or -1 - i for the first of q, v, q_d, v_d, a_d (i) that is not finite."""
+    or M(q; pi_0) alone would cap kd, and estimate_diag is not given (a negative first entry).  e: q_d (-) q, computed
+    here from the scalar joints unless given.  Returns the flags, or -1 - i for the first of q, v, q_d, v_d, a_d (i)
+    that is not finite."""
     for i, x in enumerate((q, v, q_d, v_d, a_d)):
         if not np.all(np.isfinite(x)):
             return -1 - i

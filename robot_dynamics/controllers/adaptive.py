@@ -74,8 +74,7 @@ from numba import njit
 from ..configuration import ConfigurationSpace
 from ..drives import COULOMB_VELOCITY
 from ..friction import drive_parameters, drive_physical, drive_regressor, model_class
-from ..inertia import (InertiaMetric, log_det_divergence, log_det_metric, project_whitened,  # noqa: F401
-                       pseudo_inertia)                                        # (log_det_*, pseudo_inertia: composite's)
+from ..inertia import InertiaMetric, project_whitened
 from .computed_torque import check_vector, gain_matrix, tracking_error
 
 

@@ -69,7 +69,8 @@ from ..configuration import ConfigurationSpace
 from ..spatial import parameters_from_inertial
 from . import _composite_tick as kernel
 from ._composite_tick import FLOOR, GAIN_BOUND, STEP_BOUND  # noqa: F401 (the law's bounds, named here)
-from .adaptive import InertiaMetric, Sliding, _check_dt, log_det_divergence, pseudo_inertia, sliding
+from ..inertia import InertiaMetric, log_det_divergence, pseudo_inertia
+from .adaptive import Sliding, _check_dt, sliding
 from .computed_torque import check_vector, gain_matrix
 
 
