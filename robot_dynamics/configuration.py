@@ -7,37 +7,24 @@ simulated trajectory matches Pinocchio's `integrate` one-to-one.
 import math
 
 import numpy as np
+from numba import njit
 
 from .model import FREE, PLANAR
-from .spatial import adj, quaternion_rotation, skew
+from .spatial import adj, quaternion_rotation
 
 
+@njit(cache=True)
 def _so3_left_jacobian(w):
     """V(w), the left Jacobian of SO(3): exp([v; w]) moves the origin by V(w) v.  (3,) -> (3, 3)
 
     With w = t k, |k| = 1: V = E + (1 - cos t)/t k~ + (1 - sin t/t) k~^2, in the unit axis so that no power of t
-    overflows."""
-    t = math.hypot(*w)
-    if t < 1e-8:                                       # Taylor series to second order
-        W = skew(w)
-        return np.eye(3) + 0.5 * W + W @ W / 6.0
-    K = skew(w / t)
-    return np.eye(3) + (1.0 - np.cos(t)) / t * K + (1.0 - np.sin(t) / t) * K @ K
-
-
-def _so3_log(R):
-    """w with exp(w~) = R, |w| <= pi.  (3, 3) -> (3,)"""
-    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    t = np.arccos(c)
-    axis = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    overflows; below t = 1e-8 the Taylor series to second order, E + w~ / 2 + w~^2 / 6."""
+    t = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
     if t < 1e-8:
-        return 0.5 * axis
-    if np.pi - t < 1e-6:                               # near pi: the axis from the symmetric part
-        B = (R + np.eye(3)) / 2.0
-        i = int(np.argmax(np.diag(B)))
-        n = B[:, i] / np.sqrt(B[i, i])
-        return t * n * (1.0 if n @ axis >= 0.0 else -1.0)
-    return t / (2.0 * np.sin(t)) * axis
+        return np.eye(3) + 0.5 * K + (K @ K) / 6.0
+    K /= t
+    return np.eye(3) + (1.0 - np.cos(t)) / t * K + (1.0 - np.sin(t) / t) * (K @ K)
 
 
 def _quaternion_step(quat, w):
@@ -68,6 +55,69 @@ def _rot2(t):
     return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
 
 
+@njit(cache=True)
+def so3_log(R, out=None):
+    """w (3,) with exp(w~) = R (3, 3), |w| <= pi, into out (3,) if given; near pi the axis from the symmetric part
+    of R, its sign from the antisymmetric part."""
+    if out is None:
+        out = np.empty(3)
+    c = min(max((R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0, -1.0), 1.0)
+    t = np.arccos(c)
+    a0, a1, a2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    if t < 1e-8:
+        out[0], out[1], out[2] = 0.5 * a0, 0.5 * a1, 0.5 * a2
+    elif np.pi - t < 1e-6:                               # near pi: the axis from the symmetric part
+        i = 0
+        for j in range(1, 3):
+            if R[j, j] > R[i, i]:
+                i = j
+        b = np.sqrt((R[i, i] + 1.0) / 2.0)
+        for j in range(3):
+            out[j] = ((R[j, i] + (1.0 if i == j else 0.0)) / 2.0) / b
+        sign = 1.0 if out[0] * a0 + out[1] * a1 + out[2] * a2 >= 0.0 else -1.0
+        for j in range(3):
+            out[j] *= t * sign
+    else:
+        s = t / (2.0 * np.sin(t))
+        out[0], out[1], out[2] = s * a0, s * a1, s * a2
+    return out
+
+
+@njit(cache=True)
+def _unit_rotation(q, i):
+    """The rotation matrix of the quaternion q[i:i + 4] = [qx, qy, qz, qw] made unit (spatial.quaternion_rotation);
+    None for a quaternion of norm below 1e-12 (normalize's bound)."""
+    n = np.sqrt(q[i] * q[i] + q[i + 1] * q[i + 1] + q[i + 2] * q[i + 2] + q[i + 3] * q[i + 3])
+    if not n >= 1e-12:
+        return None
+    x, y, z, w = q[i] / n, q[i + 1] / n, q[i + 2] / n, q[i + 3] / n
+    return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
+                     [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
+                     [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
+
+
+@njit(cache=True)
+def _free_difference(q0, q1, free_q, free_v, out):
+    """out[iv:iv + 6] = log(T(q0)^-1 T(q1)) for each free joint (iq, iv): w = log(R0^T R1) (so3_log), the linear
+    part V(w)^-1 R0^T (p1 - p0) (_so3_left_jacobian) -- ConfigurationSpace.difference compiled, the quaternions
+    made unit first.  Returns -1, or 2 j (q0) or 2 j + 1 (q1) for the first zero (or not finite) quaternion of free
+    joint j, nothing written for it."""
+    for j in range(free_q.shape[0]):
+        iq, iv = free_q[j], free_v[j]
+        R0, R1 = _unit_rotation(q0, iq + 3), _unit_rotation(q1, iq + 3)
+        if R0 is None:
+            return 2 * j
+        if R1 is None:
+            return 2 * j + 1
+        R = R0.T @ R1
+        w = so3_log(R)
+        V = _so3_left_jacobian(w)
+        d = R0.T @ (q1[iq:iq + 3] - q0[iq:iq + 3])
+        out[iv:iv + 3] = np.linalg.solve(V, d)
+        out[iv + 3:iv + 6] = w
+    return -1
+
+
 class ConfigurationSpace:
     """Index sets of a model's coordinates: 1-DoF joints add, free and planar joints use their group law."""
 
@@ -79,6 +129,8 @@ class ConfigurationSpace:
         self.scalar_v = np.array([j.idx_v for j in independent if j.nq == 1], dtype=np.int64)
         self.prismatic = np.array([j.idx_q for j in independent if j.type == "prismatic"], dtype=np.int64)
         self.free = [(j.idx_q, j.idx_v) for j in independent if jtype[j.body] == FREE]
+        self.free_q = np.array([iq for iq, _ in self.free], dtype=np.int64)
+        self.free_v = np.array([iv for _, iv in self.free], dtype=np.int64)
         self.planar = [(j.idx_q, j.idx_v) for j in independent if jtype[j.body] == PLANAR]
         # Lie groups among the joints: the velocity slice and the basis Xi (6, n) of its algebra in se(3)
         self.groups = [(j.idx_v, model.bodies["Xi"][j.body][:, :j.nv]) for j in independent
@@ -144,16 +196,18 @@ class ConfigurationSpace:
             Jq[iv:iv + n, iv:iv + n], Jw[iv:iv + n, iv:iv + n] = E[:n, :n], E[:n, n:]
         return Jq, Jw
 
-    def difference(self, q0, q1):
-        """v with integrate(q0, v) = q1 (the log of q0^-1 q1 for free and planar joints).  -> (nv,)"""
-        v = np.zeros(self.nv)
+    def difference(self, q0, q1, out=None):
+        """v with integrate(q0, v) = q1 (the log of q0^-1 q1 for free and planar joints), into out if given (a
+        controller's buffer: the free joints compiled, _free_difference; a zero quaternion is a ValueError naming
+        it).  q0, q1 (nq,) float64  ->  (nv,)"""
+        v = np.zeros(self.nv) if out is None else out
         v[self.scalar_v] = q1[self.scalar_q] - q0[self.scalar_q]
-        for iq, iv in self.free:
-            R0, R1 = quaternion_rotation(q0[iq + 3:iq + 7]), quaternion_rotation(q1[iq + 3:iq + 7])
-            w = _so3_log(R0.T @ R1)
-            V = _so3_left_jacobian(w)
-            v[iv:iv + 3] = np.linalg.solve(V, R0.T @ (q1[iq:iq + 3] - q0[iq:iq + 3]))
-            v[iv + 3:iv + 6] = w
+        if self.free:
+            bad = _free_difference(q0, q1, self.free_q, self.free_v, v)
+            if bad >= 0:
+                iq = self.free_q[bad // 2]
+                raise ValueError(f"{('q0', 'q1')[bad % 2]}[{iq + 3}:{iq + 7}] is a zero or non-finite quaternion; "
+                                 f"expected [qx, qy, qz, qw] of non-zero norm")
         for iq, iv in self.planar:
             w = (q1[iq + 2] - q0[iq + 2] + np.pi) % (2.0 * np.pi) - np.pi
             P, Q = _se2_translation(np.array([1.0, 0.0, w])), _se2_translation(np.array([0.0, 1.0, w]))

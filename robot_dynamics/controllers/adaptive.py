@@ -268,7 +268,7 @@ class SlotineLi:
             self._vectors[5] = robot.armature
         if compiled:
             self._vectors[6], self._vectors[7] = own.damping, own.friction
-        space = ConfigurationSpace(robot.model)
+        space = self._space = ConfigurationSpace(robot.model)
         self._tangent = bool(space.free or space.planar)                  # e = robot.difference(q, q_d)
         self._index = np.zeros((2, 0), dtype=np.int64) if self._tangent else np.stack([space.scalar_q, space.scalar_v])
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
@@ -398,7 +398,7 @@ class SlotineLi:
 
     def _state(self, q, v, q_d, v_d, a_d):
         """The tick's inputs as C-contiguous float arrays, their shapes checked; for a floating base, e <- q_d (-) q
-        (robot.difference)."""
+        (ConfigurationSpace.difference, compiled)."""
         q, v = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float)
         q_d, v_d = np.ascontiguousarray(q_d, dtype=float), np.ascontiguousarray(v_d, dtype=float)
         a_d = np.ascontiguousarray(a_d, dtype=float)
@@ -410,7 +410,7 @@ class SlotineLi:
             for name, x in (("q", q), ("q_d", q_d)):
                 if not np.isfinite(x).all():
                     raise ValueError(f"{name} is not finite")
-            self._e[:] = self.robot.difference(q, q_d)
+            self._space.difference(q, q_d, out=self._e)
         return state
 
     def _drive_torque(self, dt):

@@ -246,9 +246,9 @@ class CompositeSlotineLi:
     def _buffers(self):
         """The tick's constants and work arrays (update), made once."""
         robot, nv, p = self.robot, self.robot.nv, self.pi_ref.size
-        space = ConfigurationSpace(robot.model)
+        space = self._space = ConfigurationSpace(robot.model)
         self._scalar_q, self._scalar_v = space.scalar_q, space.scalar_v
-        self._lie = bool(space.free or space.planar)          # e = q_d (-) q by robot.difference
+        self._lie = bool(space.free or space.planar)          # e = q_d (-) q by the space's difference
         self._B = np.ascontiguousarray(pseudo_inertia(np.eye(10)))          # J(e_j), (10, 4, 4)
         self._S, self._S_inv = np.ascontiguousarray(self.metric.S), np.ascontiguousarray(self.metric.S_inv)
         drives = robot.model.drives
@@ -428,7 +428,7 @@ class CompositeSlotineLi:
         if dt > 0:
             self.initial.mass_matrix(q, out=self._M_0)
         if self._lie:
-            self._e[:] = robot.difference(q, q_d)
+            self._space.difference(q, q_d, out=self._e)
         self._estimate[0] = -1.0
         args = (q, v, q_d, v_d, a_d, self._e, self._scalar_q, self._scalar_v, self.Lambda, self._Lambda_radius,
                 self.kd, dt, self._M_ref, self._M_0, self._estimate, self._lie, self._Lambda_t, self._kd_t,

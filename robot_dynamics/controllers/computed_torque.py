@@ -67,6 +67,7 @@ import warnings
 import numpy as np
 from numba import njit
 
+from ..configuration import ConfigurationSpace
 from ..drives import COULOMB_VELOCITY
 
 from ..dispatch import check_vector
@@ -164,6 +165,7 @@ class ComputedTorque:
         self._drive = np.zeros((6, 0))
         if self.friction:
             self._drive = self._drive_rows(drives, dt)
+        self._space = ConfigurationSpace(robot.model)                      # q_d (-) q for a floating base
         self._subtract = not any(j.type in ("free", "floating", "planar") for j in robot.model.joints)  # e = q_d - q
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
         self._e, self._a_cmd, self._tau_drive = np.zeros(n), np.empty(n), np.zeros(n)
@@ -243,7 +245,7 @@ class ComputedTorque:
             args = tuple(check_vector(name, x, shape[0]) for name, x, shape in zip(_ARGUMENTS, args, self._shapes))
         q, v, q_d, v_d, a_d = args
         if not self._subtract:
-            self._e[:] = robot.difference(q, q_d)
+            self._space.difference(q, q_d, out=self._e)
         status = _command(q, v, q_d, v_d, a_d, self._K_p, self._K_d, self._Lam, self._drive, self._subtract,
                           self._e, self._a_cmd, self._tau_drive)
         if status != OK:

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from ..compiled import compiled, signature
-from ..configuration import _so3_log
+from ..configuration import ConfigurationSpace, so3_log
 from ..drives import COULOMB_VELOCITY
 from ..model import FREE, PLANAR
 from .computed_torque import check_vector, gain_matrix
@@ -96,7 +96,8 @@ class OperationalSpace:
         self._M, self._h, self._zero = np.empty((nv, nv)), np.empty(nv), np.zeros(nv)
         self._work_n, self._work_k = np.empty((nv + k + 3, nv)), np.empty((3 * k + 3, k))     # the step's scratch
         scalar = robot.nq == nv and not np.isin(robot.model.bodies["jtype"], (FREE, PLANAR)).any()
-        self._dq = np.empty(nv)                                               # q_0 (-) q, by robot.difference
+        self._dq = np.empty(nv)                                               # q_0 (-) q, by the space's
+        self._space = ConfigurationSpace(robot.model)                         # difference (compiled)
         self._posture = self._q_posture if scalar else np.empty(0)           # or q_0 - q in the step
         drives = robot.model.drives
         self._numpy_friction = drives.model is not None
@@ -117,7 +118,7 @@ class OperationalSpace:
         p_d = self._desired(T_d)[:3, 3]
         if self.position_only:
             return p_d - T[:3, 3]
-        return np.concatenate([p_d - T[:3, 3], _so3_log(self._T_d[:3, :3] @ T[:3, :3].T)])
+        return np.concatenate([p_d - T[:3, 3], so3_log(self._T_d[:3, :3] @ T[:3, :3].T)])
 
     def _desired(self, T_d):
         """T_d as a (4, 4) float array (a position p_d (3,) in the last column of self._T_d)."""
@@ -145,7 +146,7 @@ class OperationalSpace:
         robot.mass_matrix(q, out=self._M)
         robot.inverse_dynamics(q, v, self._zero, out=self._h)                # h = C v + g
         if not self._posture.size:
-            self._dq[:] = robot.difference(q, self._q_posture)
+            self._space.difference(q, self._q_posture, out=self._dq)
         tau = np.empty(robot.nv) if out is None else self._checked_out(out)
         status = self._step(*self._arguments(q, v, T_d, V_d, A_d, tau))
         if status == SINGULAR:
@@ -181,30 +182,6 @@ class OperationalSpace:
 
 
 @njit(cache=True)
-def _so3_log_into(R, out):
-    """out[:3] = w with exp(w~) = R, |w| <= pi (configuration._so3_log's branches)."""
-    c = min(max((R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0, -1.0), 1.0)
-    t = np.arccos(c)
-    a0, a1, a2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
-    if t < 1e-8:
-        out[0], out[1], out[2] = 0.5 * a0, 0.5 * a1, 0.5 * a2
-    elif np.pi - t < 1e-6:                               # near pi: the axis from the symmetric part
-        i = 0
-        for j in range(1, 3):
-            if R[j, j] > R[i, i]:
-                i = j
-        b = np.sqrt((R[i, i] + 1.0) / 2.0)
-        for j in range(3):
-            out[j] = ((R[j, i] + (1.0 if i == j else 0.0)) / 2.0) / b
-        sign = 1.0 if out[0] * a0 + out[1] * a1 + out[2] * a2 >= 0.0 else -1.0
-        for j in range(3):
-            out[j] *= t * sign
-    else:
-        s = t / (2.0 * np.sin(t))
-        out[0], out[1], out[2] = s * a0, s * a1, s * a2
-
-
-@njit(cache=True)
 def _finite_status(q, v, T_d, V_d, A_d):
     """The first of the tick's inputs with a NaN or inf, as a status (OK: none)."""
     for status, x in ((BAD_Q, q), (BAD_V, v), (BAD_V_D, V_d), (BAD_A_D, A_d)):
@@ -228,7 +205,7 @@ def _commanded_acceleration(J, T, v, T_d, V_d, A_d, K_p, K_d, R, e, r, x):
         for i in range(3):
             for j in range(3):
                 R[i, j] = T_d[i, 0] * T[j, 0] + T_d[i, 1] * T[j, 1] + T_d[i, 2] * T[j, 2]     # R_d R^T
-        _so3_log_into(R, e[3:])
+        so3_log(R, e[3:])
     for i in range(k):
         s = 0.0
         for j in range(v.shape[0]):

@@ -7,7 +7,7 @@ Y(q, v, v, a) against Pinocchio's joint torque regressor, which is unique becaus
 import functools
 
 import numpy as np
-import pinocchio  # noqa: F401  (the oracle: a missing Pinocchio must fail the run, not skip it)
+import pinocchio  # the oracle: a missing Pinocchio must fail the run, not skip it
 import pytest
 
 import robot_dynamics as rd
@@ -118,3 +118,19 @@ def test_coupled_mimic_joints_against_pinocchio(name):
         Mdot = (robot.mass_matrix(robot.integrate(q, v, h)) - robot.mass_matrix(robot.integrate(q, v, -h))) / (2 * h)
         assert relative_error(d.C + d.C.T, Mdot) < 1e-7
         assert relative_error(robot.forward_dynamics(q, v, robot.inverse_dynamics(q, v, a)), a) < TOL
+
+
+@pytest.mark.parametrize("name", ["solo12.urdf", "talos_full_v2.urdf"], ids=["solo12", "talos"])
+def test_difference_against_pinocchio(name):
+    """q1 (-) q0 on a floating base: Robot.difference and the controllers' compiled route (ConfigurationSpace.difference
+    into a buffer) against Pinocchio's difference (the free flyer's log6), at random pairs of configurations."""
+    from robot_dynamics.configuration import ConfigurationSpace
+
+    robot, twin = pair(name, True)
+    space, out = ConfigurationSpace(robot.model), np.empty(robot.nv)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q0, q1 = robot.random_state(rng)[0], robot.random_state(rng)[0]
+        expected = twin.vec(pinocchio.difference(twin.model, twin.q(q0), twin.q(q1)))
+        assert relative_error(robot.difference(q0, q1), expected) < TOL
+        assert relative_error(space.difference(q0, q1, out=out), expected) < TOL
