@@ -21,6 +21,8 @@ allocation) so that a controller's compiled tick calls it too.
 import numpy as np
 from numba import njit
 
+from .dense import cholesky_into
+
 
 def _pseudo_inertia_map():
     """B (10, 16) with vec J(pi_k) = pi_k B: J is linear in pi (the column j of B is J(e_j))."""
@@ -195,25 +197,6 @@ def symmetric_eigen(A, w, U):
 
 
 @njit(cache=True)
-def _inside(A, floor):
-    """Whether A - floor 1 (4x4 symmetric) is positive definite: its Cholesky factorization has positive pivots."""
-    L = np.zeros((4, 4))
-    for j in range(4):
-        d = A[j, j] - floor
-        for c in range(j):
-            d -= L[j, c] * L[j, c]
-        if not d > 0.0:
-            return False
-        L[j, j] = np.sqrt(d)
-        for i in range(j + 1, 4):
-            x = A[i, j]
-            for c in range(j):
-                x -= L[i, c] * L[j, c]
-            L[i, j] = x / L[j, j]
-    return True
-
-
-@njit(cache=True)
 def project_whitened(pi, basis, S_inv, floor, out, bases):
     """out <- InertiaMetric.project(pi, floor): per body the whitened pseudo-inertia J_w = S J(pi_k) S = sum_j pi_kj
     basis[k, j] (J is linear in pi), its eigenvalues clipped at floor, J = S^-1 U max(w, floor) U^T S^-1 and
@@ -221,14 +204,14 @@ def project_whitened(pi, basis, S_inv, floor, out, bases):
     cheaper than the eigendecomposition) is copied as it is.
     pi, out: (10 nb,) (out may be pi); basis: (nb, 10, 16); S_inv: (nb, 4, 4); bases: (nb, 4, 4), each body's
     starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them from tick to tick)."""
-    Jw, V, T, w = np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)), np.empty(4)
+    Jw, V, T, w, L = np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)), np.empty(4), np.empty((4, 4))
     for k in range(basis.shape[0]):
         for m in range(16):
             x = 0.0
             for j in range(10):
                 x += pi[10 * k + j] * basis[k, j, m]
             Jw[m // 4, m % 4] = x
-        if _inside(Jw, floor):
+        if cholesky_into(Jw, L, floor):                    # J_w - floor 1 > 0: inside
             out[10 * k:10 * k + 10] = pi[10 * k:10 * k + 10]
             continue
         U = bases[k]

@@ -25,6 +25,7 @@ being constant it leaves Ddot, Pdot and C qdot as they are.
 import numpy as np
 from numba import njit
 
+from ..dense import cholesky_into
 from .innovations import factored
 from .kinematics import ERR_SINGULAR
 from .operators import CONTRACT, bias_force, inertia_rate, spatial_inertia_times, store_inertia
@@ -58,21 +59,11 @@ def cholesky_factors(bodies, work, one_dof):
             R[0, 0] = np.sqrt(D[0, 0])
             Ri[0, 0] = 1.0 / R[0, 0]
             continue
+        if not cholesky_into(D[:n, :n], R[:n, :n]):
+            return False
         for i in range(n):
             for j in range(n):
-                R[i, j], Ri[i, j] = 0.0, 0.0
-        for j in range(n):
-            s = D[j, j]
-            for c in range(j):
-                s -= R[j, c] * R[j, c]
-            if not s > 0.0:
-                return False
-            R[j, j] = np.sqrt(s)
-            for i in range(j + 1, n):
-                s = D[i, j]
-                for c in range(j):
-                    s -= R[i, c] * R[j, c]
-                R[i, j] = s / R[j, j]
+                Ri[i, j] = 0.0
         for j in range(n):                                         # R^-1 by forward substitution
             Ri[j, j] = 1.0 / R[j, j]
             for i in range(j + 1, n):

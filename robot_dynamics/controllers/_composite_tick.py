@@ -9,6 +9,7 @@ and no BLAS threads on the tick's path.
 import numpy as np
 from numba import njit
 
+from ..dense import cholesky_into
 from ..drives import COULOMB_VELOCITY
 
 STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
@@ -144,31 +145,11 @@ def pseudo_inertia(pi_k, B):
     return J
 
 
-@njit(cache=True, fastmath=REORDER)
-def factor(A, L):
-    """L <- the lower-triangular factor of A = L L^T (n, n); False when A is not numerically positive definite."""
-    n = A.shape[0]
-    L[:] = 0.0
-    for j in range(n):
-        d = A[j, j]
-        for k in range(j):
-            d -= L[j, k] * L[j, k]
-        if not d > 0.0:
-            return False
-        L[j, j] = np.sqrt(d)
-        for i in range(j + 1, n):
-            x = A[i, j]
-            for k in range(j):
-                x -= L[i, k] * L[j, k]
-            L[i, j] = x / L[j, j]
-    return True
-
-
 @njit(cache=True)
 def cholesky(A):
     """The lower-triangular L with A = L L^T (n, n); A symmetric positive definite (a LinAlgError otherwise)."""
     L = np.empty_like(A)
-    if not factor(A, L):
+    if not cholesky_into(A, L):
         raise np.linalg.LinAlgError("Matrix is not positive definite")
     return L
 
@@ -269,7 +250,7 @@ def solve(A, b):
     """A^-1 b for A symmetric positive definite: by Cholesky (single-threaded, no LAPACK call: its threads cost the
     tick's p99 on a busy machine), by LU where rounding left A not numerically positive definite."""
     L = np.empty_like(A)
-    if not factor(A, L):
+    if not cholesky_into(A, L):
         return np.linalg.solve(A, b)
     return substituted(L, b)
 

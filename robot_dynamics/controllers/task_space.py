@@ -31,6 +31,7 @@ from numba import njit
 
 from ..compiled import compiled, signature
 from ..configuration import ConfigurationSpace, so3_log
+from ..dense import cholesky_into
 from ..drives import COULOMB_VELOCITY
 from ..model import FREE, PLANAR
 from .computed_torque import check_vector, gain_matrix
@@ -221,26 +222,6 @@ def _commanded_acceleration(J, T, v, T_d, V_d, A_d, K_p, K_d, R, e, r, x):
 
 
 @njit(cache=True)
-def _cholesky(A, L, scale):
-    """L L^T = A (n, n) in L's lower triangle (A's lower triangle read); False unless every pivot exceeds
-    1e-12 scale (not positive definite, or singular to that precision)."""
-    n = A.shape[0]
-    for j in range(n):
-        d = A[j, j]
-        for m in range(j):
-            d -= L[j, m] * L[j, m]
-        if not d > 1e-12 * scale:
-            return False
-        L[j, j] = np.sqrt(d)
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for m in range(j):
-                s -= L[i, m] * L[j, m]
-            L[i, j] = s / L[j, j]
-    return True
-
-
-@njit(cache=True)
 def _solve_lower(L, x, transposed):
     """x <- L^-1 x, or L^-T x when transposed (L lower triangular (n, n), x (n,))."""
     n = x.shape[0]
@@ -262,7 +243,7 @@ def _solve_lower(L, x, transposed):
 def _mass_solves(M, h, J, L, MJt, a0):
     """M = L L^T; MJt = (M^-1 J^T)^T (k, nv) for J's first k rows and a0 = -M^-1 h, the unactuated acceleration.
     False when M is not positive definite."""
-    if not _cholesky(M, L, 0.0):
+    if not cholesky_into(M, L):
         return False
     for i in range(MJt.shape[0]):
         MJt[i] = J[i]
@@ -288,7 +269,7 @@ def _task_inertia(J, MJt, mu, L, L_inv, Lam):
                 s += J[i, m] * MJt[j, m]
             Lam[i, j] = s
         scale = max(scale, abs(Lam[i, i]))
-    if not _cholesky(Lam, L, scale):
+    if not cholesky_into(Lam, L, 0.0, 1e-12 * scale):
         return False
     for j in range(k):                                      # L_inv, lower triangular
         for i in range(k):

@@ -1,0 +1,31 @@
+"""Layer 1: small dense linear algebra, compiled, shared by the controllers' ticks and the inertia geometry.
+
+cholesky_into: A - shift 1 = L L^T for a symmetric A (n, n), with a pivot threshold, so that the caller learns
+whether A is (numerically) positive definite from the factorization itself -- the inertia geometry's "is this
+body physical" (J - floor 1 > 0), the task-space inertia's singularity test, the composite law's metric.
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def cholesky_into(A, L, shift=0.0, tolerance=0.0):
+    """L <- the lower-triangular factor of A - shift 1 = L L^T (n, n; A's lower triangle read, L's upper triangle
+    zeroed).  Returns False, L left incomplete, unless every pivot exceeds tolerance (A - shift 1 not positive
+    definite, or singular to that precision)."""
+    n = A.shape[0]
+    for j in range(n):
+        for i in range(j):
+            L[i, j] = 0.0
+        d = A[j, j] - shift
+        for m in range(j):
+            d -= L[j, m] * L[j, m]
+        if not d > tolerance:
+            return False
+        L[j, j] = np.sqrt(d)
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for m in range(j):
+                s -= L[i, m] * L[j, m]
+            L[i, j] = s / L[j, j]
+    return True
