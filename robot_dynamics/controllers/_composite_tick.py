@@ -9,7 +9,7 @@ and no BLAS threads on the tick's path.
 import numpy as np
 from numba import njit
 
-from ..dense import cholesky_into
+from ..dense import cholesky_into, solve_lower
 from ..drives import COULOMB_VELOCITY
 
 STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
@@ -154,19 +154,12 @@ def cholesky(A):
     return L
 
 
-@njit(cache=True, fastmath=REORDER)
+@njit(cache=True)
 def substituted(L, b):
-    """(L L^T)^-1 b for L lower triangular (n, n) and b (n,): forward, then backward substitution by rows of L."""
+    """(L L^T)^-1 b for L lower triangular (n, n) and b (n,): forward, then backward substitution."""
     y = b.copy()
-    for i in range(L.shape[0]):
-        x = y[i]
-        for j in range(i):
-            x -= L[i, j] * y[j]
-        y[i] = x / L[i, i]
-    for i in range(L.shape[0] - 1, -1, -1):
-        y[i] /= L[i, i]
-        for j in range(i):
-            y[j] -= L[i, j] * y[i]
+    solve_lower(L, y)
+    solve_lower(L, y, True)
     return y
 
 
@@ -331,21 +324,12 @@ def drive_terms(v, v_r, a_r, armature, damping, coulomb, f_v, d):
 
 
 @njit(cache=True)
-def gains(q, v, q_d, v_d, a_d, e, scalar_q, scalar_v, Lambda, top, kd, dt, M_ref, M_0, estimate_diag, given,
-          Lambda_out, kd_out, v_r, a_r, s):
-    """The gains of this tick and the sliding variable (adaptive.sliding): Lambda dt g <= GAIN_BOUND with g =
-    max(1, max_j M_jj(q; pi_hat) / max(M_jj(q; pi_0), M_jj(q; pi_ref))) once Lambda dt > ESTIMATE_WATCH GAIN_BOUND
-    (else g = 1), kd_j dt r_j <= GAIN_BOUND with r_j = max(M_jj(q; pi_ref) / max(M_jj(q; pi_0), M_jj(q; pi_hat)), 1)
-    (composite.py); diag M(q; pi_hat) is asked for (NEEDS_ESTIMATE) only where Lambda dt is that close to its bound
-    or M(q; pi_0) alone would cap kd, and estimate_diag is not given (a negative first entry).  e: q_d (-) q, computed
-    here from the scalar joints unless given.  Returns the flags, or -1 - i for the first of q, v, q_d, v_d, a_d (i)
-    that is not finite."""
-    for i, x in enumerate((q, v, q_d, v_d, a_d)):
-        if not np.all(np.isfinite(x)):
-            return -1 - i
-    if not given:
-        for i in range(scalar_q.shape[0]):
-            e[scalar_v[i]] = q_d[scalar_q[i]] - q[scalar_q[i]]
+def gains(Lambda, top, kd, dt, M_ref, M_0, estimate_diag, Lambda_out, kd_out):
+    """The gains of this tick: Lambda dt g <= GAIN_BOUND with g = max(1, max_j M_jj(q; pi_hat) / max(M_jj(q; pi_0),
+    M_jj(q; pi_ref))) once Lambda dt > ESTIMATE_WATCH GAIN_BOUND (else g = 1), kd_j dt r_j <= GAIN_BOUND with r_j =
+    max(M_jj(q; pi_ref) / max(M_jj(q; pi_0), M_jj(q; pi_hat)), 1) (composite.py); diag M(q; pi_hat) is asked for
+    (NEEDS_ESTIMATE) only where Lambda dt is that close to its bound or M(q; pi_0) alone would cap kd, and
+    estimate_diag is not given (a negative first entry).  Returns the flags (CAPPED) or NEEDS_ESTIMATE."""
     Lambda_out[:], kd_out[:] = Lambda, kd
     flags = 0
     if dt > 0:
@@ -367,10 +351,6 @@ def gains(q, v, q_d, v_d, a_d, e, scalar_q, scalar_v, Lambda, top, kd, dt, M_ref
             if kd[j] > limit:
                 kd_out[j] = limit
                 flags |= CAPPED
-    e_dot = v_d - v
-    v_r[:] = v_d + Lambda_out @ e
-    a_r[:] = a_d + Lambda_out @ e_dot
-    s[:] = v - v_r
     return flags
 
 

@@ -70,7 +70,7 @@ from ..spatial import parameters_from_inertial
 from . import _composite_tick as kernel
 from ._composite_tick import FLOOR, GAIN_BOUND, STEP_BOUND  # noqa: F401 (the law's bounds, named here)
 from ..inertia import InertiaMetric, log_det_divergence, pseudo_inertia
-from .adaptive import Sliding, _check_dt, sliding
+from .adaptive import NOT_FINITE_RESULT, Sliding, _check_dt, _reference, sliding
 from .computed_torque import check_vector, gain_matrix
 
 
@@ -247,7 +247,6 @@ class CompositeSlotineLi:
         """The tick's constants and work arrays (update), made once."""
         robot, nv, p = self.robot, self.robot.nv, self.pi_ref.size
         space = self._space = ConfigurationSpace(robot.model)
-        self._scalar_q, self._scalar_v = space.scalar_q, space.scalar_v
         self._lie = bool(space.free or space.planar)          # e = q_d (-) q by the space's difference
         self._B = np.ascontiguousarray(pseudo_inertia(np.eye(10)))          # J(e_j), (10, 4, 4)
         self._S, self._S_inv = np.ascontiguousarray(self.metric.S), np.ascontiguousarray(self.metric.S_inv)
@@ -255,7 +254,10 @@ class CompositeSlotineLi:
         self._friction_model = drives.model is not None
         self._damping_c, self._coulomb = np.array(drives.damping, dtype=float), np.array(drives.friction, dtype=float)
         self._M_ref, self._M_0, self._Lambda_t = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-        self._e, self._kd_t, self._v_r, self._a_r, self._s = (np.zeros(nv) for _ in range(5))
+        self._vectors, self._kd_t = np.zeros((5, nv)), np.zeros(nv)      # e, e_dot, v_r, a_r, s (_reference)
+        self._e, self._v_r, self._a_r, self._s = (self._vectors[i] for i in (0, 2, 3, 4))
+        self._index = (np.zeros((2, 0), dtype=np.int64) if self._lie
+                       else np.stack([space.scalar_q, space.scalar_v]))       # e = q_d - q on these coordinates
         self._f_v, self._d, self._estimate = np.zeros(nv), np.zeros(nv), np.empty(nv)
         self._Y, self._Y_p, self._Y_h = np.empty((nv, p)), np.empty((nv, p)), np.empty((nv, p))
         self._Q, self._E = np.empty((nv, robot.nq)), np.eye(nv)           # diag M(q; pi_hat): gains
@@ -421,26 +423,28 @@ class CompositeSlotineLi:
 
     def _gains(self, q, v, q_d, v_d, a_d, dt):
         """M(q; pi_ref) into its buffer, this tick's Lambda and kd (capped: _composite_tick.gains) and the sliding
-        variable into theirs; returns the gains' flags.  diag M(q; pi_hat)_j = Y_p(q, e_j)[j] pi_hat + armature_j
-        (one batch) only when M(q; pi_0) alone would cap kd."""
+        variables with that Lambda (adaptive's compiled _reference, SlotineLi's) into theirs; returns the gains'
+        flags.  diag M(q; pi_hat)_j = Y_p(q, e_j)[j] pi_hat + armature_j (one batch) only when the caps need it."""
         robot = self.robot
         self.reference.mass_matrix(q, out=self._M_ref)
         if dt > 0:
             self.initial.mass_matrix(q, out=self._M_0)
-        if self._lie:
-            self._space.difference(q, q_d, out=self._e)
         self._estimate[0] = -1.0
-        args = (q, v, q_d, v_d, a_d, self._e, self._scalar_q, self._scalar_v, self.Lambda, self._Lambda_radius,
-                self.kd, dt, self._M_ref, self._M_0, self._estimate, self._lie, self._Lambda_t, self._kd_t,
-                self._v_r, self._a_r, self._s)
+        args = (self.Lambda, self._Lambda_radius, self.kd, dt, self._M_ref, self._M_0, self._estimate,
+                self._Lambda_t, self._kd_t)
         flags = kernel.gains(*args)
         if flags == kernel.NEEDS_ESTIMATE:
             self._Q[:] = q
             Y_p = robot.momentum_regressor(self._Q, self._E, out=self._Yb)[0]
             self._estimate[:] = np.einsum("jjk,k->j", Y_p, self._pi_hat) + robot.armature
             flags = kernel.gains(*args)
-        if flags < 0:
-            raise ValueError(f"{('q', 'v', 'q_d', 'v_d', 'a_d')[-1 - flags]} is not finite")
+        if self._lie:
+            self._space.difference(q, q_d, out=self._e)
+        status = _reference(q, v, q_d, v_d, a_d, self._Lambda_t, self._index, self._vectors)
+        if status:
+            raise ValueError(f"{('q', 'v', 'q_d', 'v_d', 'a_d')[status - 1]} is not finite"
+                             if status != NOT_FINITE_RESULT else
+                             "the sliding variables overflow float64 (Lambda e too large)")
         return flags
 
     def _drive_terms(self, v):

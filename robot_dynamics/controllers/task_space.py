@@ -31,7 +31,7 @@ from numba import njit
 
 from ..compiled import compiled, signature
 from ..configuration import ConfigurationSpace, so3_log
-from ..dense import cholesky_into
+from ..dense import cholesky_into, solve_lower
 from ..drives import COULOMB_VELOCITY
 from ..model import FREE, PLANAR
 from .computed_torque import check_vector, gain_matrix
@@ -222,24 +222,6 @@ def _commanded_acceleration(J, T, v, T_d, V_d, A_d, K_p, K_d, R, e, r, x):
 
 
 @njit(cache=True)
-def _solve_lower(L, x, transposed):
-    """x <- L^-1 x, or L^-T x when transposed (L lower triangular (n, n), x (n,))."""
-    n = x.shape[0]
-    if transposed:
-        for i in range(n - 1, -1, -1):
-            s = x[i]
-            for m in range(i + 1, n):
-                s -= L[m, i] * x[m]
-            x[i] = s / L[i, i]
-    else:
-        for i in range(n):
-            s = x[i]
-            for m in range(i):
-                s -= L[i, m] * x[m]
-            x[i] = s / L[i, i]
-
-
-@njit(cache=True)
 def _mass_solves(M, h, J, L, MJt, a0):
     """M = L L^T; MJt = (M^-1 J^T)^T (k, nv) for J's first k rows and a0 = -M^-1 h, the unactuated acceleration.
     False when M is not positive definite."""
@@ -247,12 +229,12 @@ def _mass_solves(M, h, J, L, MJt, a0):
         return False
     for i in range(MJt.shape[0]):
         MJt[i] = J[i]
-        _solve_lower(L, MJt[i], False)
-        _solve_lower(L, MJt[i], True)
+        solve_lower(L, MJt[i], False)
+        solve_lower(L, MJt[i], True)
     for j in range(h.shape[0]):
         a0[j] = -h[j]
-    _solve_lower(L, a0, False)
-    _solve_lower(L, a0, True)
+    solve_lower(L, a0, False)
+    solve_lower(L, a0, True)
     return True
 
 

@@ -307,7 +307,7 @@ class ControllerNode(RobotNode):
             self._skip(err)
             return
         stamp = msg.header.stamp
-        t = stamp.sec + 1e-9 * stamp.nanosec
+        t = seconds(stamp)
         if self._last_t is not None and t < self._last_t - CLOCK_RESET:
             self.get_logger().warning(f"the joint states' clock went back from {self._last_t:.3f} s to {t:.3f} s: "
                                       "taken as a reset; a trajectory stamped zero starts again")
