@@ -87,61 +87,113 @@ def filter_output(F, lam, armature, W, tau_f):
     filtered_regressor(lam, Y_p, x_p, x_h, x_tau, v, x_v, x_f, armature, W, tau_f)
 
 
-@njit(cache=True)
-def damping_torque(M_ref, kd, s):
-    """K_D(q) s = D^1/2 M(q; pi_ref) D^1/2 s, D = diag(kd)."""
-    root = np.sqrt(kd)
-    return root * (M_ref @ (root * s))
+@njit(cache=True, fastmath=REORDER)
+def torque_into(Y, pi_hat, d, M_ref, kd, s, tau):
+    """tau <- Y(q, v, v_r, a_r) pi_hat + d - K_D(q) s, K_D(q) s = D^1/2 M(q; pi_ref) D^1/2 s, D = diag(kd)
+    (composite.py's module docstring).  Returns whether tau is finite."""
+    finite = True
+    for i in range(tau.shape[0]):
+        t = d[i]
+        for j in range(pi_hat.shape[0]):
+            t += Y[i, j] * pi_hat[j]
+        k = 0.0
+        for j in range(s.shape[0]):
+            k += M_ref[i, j] * (np.sqrt(kd[j]) * s[j])
+        tau[i] = t - np.sqrt(kd[i]) * k
+        finite = finite and np.isfinite(tau[i])
+    return finite
 
 
 @njit(cache=True)
 def torque(Y, pi_hat, d, M_ref, kd, s):
-    """tau = Y(q, v, v_r, a_r) pi_hat + d - K_D(q) s (composite.py's module docstring)."""
-    return Y @ pi_hat + d - damping_torque(M_ref, kd, s)
+    """tau (torque_into), a new array; d scalar or (nv,)."""
+    tau = np.empty(Y.shape[0])
+    torque_into(Y, pi_hat, np.zeros(Y.shape[0]) + d, M_ref, kd, s, tau)
+    return tau
 
 
 @njit(cache=True, fastmath=REORDER)
-def forward(L, X):
-    """L^-1 X for L lower triangular (nv, nv) and X (nv, k): forward substitution."""
-    V = X.copy()
-    for i in range(L.shape[0]):
+def information_into(L, rho, W, decay, Omega, Omega_0, V, out):
+    """out <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p), W^T R W = rho V^T V with V = L^-1 W (V (nv, p) a
+    work array): the information a prediction error adds to Omega, the old forgotten at the rate beta
+    (decay = exp(-beta dt)).  Forward substitution by rows, then V^T V by its lower triangle."""
+    nv, p = W.shape
+    for i in range(nv):
+        for c in range(p):
+            V[i, c] = W[i, c]
         for j in range(i):
-            for c in range(V.shape[1]):
-                V[i, c] -= L[i, j] * V[j, c]
-        for c in range(V.shape[1]):
-            V[i, c] /= L[i, i]
-    return V
+            f = L[i, j]
+            for c in range(p):
+                V[i, c] -= f * V[j, c]
+        f = 1.0 / L[i, i]
+        for c in range(p):
+            V[i, c] *= f
+    for i in range(p):
+        for j in range(i + 1):
+            out[i, j] = Omega_0[i, j] + decay * (Omega[i, j] - Omega_0[i, j])
+        for k in range(nv):
+            f = rho * V[k, i]
+            for j in range(i + 1):
+                out[i, j] += f * V[k, j]
+        for j in range(i):
+            out[j, i] = out[i, j]
 
 
 @njit(cache=True)
-def weighted(L, rho, x):
-    """R x with R = rho M(q; pi_ref)^-1 = rho (L L^T)^-1, x (nv,)."""
-    return rho * substituted(L, x)
+def information(L, rho, W, decay, Omega, Omega_0, out):
+    """information_into with its own work array."""
+    information_into(L, rho, W, decay, Omega, Omega_0, np.empty(W.shape), out)
 
 
 @njit(cache=True, fastmath=REORDER)
-def information(L, rho, W, decay, Omega, Omega_0, out):
-    """out <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p), W^T R W = rho V^T V with V = L^-1 W: the
-    information a prediction error adds to Omega, the old forgotten at the rate beta (decay = exp(-beta dt))."""
-    V = forward(L, W)
-    VV = V.T @ V
-    for i in range(V.shape[1]):
-        for j in range(i + 1):
-            out[i, j] = out[j, i] = Omega_0[i, j] + decay * (Omega[i, j] - Omega_0[i, j]) + rho * VV[i, j]
+def gradient_into(Y, s, W, eps, L, rho, r, g):
+    """g <- Y^T s + W^T R eps, the adaptation's gradient (pi_hat_dot = -(Omega + mu H)^-1 g); r (nv,) <- R eps =
+    rho (L L^T)^-1 eps, L the Cholesky factor of M(q; pi_ref)."""
+    r[:] = eps
+    solve_lower(L, r)
+    solve_lower(L, r, True)
+    for j in range(g.shape[0]):
+        g[j] = 0.0
+    for i in range(s.shape[0]):
+        a, b = s[i], rho * r[i]
+        for j in range(g.shape[0]):
+            g[j] += Y[i, j] * a + W[i, j] * b
 
 
 @njit(cache=True)
 def gradient(Y, s, W, eps, L, rho):
-    """g = Y^T s + W^T R eps, the adaptation's gradient (pi_hat_dot = -(Omega + mu H)^-1 g)."""
-    return Y.T @ s + W.T @ weighted(L, rho, eps)
+    """g (gradient_into), a new array."""
+    g = np.empty(Y.shape[1])
+    gradient_into(Y, s, W, eps, L, rho, np.empty(Y.shape[0]), g)
+    return g
+
+
+@njit(cache=True)
+def residual_into(W, pi, tau_f, eps):
+    """eps <- W pi - tau_f (nv,): the filtered torque predicted by pi, against the one applied."""
+    for i in range(eps.shape[0]):
+        e = -tau_f[i]
+        for j in range(pi.shape[0]):
+            e += W[i, j] * pi[j]
+        eps[i] = e
+
+
+@njit(cache=True)
+def pseudo_inertia_into(pi_k, B, J):
+    """J <- J(pi_k) = sum_j pi_kj J(e_j) (4, 4); B (10, 4, 4) the J(e_j)."""
+    for a in range(4):
+        for b in range(4):
+            x = 0.0
+            for j in range(10):
+                x += pi_k[j] * B[j, a, b]
+            J[a, b] = x
 
 
 @njit(cache=True)
 def pseudo_inertia(pi_k, B):
-    """J(pi_k) = sum_j pi_kj J(e_j) (4, 4); B (10, 4, 4) the J(e_j)."""
-    J = np.zeros((4, 4))
-    for j in range(10):
-        J += pi_k[j] * B[j]
+    """J(pi_k) (pseudo_inertia_into), a new array."""
+    J = np.empty((4, 4))
+    pseudo_inertia_into(pi_k, B, J)
     return J
 
 
@@ -164,25 +216,27 @@ def substituted(L, b):
 
 
 @njit(cache=True)
-def congruence(T, X):
-    """T X T^T (n, n), small."""
+def congruence_into(T, X, TX, out):
+    """out <- T X T^T (n, n), small; TX a work array."""
     n = T.shape[0]
-    TX, out = np.zeros((n, n)), np.zeros((n, n))
-    for i in range(n):
-        for k in range(n):
-            for j in range(n):
-                TX[i, j] += T[i, k] * X[k, j]
     for i in range(n):
         for j in range(n):
+            x = 0.0
             for k in range(n):
-                out[i, j] += TX[i, k] * T[j, k]
-    return out
+                x += T[i, k] * X[k, j]
+            TX[i, j] = x
+    for i in range(n):
+        for j in range(n):
+            x = 0.0
+            for k in range(n):
+                x += TX[i, k] * T[j, k]
+            out[i, j] = x
 
 
 @njit(cache=True)
 def eigenvalue_range(A):
-    """(smallest, largest in magnitude) eigenvalue of a small symmetric A, by cyclic Jacobi rotations."""
-    A = A.copy()
+    """(smallest, largest in magnitude) eigenvalue of a small symmetric A, by cyclic Jacobi rotations (A is
+    overwritten: its diagonal ends as the eigenvalues)."""
     n = A.shape[0]
     for _ in range(30):
         off, scale = 0.0, 0.0
@@ -213,89 +267,145 @@ def eigenvalue_range(A):
 
 
 @njit(cache=True)
-def log_det_block(L_inv, B):
-    """H_k[i, j] = tr(J^-1 J(e_i) J^-1 J(e_j)), J(pi_k) = L L^T, L_inv = L^-1: the Hessian of -log det J(pi_k)
-    (adaptive.log_det_metric).  -> (10, 10)"""
-    J_inv = np.zeros((4, 4))                                          # L^-T L^-1
+def add_log_det_block(L_inv, B, mu, X, A, i0):
+    """A[i0:i0 + 10, i0:i0 + 10] += mu H_k, lower triangle: H_k[i, j] = tr(J^-1 J(e_i) J^-1 J(e_j)), J(pi_k) = L L^T,
+    L_inv = L^-1 (4, 4): the Hessian of -log det J(pi_k) (inertia.log_det_metric).  X (11, 4, 4) a work array."""
+    J_inv = X[10]                                                     # L^-T L^-1
     for a in range(4):
-        for b in range(4):
-            for c in range(4):
-                J_inv[a, b] += L_inv[c, a] * L_inv[c, b]
-    X = np.zeros((10, 4, 4))                                          # J^-1 J(e_i)
-    for i in range(10):
+        for c in range(4):
+            x = 0.0
+            for e in range(4):
+                x += L_inv[e, a] * L_inv[e, c]
+            J_inv[a, c] = x
+    for i in range(10):                                               # X_i = J^-1 J(e_i)
         for a in range(4):
-            for c in range(4):
-                for b in range(4):
-                    X[i, a, b] += J_inv[a, c] * B[i, c, b]
-    H = np.empty((10, 10))
+            for b in range(4):
+                x = 0.0
+                for c in range(4):
+                    x += J_inv[a, c] * B[i, c, b]
+                X[i, a, b] = x
     for i in range(10):
         for j in range(i + 1):
             h = 0.0
             for a in range(4):
                 for b in range(4):
                     h += X[i, a, b] * X[j, b, a]
-            H[i, j] = H[j, i] = h
-    return H
+            A[i0 + i, i0 + j] += mu * h
 
 
 @njit(cache=True)
-def solve(A, b):
-    """A^-1 b for A symmetric positive definite: by Cholesky (single-threaded, no LAPACK call: its threads cost the
-    tick's p99 on a busy machine), by LU where rounding left A not numerically positive definite."""
-    L = np.empty_like(A)
-    if not cholesky_into(A, L):
-        return np.linalg.solve(A, b)
-    return substituted(L, b)
+def inverse_factors_into(pi_hat, B, J, L_inv):
+    """L_inv[k] <- L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T, every body physical (a LinAlgError otherwise);
+    J (2, 4, 4) a work array."""
+    for k in range(L_inv.shape[0]):
+        pseudo_inertia_into(pi_hat[10 * k:10 * k + 10], B, J[0])
+        if not cholesky_into(J[0], J[1]):
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        for c in range(4):                                            # L^-1, column c: forward substitution
+            for i in range(4):
+                x = 1.0 if i == c else 0.0
+                for m in range(i):
+                    x -= J[1, i, m] * L_inv[k, m, c]
+                L_inv[k, i, c] = x / J[1, i, i]
 
 
 @njit(cache=True)
 def inverse_factors(pi_hat, B):
-    """L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T, every body physical (a LinAlgError otherwise)."""
-    nb = pi_hat.shape[0] // 10
-    L_inv = np.empty((nb, 4, 4))
-    for k in range(nb):
-        L_inv[k] = forward(cholesky(pseudo_inertia(pi_hat[10 * k:10 * k + 10], B)), np.eye(4))
+    """L_k^-1 (nb, 4, 4) (inverse_factors_into), a new array."""
+    L_inv = np.empty((pi_hat.shape[0] // 10, 4, 4))
+    inverse_factors_into(pi_hat, B, np.empty((2, 4, 4)), L_inv)
     return L_inv
 
 
 @njit(cache=True)
-def rate(g, L_inv, Omega, mu, adapted, law, B):
-    """pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g over the adapted parameters (zero for the others); the gradient law
-    passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate)."""
+def system_matrix(L_inv, Omega, mu, adapted, law, B, X, A):
+    """A <- Omega + mu H(pi_hat) over the adapted parameters (m, m; lower triangle), H block diagonal
+    (add_log_det_block; none for the gradient law).  X (11, 4, 4) a work array."""
     m = adapted.shape[0]
-    A = np.empty((m, m))
     for i in range(m):
-        for j in range(m):
+        for j in range(i + 1):
             A[i, j] = Omega[adapted[i], adapted[j]]
     if law != GRADIENT:
         for i0 in range(0, m, 10):                      # adapted holds whole bodies, in order
             k = adapted[i0] // 10
-            H = log_det_block(L_inv[k], B)
-            for i in range(10):
-                for j in range(10):
-                    A[i0 + i, i0 + j] += mu[k] * H[i, j]
-    out = np.zeros_like(g)
-    x = solve(A, g[adapted])
+            add_log_det_block(L_inv[k], B, mu[k], X, A, i0)
+
+
+@njit(cache=True)
+def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out):
+    """out <- pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g over the adapted parameters (zero for the others); the
+    gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (11, 4, 4),
+    x (m,) work arrays, m the adapted parameters' count.  By Cholesky in place of A (single-threaded, no LAPACK call:
+    its threads cost the tick's p99 on a busy machine), by LU where rounding left A not numerically positive
+    definite."""
+    m = adapted.shape[0]
+    for i in range(m):
+        x[i] = g[adapted[i]]
+    system_matrix(L_inv, Omega, mu, adapted, law, B, X, A)
+    if cholesky_into(A, A):
+        solve_lower(A, x)
+        solve_lower(A, x, True)
+    else:
+        system_matrix(L_inv, Omega, mu, adapted, law, B, X, A)
+        for i in range(m):
+            for j in range(i):
+                A[j, i] = A[i, j]
+        x[:] = np.linalg.solve(A, x)
+    out[:] = 0.0
     for i in range(m):
         out[adapted[i]] = -x[i]
+
+
+@njit(cache=True)
+def rate(g, L_inv, Omega, mu, adapted, law, B):
+    """pi_hat_dot (rate_into), a new array."""
+    m = adapted.shape[0]
+    out = np.empty_like(g)
+    rate_into(g, L_inv, Omega, mu, adapted, law, B, np.empty((m, m)), np.empty((11, 4, 4)), np.empty(m), out)
     return out
 
 
 @njit(cache=True)
-def bounded_step(pi_hat, step, L_inv, S, B, out):
+def step_bound(L_inv, step_k, B, J):
+    """STEP_BOUND / max(top, STEP_BOUND), top the largest |eigenvalue| of L^-1 dJ L^-T, dJ = J(step_k): 1 where the
+    Frobenius norm already bounds it (no eigenvalues computed).  J (3, 4, 4) a work array."""
+    pseudo_inertia_into(step_k, B, J[0])
+    congruence_into(L_inv, J[0], J[1], J[2])
+    frobenius = 0.0
+    for a in range(4):
+        for b in range(4):
+            frobenius += J[2, a, b] * J[2, a, b]
+    if np.sqrt(frobenius) <= STEP_BOUND * (1.0 - 1e-9):            # |lambda|max <= |X|_F: no eigenvalue beyond
+        return 1.0
+    return STEP_BOUND / max(eigenvalue_range(J[2])[1], STEP_BOUND)
+
+
+@njit(cache=True)
+def below_floor(S_k, pi_k, B, J):
+    """Whether the smallest eigenvalue of S_k J(pi_k) S_k^T is below FLOOR: the Jacobi eigenvalues only where a
+    Cholesky factorization with the shift 2 FLOOR fails (else it is above 2 FLOOR).  J (3, 4, 4) a work array."""
+    pseudo_inertia_into(pi_k, B, J[0])
+    congruence_into(S_k, J[0], J[1], J[2])
+    if cholesky_into(J[2], J[1], 2.0 * FLOOR):
+        return False
+    return eigenvalue_range(J[2])[0] < FLOOR
+
+
+@njit(cache=True)
+def bounded_step(pi_hat, step, L_inv, S, B, J, out):
     """out <- pi_hat + step, each body's step scaled so that J_k^-1/2 dJ_k J_k^-T/2 has no eigenvalue beyond
     STEP_BOUND, a body that would fall below FLOOR J(pi_ref) (S = J(pi_ref)^-1/2) kept where it was.  Returns
-    whether any was bounded (composite.py's module docstring)."""
+    whether any was bounded (composite.py's module docstring).  J (3, 4, 4) a work array."""
     limited = False
     for k in range(S.shape[0]):
         lo, hi = 10 * k, 10 * k + 10
         if not np.any(step[lo:hi]):
             out[lo:hi] = pi_hat[lo:hi]
             continue
-        top = eigenvalue_range(congruence(L_inv[k], pseudo_inertia(step[lo:hi], B)))[1]
-        scale = STEP_BOUND / max(top, STEP_BOUND)
-        out[lo:hi] = pi_hat[lo:hi] + step[lo:hi] * scale
-        low = eigenvalue_range(congruence(S[k], pseudo_inertia(out[lo:hi], B)))[0] < FLOOR
+        scale = step_bound(L_inv[k], step[lo:hi], B, J)
+        for i in range(lo, hi):
+            out[i] = pi_hat[i] + step[i] * scale
+        low = below_floor(S[k], out[lo:hi], B, J)
         if low:
             out[lo:hi] = pi_hat[lo:hi]
         limited = limited or scale < 1.0 or low
@@ -355,44 +465,89 @@ def gains(Lambda, top, kd, dt, M_ref, M_0, estimate_diag, Lambda_out, kd_out):
 
 
 @njit(cache=True)
-def tick(mode, law, F, G, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d, tau_held, a, b, c, lam, armature, rho, decay,
-         Omega, Omega_next, Omega_0, mu, adapted, S, S_inv, B, dt, pi_hat, pi_next, prediction_error, tau):
-    """One tick of CompositeSlotineLi.update on buffers, the state read from (F, Omega, pi_hat) and the new state
-    written to (G, Omega_next, pi_next, prediction_error), tau (nv,) with the new estimate:
+def state_size(nv, p):
+    """The length of one copy of the controller's state (state_views)."""
+    return 4 * nv * p + 5 * nv + p * p + p + 2 * nv
 
-    - START: the filters start at this sample (G); HOLD (dt = 0): nothing moves; STEP: the filters advance (G),
+
+@njit(cache=True)
+def state_views(X, nv, p):
+    """One copy X (state_size,) of the controller's state as (F, Omega (p, p), pi_hat (p,), prediction_error (nv,),
+    tau (nv,)): the filter's state (filter_views), the information matrix, the estimate, W pi_hat - tau_f and the
+    torque held since the last tick."""
+    n = 4 * nv * p + 5 * nv
+    o = n + p * p
+    return X[:n], X[n:o].reshape(p, p), X[o:o + p], X[o + p:o + p + nv], X[o + p + nv:o + p + 2 * nv]
+
+
+@njit(cache=True)
+def work_size(nv, p, m):
+    """The length of the tick's work array (work_views), m the adapted parameters' count."""
+    return 2 * nv * p + nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + 176 + 48
+
+
+@njit(cache=True)
+def work_views(Z, nv, p, m):
+    """The work array Z (work_size,) as (W, V (nv, p), L (nv, nv), A (m, m), g, step (p,), x (m,),
+    tau_f, eps, r (nv,), L_inv (nb, 4, 4), X (11, 4, 4), J (3, 4, 4))."""
+    sizes = (nv * p, nv * p, nv * nv, m * m, p, p, m, nv, nv, nv, 16 * (p // 10), 176, 48)
+    views = []
+    o = 0
+    for size in sizes:
+        views.append(Z[o:o + size])
+        o += size
+    return (views[0].reshape(nv, p), views[1].reshape(nv, p), views[2].reshape(nv, nv), views[3].reshape(m, m),
+            views[4], views[5], views[6], views[7], views[8], views[9], views[10].reshape(p // 10, 4, 4),
+            views[11].reshape(11, 4, 4), views[12].reshape(3, 4, 4))
+
+
+@njit(cache=True)
+def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d, a, b, c, lam, armature, rho, decay,
+         Omega_0, mu, adapted, S, S_inv, B, dt):
+    """One tick of CompositeSlotineLi.update on buffers: the state read from states[current] and the new state
+    written to states[1 - current] (state_views: F, Omega, pi_hat, prediction_error, the torque), work the tick's
+    work array (work_views):
+
+    - START: the filters start at this sample; HOLD (dt = 0): nothing moves; STEP: the filters advance,
       W pi = tau_f at this sample, and with R = rho M(q; pi_ref)^-1 (a Cholesky factor of M(q; pi_ref)),
       Omega_next = Omega_0 + exp(-beta dt) (Omega - Omega_0) + dt W^T R W (least squares; the others keep Omega),
       pi_next = pi_hat + dt pi_hat_dot bounded (bounded_step; the gradient law projects), eps = W pi_next - tau_f.
 
-    The caller takes the new state only when the status is not NOT_FINITE (tau not finite), so that a refused tick
-    changes nothing.  Returns OK, LIMITED (the step was bounded) or NOT_FINITE.
+    The caller takes the new state (current <- 1 - current) only when the status is not NOT_FINITE (the torque not
+    finite), so that a refused tick changes nothing.  Returns OK, LIMITED (the step was bounded) or NOT_FINITE.
     """
+    nv, p = Y.shape
+    F, Omega, pi_hat, error, held = state_views(states[current], nv, p)
+    F_next, Omega_next, pi_next, error_next, tau = state_views(states[1 - current], nv, p)
+    W, V, L, A, g, step, x, tau_f, eps, r, L_inv, X, J = work_views(work, nv, p, adapted.shape[0])
     limited = False
-    if mode == START:
-        filter_start(G, Y_p, Y_h, v, f_v)
-        pi_next[:] = pi_hat
-    elif mode == HOLD:
-        pi_next[:] = pi_hat
-    else:
-        filter_step(F, G, Y_p, Y_h, tau_held, v, f_v, a, b, c)
-        nv, p = Y.shape
-        W, tau_f = np.empty((nv, p)), np.empty(nv)
-        filter_output(G, lam, armature, W, tau_f)
-        L = cholesky(M_ref)
+    if mode == STEP:
+        filter_step(F, F_next, Y_p, Y_h, held, v, f_v, a, b, c)
+        filter_output(F_next, lam, armature, W, tau_f)
+        if not cholesky_into(M_ref, L):
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        residual_into(W, pi_hat, tau_f, eps)
+        gradient_into(Y, s, W, eps, L, rho, r, g)
         if law == LEAST_SQUARES:
-            information(L, dt * rho, W, decay, Omega, Omega_0, Omega_next)
-            A = Omega_next
+            information_into(L, dt * rho, W, decay, Omega, Omega_0, V, Omega_next)
         else:
-            A = Omega_0 if law == GRADIENT else Omega
-        L_inv = inverse_factors(pi_hat, B) if law != GRADIENT else np.empty((0, 4, 4))
-        step = dt * rate(gradient(Y, s, W, W @ pi_hat - tau_f, L, rho), L_inv, A, mu, adapted, law, B)
+            Omega_next[:] = Omega
+        if law != GRADIENT:
+            inverse_factors_into(pi_hat, B, J, L_inv)
+        rate_into(g, L_inv, Omega_0 if law == GRADIENT else Omega_next, mu, adapted, law, B, A, X, x, step)
+        for i in range(p):
+            step[i] *= dt
         if law == GRADIENT:
             projected(pi_hat + step, S, S_inv, B, pi_next)
         else:
-            limited = bounded_step(pi_hat, step, L_inv, S, B, pi_next)
-        prediction_error[:] = W @ pi_next - tau_f
-    tau[:] = torque(Y, pi_next, d, M_ref, kd, s)
-    if not np.all(np.isfinite(tau)):
+            limited = bounded_step(pi_hat, step, L_inv, S, B, J, pi_next)
+        residual_into(W, pi_next, tau_f, error_next)
+    else:
+        if mode == START:
+            filter_start(F_next, Y_p, Y_h, v, f_v)
+        else:
+            F_next[:] = F
+        Omega_next[:], pi_next[:], error_next[:] = Omega, pi_hat, error
+    if not torque_into(Y, pi_next, d, M_ref, kd, s, tau):
         return NOT_FINITE
     return LIMITED if limited else OK

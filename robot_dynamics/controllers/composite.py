@@ -235,17 +235,22 @@ class CompositeSlotineLi:
         self.filter = MomentumFilter(robot, cutoff)
         # strictly physical from the start (the barrier and the step bound need J > 0): the initial estimate is
         # projected onto J_k >= 1e-6 J0_k, which moves a physical estimate by at most that much
-        self._pi_hat = self.metric.project(check_vector("pi_hat", pi_hat, 10 * nb), floor=1e-6)
-        self.initial = robot.with_parameters(self._pi_hat)             # M(q; pi_hat0), for kd's cap
-        self.Omega = self.Omega_0.copy()
-        self._tau = None                                # the torque held since the last update
-        self.prediction_error = np.zeros(robot.nv)      # W pi_hat - tau_f at the last update (N m)
+        pi_hat = self.metric.project(check_vector("pi_hat", pi_hat, 10 * nb), floor=1e-6)
+        self.initial = robot.with_parameters(pi_hat)                   # M(q; pi_hat0), for kd's cap
         self.status = Status(False, False)
         self._buffers()
+        self._state[1][:], self._state[2][:] = self.Omega_0, pi_hat
 
     def _buffers(self):
-        """The tick's constants and work arrays (update), made once."""
+        """The tick's constants and work arrays (update), made once, and the state's two copies: a tick reads one
+        and writes the other, which becomes the state only when the tick succeeds (_composite_tick.tick)."""
         robot, nv, p = self.robot, self.robot.nv, self.pi_ref.size
+        self._states = np.zeros((2, kernel.state_size(nv, p)))
+        self._copies = [kernel.state_views(x, nv, p) for x in self._states]    # (F, Omega, pi_hat, error, tau)
+        self._current = 0
+        self._work = np.empty(kernel.work_size(nv, p, len(self._adapted)))
+        self._law = self.LAWS.index(self.law_name)
+        self._decay = (None, 1.0)                       # (dt, exp(-beta dt)) for the last dt
         space = self._space = ConfigurationSpace(robot.model)
         self._lie = bool(space.free or space.planar)          # e = q_d (-) q by the space's difference
         self._B = np.ascontiguousarray(pseudo_inertia(np.eye(10)))          # J(e_j), (10, 4, 4)
@@ -288,14 +293,38 @@ class CompositeSlotineLi:
                 self.Omega_0 = np.linalg.inv(self.metric.gain(gamma))
                 self.mu = np.zeros(nb) if self.law_name == "gradient" else self.barrier / gamma
             if old is not None:
-                self.Omega = self.Omega + self.Omega_0 - old
+                self._state[1][:] += self.Omega_0 - old
 
     # --- the law ---------------------------------------------------------------------------------------------
 
     @property
+    def _state(self):
+        """The current state's views (F, Omega, pi_hat, prediction_error, tau held): _composite_tick.state_views."""
+        return self._copies[self._current]
+
+    @property
+    def _pi_hat(self):
+        return self._state[2]
+
+    @property
     def pi_hat(self):
-        """The current estimate (10 nb,), physically consistent."""
-        return self._pi_hat
+        """The current estimate (10 nb,), physically consistent: a new array."""
+        return self._state[2].copy()
+
+    @property
+    def Omega(self):
+        """The information matrix (10 nb, 10 nb): a new array."""
+        return self._state[1].copy()
+
+    @property
+    def prediction_error(self):
+        """W pi_hat - tau_f at the last update (nv,), N m: a new array."""
+        return self._state[3].copy()
+
+    @property
+    def _tau(self):
+        """The torque held since the last update (None before the first)."""
+        return self._state[4] if self.filter.started else None
 
     def min_eigenvalue(self):
         """The smallest eigenvalue of any body's pseudo-inertia J(pi_hat_k) (> 0: every body physical)."""
@@ -398,28 +427,22 @@ class CompositeSlotineLi:
         if filt.drives:
             self._drive_terms(v)
         a, b, c = filt.weights(dt) if mode == kernel.STEP else (0.0, 0.0, 0.0)
-        law = self.LAWS.index(self.law_name)
-        stepped = mode == kernel.STEP
-        state = np.empty(filt.size) if mode != kernel.HOLD else filt.state
-        Omega = np.empty_like(self.Omega) if stepped and law == kernel.LEAST_SQUARES else self.Omega
-        pi_hat, tau = np.empty_like(self._pi_hat), np.empty(robot.nv)
-        prediction_error = np.empty(robot.nv) if stepped else self.prediction_error
-        before = state if filt.state is None else filt.state        # the first tick reads no state
-        held = self._f_v if self._tau is None else self._tau            # nor a held torque
+        if dt != self._decay[0]:
+            self._decay = (dt, np.exp(-self.beta * dt))
         try:
-            status = kernel.tick(mode, law, before, state, self._Y, self._Y_p, self._Y_h, self._M_ref, self._s,
-                                 self._kd_t, v, self._f_v, self._d, held, a, b, c, filt.lam, filt.armature,
-                                 self.prediction, np.exp(-self.beta * dt), self.Omega, Omega, self.Omega_0, self.mu,
-                                 self._adapted, self._S, self._S_inv, self._B, dt, self._pi_hat, pi_hat,
-                                 prediction_error, tau)
+            status = kernel.tick(mode, self._law, self._current, self._states, self._work, self._Y, self._Y_p,
+                                 self._Y_h, self._M_ref, self._s, self._kd_t, v, self._f_v, self._d, a, b, c,
+                                 filt.lam, filt.armature, self.prediction, self._decay[1], self.Omega_0, self.mu,
+                                 self._adapted, self._S, self._S_inv, self._B, dt)
         except np.linalg.LinAlgError as err:
             raise ValueError(f"no torque for this state: {err}") from err
         if status == kernel.NOT_FINITE:
             raise ValueError("the torque is not finite: the loop cannot be stabilized at these gains and rate")
-        filt.state, self.Omega, self._pi_hat, self._tau = state, Omega, pi_hat, tau
-        self.prediction_error = prediction_error
-        self.status = Status(status == kernel.LIMITED, bool(flags & kernel.CAPPED))
-        return tau
+        self._current = 1 - self._current
+        state = self._copies[self._current]
+        filt.state = state[0]
+        self.status = _STATUSES[status == kernel.LIMITED][bool(flags & kernel.CAPPED)]
+        return state[4].copy()
 
     def _gains(self, q, v, q_d, v_d, a_d, dt):
         """M(q; pi_ref) into its buffer, this tick's Lambda and kd (capped: _composite_tick.gains) and the sliding
@@ -457,9 +480,9 @@ class CompositeSlotineLi:
                                self._f_v, self._d)
 
     def adapt(self, q, v, q_d, v_d, a_d, dt):
-        """update without the torque; returns pi_hat."""
+        """update without the torque; returns pi_hat (a new array)."""
         self.update(q, v, q_d, v_d, a_d, dt)
-        return self._pi_hat
+        return self.pi_hat
 
     def lyapunov(self, q, v, q_d, v_d, pi, z=None):
         """V = 1/2 s^T M(q; pi) s + 1/2 pi_tilde^T Omega pi_tilde + mu d_F(pi, pi_hat) for the true parameters pi.
@@ -480,6 +503,9 @@ class CompositeSlotineLi:
             V += sum(self.mu[k] * log_det_divergence(pi[10 * k:10 * k + 10], pi_hat[10 * k:10 * k + 10])
                      for k in range(nb) if self.mu[k] > 0)
         return V
+
+
+_STATUSES = ((Status(False, False), Status(False, True)), (Status(True, False), Status(True, True)))
 
 
 def _vector(name, x, n):
