@@ -114,9 +114,9 @@ def torque(Y, pi_hat, d, M_ref, kd, s):
 
 @njit(cache=True, fastmath=REORDER)
 def information_into(L, rho, W, decay, Omega, Omega_0, V, out):
-    """out <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p), W^T R W = rho V^T V with V = L^-1 W (V (nv, p) a
-    work array): the information a prediction error adds to Omega, the old forgotten at the rate beta
-    (decay = exp(-beta dt)).  Forward substitution by rows, then V^T V by its lower triangle."""
+    """out <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p; the lower triangles read and written),
+    W^T R W = rho V^T V with V = L^-1 W (V (nv, p) a work array): the information a prediction error adds to Omega,
+    the old forgotten at the rate beta (decay = exp(-beta dt)).  Forward substitution by rows, then V^T V."""
     nv, p = W.shape
     for i in range(nv):
         for c in range(p):
@@ -135,14 +135,15 @@ def information_into(L, rho, W, decay, Omega, Omega_0, V, out):
             f = rho * V[k, i]
             for j in range(i + 1):
                 out[i, j] += f * V[k, j]
-        for j in range(i):
-            out[j, i] = out[i, j]
 
 
 @njit(cache=True)
 def information(L, rho, W, decay, Omega, Omega_0, out):
-    """information_into with its own work array."""
+    """information_into with its own work array, out symmetric."""
     information_into(L, rho, W, decay, Omega, Omega_0, np.empty(W.shape), out)
+    for i in range(out.shape[0]):
+        for j in range(i):
+            out[j, i] = out[i, j]
 
 
 @njit(cache=True, fastmath=REORDER)
@@ -266,30 +267,32 @@ def eigenvalue_range(A):
     return low, top
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=REORDER)
 def add_log_det_block(L_inv, B, mu, X, A, i0):
     """A[i0:i0 + 10, i0:i0 + 10] += mu H_k, lower triangle: H_k[i, j] = tr(J^-1 J(e_i) J^-1 J(e_j)), J(pi_k) = L L^T,
-    L_inv = L^-1 (4, 4): the Hessian of -log det J(pi_k) (inertia.log_det_metric).  X (11, 4, 4) a work array."""
-    J_inv = X[10]                                                     # L^-T L^-1
+    L_inv = L^-1 (4, 4): the Hessian of -log det J(pi_k) (inertia.log_det_metric).  With X_i = J^-1 J(e_i) and,
+    J^-1 and J(e_j) symmetric, X_j^T = J(e_j) J^-1: H_k[i, j] = sum_ab X_i[a, b] X_j^T[a, b].  X (21, 4, 4) a work
+    array: X_i, X_i^T, J^-1."""
+    J_inv = X[20]                                                     # L^-T L^-1
     for a in range(4):
         for c in range(4):
             x = 0.0
             for e in range(4):
                 x += L_inv[e, a] * L_inv[e, c]
             J_inv[a, c] = x
-    for i in range(10):                                               # X_i = J^-1 J(e_i)
+    for i in range(10):
         for a in range(4):
             for b in range(4):
                 x = 0.0
                 for c in range(4):
                     x += J_inv[a, c] * B[i, c, b]
-                X[i, a, b] = x
+                X[i, a, b] = X[10 + i, b, a] = x
     for i in range(10):
         for j in range(i + 1):
             h = 0.0
             for a in range(4):
                 for b in range(4):
-                    h += X[i, a, b] * X[j, b, a]
+                    h += X[i, a, b] * X[10 + j, a, b]
             A[i0 + i, i0 + j] += mu * h
 
 
@@ -320,13 +323,18 @@ def inverse_factors(pi_hat, B):
 @njit(cache=True)
 def system_matrix(L_inv, Omega, mu, adapted, law, B, X, A):
     """A <- Omega + mu H(pi_hat) over the adapted parameters (m, m; lower triangle), H block diagonal
-    (add_log_det_block; none for the gradient law).  X (11, 4, 4) a work array."""
+    (add_log_det_block; none for the gradient law); Omega's lower triangle read.  X (21, 4, 4) a work array."""
     m = adapted.shape[0]
-    for i in range(m):
-        for j in range(i + 1):
-            A[i, j] = Omega[adapted[i], adapted[j]]
+    if m == Omega.shape[0]:                             # all adapted: adapted = 0, 1, ..., m - 1
+        for i in range(m):
+            for j in range(i + 1):
+                A[i, j] = Omega[i, j]
+    else:
+        for i in range(m):
+            for j in range(i + 1):
+                A[i, j] = Omega[adapted[i], adapted[j]]
     if law != GRADIENT:
-        for i0 in range(0, m, 10):                      # adapted holds whole bodies, in order
+        for i0 in range(0, m, 10):
             k = adapted[i0] // 10
             add_log_det_block(L_inv[k], B, mu[k], X, A, i0)
 
@@ -334,7 +342,7 @@ def system_matrix(L_inv, Omega, mu, adapted, law, B, X, A):
 @njit(cache=True)
 def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out):
     """out <- pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g over the adapted parameters (zero for the others); the
-    gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (11, 4, 4),
+    gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (21, 4, 4),
     x (m,) work arrays, m the adapted parameters' count.  By Cholesky in place of A (single-threaded, no LAPACK call:
     its threads cost the tick's p99 on a busy machine), by LU where rounding left A not numerically positive
     definite."""
@@ -361,7 +369,7 @@ def rate(g, L_inv, Omega, mu, adapted, law, B):
     """pi_hat_dot (rate_into), a new array."""
     m = adapted.shape[0]
     out = np.empty_like(g)
-    rate_into(g, L_inv, Omega, mu, adapted, law, B, np.empty((m, m)), np.empty((11, 4, 4)), np.empty(m), out)
+    rate_into(g, L_inv, Omega, mu, adapted, law, B, np.empty((m, m)), np.empty((21, 4, 4)), np.empty(m), out)
     return out
 
 
@@ -473,8 +481,8 @@ def state_size(nv, p):
 @njit(cache=True)
 def state_views(X, nv, p):
     """One copy X (state_size,) of the controller's state as (F, Omega (p, p), pi_hat (p,), prediction_error (nv,),
-    tau (nv,)): the filter's state (filter_views), the information matrix, the estimate, W pi_hat - tau_f and the
-    torque held since the last tick."""
+    tau (nv,)): the filter's state (filter_views), the information matrix (its lower triangle), the estimate,
+    W pi_hat - tau_f and the torque held since the last tick."""
     n = 4 * nv * p + 5 * nv
     o = n + p * p
     return X[:n], X[n:o].reshape(p, p), X[o:o + p], X[o + p:o + p + nv], X[o + p + nv:o + p + 2 * nv]
@@ -483,14 +491,14 @@ def state_views(X, nv, p):
 @njit(cache=True)
 def work_size(nv, p, m):
     """The length of the tick's work array (work_views), m the adapted parameters' count."""
-    return 2 * nv * p + nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + 176 + 48
+    return 2 * nv * p + nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + 336 + 48
 
 
 @njit(cache=True)
 def work_views(Z, nv, p, m):
     """The work array Z (work_size,) as (W, V (nv, p), L (nv, nv), A (m, m), g, step (p,), x (m,),
-    tau_f, eps, r (nv,), L_inv (nb, 4, 4), X (11, 4, 4), J (3, 4, 4))."""
-    sizes = (nv * p, nv * p, nv * nv, m * m, p, p, m, nv, nv, nv, 16 * (p // 10), 176, 48)
+    tau_f, eps, r (nv,), L_inv (nb, 4, 4), X (21, 4, 4), J (3, 4, 4))."""
+    sizes = (nv * p, nv * p, nv * nv, m * m, p, p, m, nv, nv, nv, 16 * (p // 10), 336, 48)
     views = []
     o = 0
     for size in sizes:
@@ -498,7 +506,7 @@ def work_views(Z, nv, p, m):
         o += size
     return (views[0].reshape(nv, p), views[1].reshape(nv, p), views[2].reshape(nv, nv), views[3].reshape(m, m),
             views[4], views[5], views[6], views[7], views[8], views[9], views[10].reshape(p // 10, 4, 4),
-            views[11].reshape(11, 4, 4), views[12].reshape(3, 4, 4))
+            views[11].reshape(21, 4, 4), views[12].reshape(3, 4, 4))
 
 
 @njit(cache=True)

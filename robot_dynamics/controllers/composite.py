@@ -313,8 +313,9 @@ class CompositeSlotineLi:
 
     @property
     def Omega(self):
-        """The information matrix (10 nb, 10 nb): a new array."""
-        return self._state[1].copy()
+        """The information matrix (10 nb, 10 nb): a new array (the state holds its lower triangle)."""
+        lower = np.tril(self._state[1])
+        return lower + np.tril(lower, -1).T
 
     @property
     def prediction_error(self):
@@ -415,9 +416,9 @@ class CompositeSlotineLi:
         call (_composite_tick.tick) does the rest; the new state is taken only when the torque is finite.
         """
         dt = _check_dt(dt)
-        q, v, q_d, v_d, a_d = (_vector(name, x, n) for name, x, n in (
-            ("q", q, self.robot.nq), ("v", v, self.robot.nv), ("q_d", q_d, self.robot.nq),
-            ("v_d", v_d, self.robot.nv), ("a_d", a_d, self.robot.nv)))
+        nq, nv = self.robot.nq, self.robot.nv
+        q, v, q_d = _vector("q", q, nq), _vector("v", v, nv), _vector("q_d", q_d, nq)
+        v_d, a_d = _vector("v_d", v_d, nv), _vector("a_d", a_d, nv)
         flags = self._gains(q, v, q_d, v_d, a_d, dt)
         robot, filt = self.robot, self.filter
         robot.regressor(q, v, self._v_r, self._a_r, out=self._Y)
