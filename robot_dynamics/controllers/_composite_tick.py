@@ -2,14 +2,16 @@
 
 Each equation is written once here and called from CompositeSlotineLi's ``update`` (``tick``, the whole tick in one
 compiled call), ``torque`` and ``law``, and from MomentumFilter.  Shapes: nv joints, nb bodies, p = 10 nb
-parameters; the filter's state is one flat buffer (``filter_views``).  The linear algebra is written out (Cholesky,
-triangular solves, Jacobi eigenvalues of 4x4 blocks) rather than called from LAPACK: no allocation-heavy wrappers
-and no BLAS threads on the tick's path.
+parameters; the filter's state is one flat buffer (``filter_views``), the controller's state two copies of one
+layout (``state_views``: a tick reads one and writes the other), the tick's temporaries one work array
+(``work_views``): ``tick`` allocates nothing.  The linear algebra is written out (dense.cholesky_into, triangular
+solves, Jacobi eigenvalues of 4x4 blocks) rather than called from LAPACK: no allocation-heavy wrappers and no BLAS
+threads on the tick's path.
 """
 import numpy as np
 from numba import njit
 
-from ..dense import cholesky_into, solve_lower
+from ..dense import REORDER, cholesky_into, solve_lower
 from ..drives import COULOMB_VELOCITY
 
 STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
@@ -21,7 +23,6 @@ LEAST_SQUARES, GRADIENT, NATURAL = 0, 1, 2      # the laws, CompositeSlotineLi.L
 START, STEP, HOLD = 0, 1, 2                     # what a tick does with the filters: start them, step them, neither
 OK, LIMITED, NOT_FINITE = 0, 1, 2               # tick's status
 CAPPED, NEEDS_ESTIMATE = 1, 2                   # gains' flags
-REORDER = {"reassoc", "contract"}               # sums reordered (vectorized), NaN and inf kept: the triangular solves
 
 
 @njit(cache=True)
@@ -205,15 +206,6 @@ def cholesky(A):
     if not cholesky_into(A, L):
         raise np.linalg.LinAlgError("Matrix is not positive definite")
     return L
-
-
-@njit(cache=True)
-def substituted(L, b):
-    """(L L^T)^-1 b for L lower triangular (n, n) and b (n,): forward, then backward substitution."""
-    y = b.copy()
-    solve_lower(L, y)
-    solve_lower(L, y, True)
-    return y
 
 
 @njit(cache=True)

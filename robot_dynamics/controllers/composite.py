@@ -82,7 +82,8 @@ class MomentumFilter:
     ``start(q, v)`` at the first sample, ``step(q, v, tau, dt)`` at every later one, tau being the torque held
     since the previous sample; ``replay(t, q, v, tau)`` does the same over a log in one batched regressor call.
     The filters start at rest in the momentum, F[p](0) = p(0), so that F[pdot] = lambda (p - F[p]) from the start.
-    The state is one flat array (_composite_tick.filter_views), replaced at every sample, never written into.
+    The state is one flat array (_composite_tick.filter_views), replaced at every sample, never written into; a
+    CompositeSlotineLi's filter is advanced by the controller's tick instead, its state a view of the controller's.
     """
 
     def __init__(self, robot, cutoff):
@@ -246,7 +247,9 @@ class CompositeSlotineLi:
         and writes the other, which becomes the state only when the tick succeeds (_composite_tick.tick)."""
         robot, nv, p = self.robot, self.robot.nv, self.pi_ref.size
         self._states = np.zeros((2, kernel.state_size(nv, p)))
-        self._copies = [kernel.state_views(x, nv, p) for x in self._states]    # (F, Omega, pi_hat, error, tau)
+        # (F, Omega, pi_hat, error, tau) of each copy, viewed again as numpy's own float64: the arrays numba
+        # returns carry a dtype equal to it but not it, which the robot's fast calls refuse (their slow route)
+        self._copies = [tuple(y.view(np.float64) for y in kernel.state_views(x, nv, p)) for x in self._states]
         self._current = 0
         self._work = np.empty(kernel.work_size(nv, p, len(self._adapted)))
         self._law = self.LAWS.index(self.law_name)
