@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
-from mujoco_twin import driven_arm, motion, observed_run, rms, scenario, tracking_errors  # noqa: E402
+from mujoco_twin import PLANT_STEP, driven_arm, motion, observed_run, rms, scenario, tracking_errors  # noqa: E402
 from robot_dynamics.controllers import ComputedTorque, RelativeGains  # noqa: E402
 from robot_dynamics.observers import MomentumObserver  # noqa: E402
 
@@ -83,7 +83,8 @@ def observer():
     print(f"{'observer model':<24}{'link5 10 N':>12}{'link7 20 N':>12}{'phantom':>10}")
     for label, model in (("URDF drives", arm.robot), ("damping only", arm.robot.with_drives(friction=0.0))):
         driven = arm._replace(robot=model)
-        free = np.linalg.norm(observed_run(driven, motion(arm, 2), 2.0, MomentumObserver(model, 100.0)).r, axis=1)
+        free = np.linalg.norm(observed_run(driven, motion(arm, 2), 2.0, MomentumObserver(model, 100.0),
+                                           period=PERIODS[0]).r, axis=1)
         errors, scale = [], None
         for link, newtons in ((arm.mid, 10.0), (arm.last, 20.0)):
             error, scale = force_error(driven, model, link, newtons)
@@ -95,7 +96,8 @@ def observer():
 def force_error(arm, model, link, newtons, offset=(0.03, 0.04, 0.02)):
     """(max |r - J^T F| / |J^T F| from 50 ms after the step, the median |J^T F|) for a force stepped on at 0.5 s."""
     f, twin = newtons * np.array([0.6, -0.64, 0.48]), arm.twin
-    log = observed_run(arm, motion(arm, 4), 1.0, MomentumObserver(model, 100.0), force=(link, f, offset, 0.5, 1.0))
+    log = observed_run(arm, motion(arm, 4), 1.0, MomentumObserver(model, 100.0), force=(link, f, offset, 0.5, 1.0),
+                       period=PERIODS[0])
     settled = np.flatnonzero(log.t >= 0.55 - 1e-9)
     expected = np.empty((len(settled), model.nv))
     for i, k in enumerate(settled):
@@ -137,8 +139,7 @@ def adaptive(duration):
           f" RMS error (rad), first 1 s and last 2 s of {duration:g} s")
     print(f"{'gains':<16}{'rate':>8}{'first 1 s':>12}{'last 2 s':>12}{'ratio':>8}")
     for period in PERIODS:
-        sc = scenario("xarm7", dt=1e-3)
-        sc.twin.model.dof_frictionloss[sc.twin.dadr] = sc.truth.friction
+        sc = scenario("xarm7", dt=PLANT_STEP, friction=True)
         for label, gains in [("default", RelativeGains())] + [
                 (f"{name} x {factor:g}", scaled(name, factor)) for name in ("Lambda", "kd", "gamma")
                 for factor in (0.1, 10.0)]:
