@@ -41,7 +41,7 @@ from .algorithms.momentum_observer import (DAMPING, ERR_DT, ERR_RESIDUAL, ERR_TA
                                            S_LAST, V_LAST, observer_steps, observer_tick)
 from .drives import COULOMB_VELOCITY
 
-_ND, _F64 = np.ndarray, np.dtype(np.float64)
+_ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 
 
 class WrenchEstimate(NamedTuple):
@@ -117,7 +117,9 @@ class MomentumObserver:
         self._state[GAIN] = self.gain
         if self.friction and self._model is None:                # viscous + Coulomb: in the compiled tick
             self._state[DAMPING], self._state[FRICTION] = drives.damping, drives.friction
-        self._p, self._s = self._state[P], self._state[S]        # momentum_rate writes here
+        self._p, self._s = self._ps = self._state[P], self._state[S]    # momentum_rate writes here
+        self._momentum_rate = robot.momentum_rate
+        self._n = (n,)                                           # the shape of v, tau and r
         self._v = np.zeros(n)                                    # v, when the one given is not a float64 vector
         self.residual = _read_only(self._state[R])
         self.started = False
@@ -144,12 +146,11 @@ class MomentumObserver:
         """
         if not self.started:
             return self.start(q, v, out)
-        r = self._out(out)
-        v = self._velocity(v)
-        if not (type(tau) is _ND and tau.dtype is _F64 and tau.shape == r.shape and tau.flags.c_contiguous):
-            tau = np.ascontiguousarray(tau, dtype=float)
-            if tau.shape != r.shape:
-                raise ValueError(f"tau must have shape {r.shape}, got {tau.shape}")
+        r = _empty(self._n) if out is None else self._out(out)
+        n = self._n
+        if not (type(v) is _ND and type(tau) is _ND and v.dtype is _F64 and tau.dtype is _F64 and v.shape == n
+                and tau.shape == n and v.flags.c_contiguous and tau.flags.c_contiguous):
+            v, tau = self._velocity(v), self._torque(tau)
         self._rate(q, v)
         status = observer_tick(self._state, tau, v, dt, COULOMB_VELOCITY, r)
         if status != 0:
@@ -161,24 +162,31 @@ class MomentumObserver:
     def _out(self, out):
         """The array r is written into: a new one, or out once checked (a writeable float64 (nv,) array)."""
         if out is None:
-            return np.empty(self.robot.nv)
-        if not (type(out) is _ND and out.dtype is _F64 and out.shape == (self.robot.nv,) and out.flags.writeable):
-            raise ValueError(f"out must be a writeable float64 array of shape ({self.robot.nv},)")
+            return _empty(self._n)
+        if not (type(out) is _ND and out.dtype is _F64 and out.shape == self._n and out.flags.writeable):
+            raise ValueError(f"out must be a writeable float64 array of shape {self._n}")
         return out
 
     def _velocity(self, v):
         """v as a C-contiguous float64 (nv,) array: itself when it is one, else a copy in the observer's buffer."""
-        if type(v) is _ND and v.dtype is _F64 and v.shape == self._v.shape and v.flags.c_contiguous:
+        if type(v) is _ND and v.dtype is _F64 and v.shape == self._n and v.flags.c_contiguous:
             return v
-        if np.shape(v) != self._v.shape:
-            raise ValueError(f"v must have shape {self._v.shape} (one state), got {np.shape(v)}")
+        if np.shape(v) != self._n:
+            raise ValueError(f"v must have shape {self._n} (one state), got {np.shape(v)}")
         self._v[:] = v
         return self._v
+
+    def _torque(self, tau):
+        """tau as a C-contiguous float64 (nv,) array."""
+        tau = np.ascontiguousarray(tau, dtype=float)
+        if tau.shape != self._n:
+            raise ValueError(f"tau must have shape {self._n}, got {tau.shape}")
+        return tau
 
     def _rate(self, q, v):
         """P, S <- p and h = C^T v - g (minus a friction model's torque) at one state (q, v) (nv,) float64."""
         try:
-            self.robot.momentum_rate(q, v, out=(self._p, self._s))
+            self._momentum_rate(q, v, self._ps)
         except ValueError:
             if np.shape(q) != (self.robot.nq,):
                 raise ValueError(f"q must have shape ({self.robot.nq},) (one state), got {np.shape(q)}") from None
