@@ -161,13 +161,13 @@ def applied_friction(arm, duration=2.0, period=PERIODS[0]):
     bands = ((1e-4, 0.01), (0.01, 0.05), (0.05, 0.2), (0.2, 1.0), (1.0, np.inf))
     print("\nwhile tracking: MuJoCo's frictionloss against the motion / the URDF's friction, mean by speed (rad/s), "
           "and the share of the steps a joint sticks (|v| < 1e-4); M_ii at home")
-    print(f"{'joint':<8}{'M_ii':>10}" + "".join(f"{f'{lo:g}-{hi:g}':>11}" for lo, hi in bands) + f"{'sticks':>9}")
+    print(f"{'joint':<8}{'M_ii':>10}" + "".join(f"{f'{lo:g}-{hi:g}':>13}" for lo, hi in bands) + f"{'sticks':>9}")
     M = np.diag(robot.mass_matrix(arm.home))
     for j, name in enumerate(robot.coordinate_names):
         cells = []
         for lo, hi in bands:
             band = (np.abs(V[:, j]) >= lo) & (np.abs(V[:, j]) < hi)
-            cells.append(f"{F[band, j].mean():>11.3f}" if band.any() else f"{'-':>11}")
+            cells.append(f"{F[band, j].mean():>13.3f}" if band.any() else f"{'-':>13}")
         print(f"{name:<8}{M[j]:>10.2e}" + "".join(cells) + f"{np.mean(np.abs(V[:, j]) < 1e-4):>9.3f}")
 
 
