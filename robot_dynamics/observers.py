@@ -16,15 +16,17 @@ armature is in M, so in p).  The observer is integrated exactly for its linear p
 (algorithms/momentum_observer.py, eqs. (O1)-(O3)): tau held over each tick (the controller's zero-order hold),
 C^T v - g - tau_f by the trapezoidal rule, and tau_ext taken constant within a tick.
 
-The residual is exact for the model's friction: a plant whose friction differs shows the difference in r.  Measured
-(benchmarks/bench_sampled_drives.py) on MuJoCo's xArm7 carrying exactly its URDF's <dynamics damping="2..10"
-friction="1"/>, the arm tracking: r within 9 % of J^T F for 20 N on link7, 26 % for 10 N on link5, and up to ~1 N m
-(8 % of the first) in free motion.  MuJoCo's frictionloss is a soft
-constraint: it holds a joint at rest (stiction) and reaches the URDF's level only above a speed that grows as the
-joint's inertia falls (on joint 7, M_77 = 1.4e-4 kg m^2, 7 % of it at 0.2-1 rad/s), whereas the model's Coulomb law
-is F tanh(v / 0.01 rad/s).  The observer cannot tell a friction torque the model lacks from an external one; leaving
-the Coulomb friction out does worse (16 % and 49 %).  A model of the plant's friction identified from a log
-(rd.identify(..., friction="stribeck" or "sigmoid")) is the remedy within a user's reach (not measured here).
+The drives' friction: the damping D v as the model says, a friction model's torque as it says, and the Coulomb
+friction as Coulomb's law has it -- F sign(v) while a joint slides (the drives' F tanh(v / 0.01 rad/s) where |v|
+>= 0.01 rad/s), anything in [-F, F] while it sticks: over a tick that may hold a stick (an end below 0.01 rad/s, or a
+reversal) the observer takes, of the external torques the momentum allows, the one nearest its last estimate (eq.
+(O2')).  A joint that sticks then shows only what its friction cannot hold, and r keeps the torque it had found;
+an external torque that changes while a joint sticks shows on that joint once it exceeds what friction holds.
+Measured (benchmarks/bench_sampled_drives.py) on MuJoCo's xArm7 carrying exactly its URDF's <dynamics
+damping="2..10" friction="1"/> (a hard friction loss: its joints stick for 10-20 ms at each reversal), the arm
+tracking: r within 1.9 % of J^T F for 10 N on link5 and 1.2 % for 20 N on link7, and 0.07 N m (0.5 % of the
+latter) in free motion -- with the smoothed law through a stick, 13 %, 6 % and 1 N m; without the Coulomb friction,
+55 %, 18 % and 2.6 N m.
 
 A floating base is refused by name: there the residual's six base rows, and its joint rows, hold the wrenches of
 every contact, the feet's included, and r estimates the unexpected ones only once the measured contact wrenches
@@ -35,8 +37,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .algorithms.momentum_observer import ERR_RESIDUAL, ERR_TAU, observer_step, observer_steps
+from .algorithms.momentum_observer import (DAMPING, ERR_DT, ERR_RESIDUAL, ERR_TAU, FRICTION, GAIN, P, P_LAST, R, S,
+                                           S_LAST, V_LAST, observer_steps, observer_tick)
 from .drives import COULOMB_VELOCITY
+
+_ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 
 
 class WrenchEstimate(NamedTuple):
@@ -103,30 +108,33 @@ class MomentumObserver:
                              f"rows hold every contact wrench; only fixed-base robots are observed (load the URDF "
                              f"with floating_base=False)")
         self.robot = robot
-        self.gain = _read_only(_positive_vector(gain, "gain", robot.nv))
+        n = robot.nv
+        self.gain = _read_only(_positive_vector(gain, "gain", n))
         drives = robot.model.drives
         self.friction = bool(friction) and not drives.frictionless
-        compiled = self.friction and drives.model is None        # viscous + Coulomb: in the compiled tick
-        self._damping = drives.damping if compiled else np.zeros(robot.nv)
-        self._coulomb = drives.friction if compiled else np.zeros(robot.nv)
-        self._numpy_friction = self.friction and not compiled
-        n = robot.nv
-        self._p, self._s = np.empty(n), np.empty(n)              # this tick's p and s = h - tau_f
-        self._p_last, self._s_last = np.empty(n), np.empty(n)    # the last tick's
-        self._r = np.zeros(n)
-        self.residual = _read_only(self._r)
-        self._dt = None                                          # the tick whose weights a, c are at hand
-        self._a = self._c = None
+        self._model = drives.model if self.friction else None    # a friction model: its torque subtracted in numpy
+        self._state = np.zeros((9, n))                           # observer_tick's state (its docstring)
+        self._state[GAIN] = self.gain
+        if self.friction and self._model is None:                # viscous + Coulomb: in the compiled tick
+            self._state[DAMPING], self._state[FRICTION] = drives.damping, drives.friction
+        self._p, self._s = self._ps = self._state[P], self._state[S]    # momentum_rate writes here
+        self._momentum_rate = robot.momentum_rate
+        self._n = (n,)                                           # the shape of v, tau and r
+        self._v = np.zeros(n)                                    # v, when the one given is not a float64 vector
+        self.residual = _read_only(self._state[R])
         self.started = False
 
     def start(self, q, v, out=None):
         """Start at the state (q, v): p(0) = M(q) v, r = 0.  Returns r (zeros), a new array or out (nv,)."""
-        if out is not None:
-            self._check_out(out)
-        self._rate(q, v, self._p_last, self._s_last)
-        self._r[:] = 0.0
+        r = self._out(out)
+        v = self._velocity(v)
+        self._rate(q, v)
+        state = self._state
+        state[S] -= state[DAMPING] * v
+        state[P_LAST], state[S_LAST], state[V_LAST], state[R] = state[P], state[S], v, 0.0
         self.started = True
-        return self._result(out)
+        r[:] = 0.0
+        return r
 
     def update(self, q, v, tau, dt, out=None):
         """Advance by dt (s) to the state q (nq,), v (nv,), tau (nv,) having been applied over the tick.
@@ -138,57 +146,53 @@ class MomentumObserver:
         """
         if not self.started:
             return self.start(q, v, out)
-        if out is not None:
-            self._check_out(out)
-        self._rate(q, v, self._p, self._s, self._numpy_friction)
-        if dt != self._dt:
-            self._weights(dt)
-        tau = np.ascontiguousarray(tau, dtype=float)
-        if tau.shape != self._r.shape:
-            raise ValueError(f"tau must have shape {self._r.shape}, got {tau.shape}")
-        status = observer_step(self._p, self._s, tau, self._dt, self._a, self._c, self._p_last, self._s_last,
-                               self._r, np.ascontiguousarray(v, dtype=float), self._damping, self._coulomb,
-                               COULOMB_VELOCITY)
-        if status == ERR_TAU:
-            raise ValueError("tau contains non-finite values (NaN or inf)")
-        if status == ERR_RESIDUAL:
-            raise ValueError("the residual overflows float64: tau, v or dt is out of range")
-        return self._result(out)
+        r = _empty(self._n) if out is None else self._out(out)
+        n = self._n
+        if not (type(v) is _ND and type(tau) is _ND and v.dtype is _F64 and tau.dtype is _F64 and v.shape == n
+                and tau.shape == n and v.flags.c_contiguous and tau.flags.c_contiguous):
+            v, tau = self._velocity(v), self._torque(tau)
+        self._rate(q, v)
+        status = observer_tick(self._state, tau, v, dt, COULOMB_VELOCITY, r)
+        if status != 0:
+            raise ValueError({ERR_DT: f"dt must be a positive time in s, got {dt}",
+                              ERR_TAU: "tau contains non-finite values (NaN or inf)",
+                              ERR_RESIDUAL: "the residual overflows float64: tau, v or dt is out of range"}[status])
+        return r
 
-    def _result(self, out):
-        """r: a copy, or written into out."""
+    def _out(self, out):
+        """The array r is written into: a new one, or out once checked (a writeable float64 (nv,) array)."""
         if out is None:
-            return self._r.copy()
-        out[:] = self._r
+            return _empty(self._n)
+        if not (type(out) is _ND and out.dtype is _F64 and out.shape == self._n and out.flags.writeable):
+            raise ValueError(f"out must be a writeable float64 array of shape {self._n}")
         return out
 
-    def _check_out(self, out):
-        """A ValueError unless out can take r (a writeable float64 (nv,) array)."""
-        if not (type(out) is np.ndarray and out.dtype == np.float64 and out.shape == self._r.shape
-                and out.flags.writeable):
-            raise ValueError(f"out must be a writeable float64 array of shape {self._r.shape}")
+    def _velocity(self, v):
+        """v as a C-contiguous float64 (nv,) array: itself when it is one, else a copy in the observer's buffer."""
+        if type(v) is _ND and v.dtype is _F64 and v.shape == self._n and v.flags.c_contiguous:
+            return v
+        if np.shape(v) != self._n:
+            raise ValueError(f"v must have shape {self._n} (one state), got {np.shape(v)}")
+        self._v[:] = v
+        return self._v
 
-    def _rate(self, q, v, p, s, friction=None):
-        """p, s <- p and s = C^T v - g - tau_f at one state (q, v); friction: whether to subtract tau_f here
-        (default: self.friction; update leaves viscous + Coulomb friction to the compiled tick)."""
+    def _torque(self, tau):
+        """tau as a C-contiguous float64 (nv,) array."""
+        tau = np.ascontiguousarray(tau, dtype=float)
+        if tau.shape != self._n:
+            raise ValueError(f"tau must have shape {self._n}, got {tau.shape}")
+        return tau
+
+    def _rate(self, q, v):
+        """P, S <- p and h = C^T v - g (minus a friction model's torque) at one state (q, v) (nv,) float64."""
         try:
-            self.robot.momentum_rate(q, v, out=(p, s))
+            self._momentum_rate(q, v, self._ps)
         except ValueError:
-            for name, x, n in (("q", q, self.robot.nq), ("v", v, self.robot.nv)):
-                if np.shape(x) != (n,):
-                    raise ValueError(f"{name} must have shape ({n},) (one state), got {np.shape(x)}") from None
+            if np.shape(q) != (self.robot.nq,):
+                raise ValueError(f"q must have shape ({self.robot.nq},) (one state), got {np.shape(q)}") from None
             raise
-        if self.friction if friction is None else friction:
-            s -= self.robot.model.drives.torque(np.asarray(v, dtype=float))
-
-    def _weights(self, dt):
-        """The tick's weights a = exp(-k dt), c = (1 - a) / dt of eq. (O3)."""
-        dt = float(dt)
-        if not (np.isfinite(dt) and dt > 0):
-            raise ValueError(f"dt must be a positive time in s, got {dt}")
-        self._a = np.exp(-self.gain * dt)
-        self._c = -np.expm1(-self.gain * dt) / dt
-        self._dt = dt
+        if self._model is not None:
+            self._s -= self._model.torque(v)
 
     def replay(self, t, q, v, tau, out=None):
         """The residuals over a log: t (K,) increasing (s), q (K, nq), v (K, nv), tau (K, nv) applied from each
@@ -196,7 +200,8 @@ class MomentumObserver:
         update can go on from there.  p and s come from one batched kernel call (on all cores), the ticks from
         one compiled loop, each tick's arithmetic that of update.  Returns r (K, nv) (into out if given)."""
         r, P, S = self._residuals(t, q, v, tau, out)
-        self._p_last[:], self._s_last[:], self._r[:] = P[-1], S[-1], r[-1]
+        state = self._state
+        state[P_LAST], state[S_LAST], state[V_LAST], state[R] = P[-1], S[-1], np.asarray(v)[-1], r[-1]
         self.started = True
         return r
 
@@ -212,9 +217,11 @@ class MomentumObserver:
                 raise ValueError(f"{name} must have shape ({K}, {width}) for {K} times, got {np.shape(x)}")
         if not np.all(np.isfinite(tau)):
             raise ValueError("tau contains non-finite values (NaN or inf)")
+        v = np.ascontiguousarray(v, dtype=float)
         P, S = self.robot.momentum_rate(q, v)
-        if self.friction:
-            S -= self.robot.friction_torque(v)
+        S -= self._state[DAMPING] * v
+        if self._model is not None:
+            S -= self._model.torque(v)
         if out is None:
             r = np.empty((K, n))
         elif not (isinstance(out, np.ndarray) and out.shape == (K, n) and out.dtype == float
@@ -223,7 +230,7 @@ class MomentumObserver:
         else:
             r = out
         r[0] = 0.0
-        observer_steps(P, S, tau, t, self.gain, r)
+        observer_steps(P, S, v, tau, t, self.gain, self._state[FRICTION], COULOMB_VELOCITY, r)
         if not np.all(np.isfinite(r[-1])):                  # a non-finite r stays so (a > 0): the last row tells
             raise ValueError("the residual overflows float64: tau, v or t is out of range")
         return r, P, S

@@ -8,6 +8,17 @@ contacts and joint limits disabled, RK4 at the given step, and zero dof damping,
 given (per joint, in our order: MuJoCo's dof_armature on M's diagonal, dof_damping a passive -damping v,
 dof_frictionloss a Coulomb friction of that level -- a constraint force, which holds a joint at rest (stiction) up to
 it, where robot_dynamics smooths the sign: drives.py).
+
+MuJoCo's friction loss is a soft constraint (MuJoCo's documentation, "Computation"): per joint, with A = M^-1's
+diagonal entry, the force is f = -clamp(d / A (a_0 + b v), -F, F), a_0 the joint's acceleration without it,
+b = 2 / (d timeconst) and d its impedance.  MuJoCo's defaults (solref timeconst 20 ms, solimp d = 0.9) leak a tenth
+of the torque that would stop the joint and ask only for a stop within 20 ms, whose force M b v is tiny on a light
+joint: on xArm7's joint 7 (M_77 = 1.4e-4 kg m^2, F = 1 N m) it applies 10 % of F while sliding, and lets the joint
+creep at 0.23 rad/s under half of F.  Here d = HARD_IMPEDANCE (0.9999) and timeconst = 2 steps, the least MuJoCo
+allows (b = 1 / step): the joint stops within a step unless the rest of its torque exceeds F, and slides against
+exactly F -- time-stepping Coulomb friction, the law the URDF states.  Checked independently (test_drives_sampled,
+bench_sampled_drives): the arm held by qfrc_bias, a torque delta on one joint leaves it at rest below F and drives
+it at (delta - F) / damping above; while tracking, every sliding joint's qfrc_constraint is F.
 ``MujocoTwin.mass_matrix`` / ``bias`` / ``forward_dynamics`` are mj_fullM, qfrc_bias and qacc in our joint order,
 ``jacobian`` MuJoCo's own Jacobian of a point on a body (mj_jac) and ``com`` the body's centre of mass (xipos), and
 ``run`` closes a controller's loop at the model's step with torques applied through ``qfrc_applied`` (zero-order
@@ -21,6 +32,8 @@ from lxml import etree
 
 MUJOCO_EXTENSION = '<mujoco><compiler discardvisual="true" fusestatic="false"/></mujoco>'
 WARNINGS = []             # MuJoCo's warnings (an unstable state, ...), kept here instead of its MUJOCO_LOG.TXT
+HARD_IMPEDANCE = 0.9999   # solimp d of the friction loss: the share of the stopping torque applied (module docstring)
+SOFT_SOLREF, SOFT_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)    # MuJoCo's defaults
 
 
 class Payload(NamedTuple):
@@ -99,8 +112,19 @@ class MujocoTwin:
         assert m.nv == robot.nv and sorted(self.dadr) == list(range(m.nv)), "every MuJoCo dof is one of ours"
         m.dof_damping[self.dadr] = 0.0 if damping is None else damping
         m.dof_armature[self.dadr] = 0.0 if armature is None else armature
-        m.dof_frictionloss[self.dadr] = 0.0 if frictionloss is None else frictionloss
         self.dt = dt
+        self.set_frictionloss(frictionloss)
+
+    def set_frictionloss(self, frictionloss, soft=False):
+        """dof_frictionloss <- frictionloss (None: zero, or (nv,) in our order), as a hard constraint at the step
+        (module docstring: solref timeconst 2 steps, solimp d = HARD_IMPEDANCE), or with soft, MuJoCo's default
+        soft constraint (SOFT_SOLREF, SOFT_SOLIMP): a plant with less friction than the URDF states."""
+        m = self.model
+        m.dof_frictionloss[self.dadr] = 0.0 if frictionloss is None else frictionloss
+        m.dof_solref[:] = SOFT_SOLREF if soft else (2 * self.dt, 1.0)
+        m.dof_solimp[:] = SOFT_SOLIMP
+        if not soft:
+            m.dof_solimp[:, :2] = HARD_IMPEDANCE
 
     def set_state(self, q, v):
         self.data.qpos[self.qadr] = q
@@ -212,8 +236,9 @@ ARMS = {
 }
 
 
-def scenario(name, dt=1e-3, seed=0):
-    """The Scenario of ARMS[name], MuJoCo stepping at dt."""
+def scenario(name, dt=1e-3, seed=0, friction=False):
+    """The Scenario of ARMS[name], MuJoCo stepping at dt; friction: MuJoCo's twin carries the URDF's Coulomb
+    friction too (dof_frictionloss, hard at the step: MujocoTwin; xArm7 wants dt = PLANT_STEP then)."""
     import robot_dynamics as rd
     from oracle import erd_path
     from robot_dynamics.bundled import bundled_urdf
@@ -231,8 +256,9 @@ def scenario(name, dt=1e-3, seed=0):
     amplitudes = rng.uniform(0.5, 1.0, (n, 1)) * np.array([0.6, 0.3, 0.2])
     reference = SumOfSines(np.array(home, dtype=float), amplitudes, 2 * np.pi * np.array([0.2, 0.35, 0.5]),
                            rng.uniform(0, 2 * np.pi, (n, 3)))
-    twin = MujocoTwin(text, truth, dt, armature=truth.armature, damping=truth.damping)    # the URDF's drives (panda:
-    return Scenario(nominal, truth, twin, body, payload, reference)                         # <dynamics damping>)
+    twin = MujocoTwin(text, truth, dt, armature=truth.armature, damping=truth.damping,  # the URDF's drives (panda:
+                      frictionloss=truth.friction if friction else None)                 # <dynamics damping>)
+    return Scenario(nominal, truth, twin, body, payload, reference)
 
 
 # ---- the arms of the momentum observer's tests and benchmark: known forces stepped onto links mid-motion ----------
@@ -292,9 +318,10 @@ def motion(arm, seed):
     return SumOfSines(arm.home, amplitudes, 2 * np.pi * np.array([0.2, 0.35, 0.5]), rng.uniform(0, 2 * np.pi, (n, 3)))
 
 
-def observed_run(arm, reference, duration, observer=None, force=None, disturbance=None):
+def observed_run(arm, reference, duration, observer=None, force=None, disturbance=None, period=None):
     """Computed torque (kp 400, kd 40, the model's friction compensated) tracking reference in MuJoCo, one tick per
-    step; observer (a MomentumObserver or None) updated online at each tick with the torque of the tick before.
+    control period (MuJoCo's step unless given, a multiple of it); observer (a MomentumObserver or None) updated
+    online at each tick with the torque of the tick before.
 
     force: None or (link, force (3,) in world axes, offset (3,), t_on, t_off): the force on the link's point at offset
     from its centre of mass (in its body frame's axes), put on from the first step at t_on to the last before t_off
@@ -305,7 +332,8 @@ def observed_run(arm, reference, duration, observer=None, force=None, disturbanc
     from robot_dynamics.controllers import ComputedTorque
 
     controller = ComputedTorque(arm.robot, 400.0, 40.0)
-    twin, dt = arm.twin, arm.twin.dt
+    twin = arm.twin
+    dt = twin.dt if period is None else period
     residuals, last = [], []
 
     def torque(t, q, v):
@@ -325,7 +353,8 @@ def observed_run(arm, reference, duration, observer=None, force=None, disturbanc
         return {link: np.concatenate([f, np.cross(lever, f)])}
 
     start = reference(0.0)
-    t, q, v, tau = arm.twin.run(start.q, start.v, torque, duration, forces=None if force is None else forces)
+    t, q, v, tau = twin.run(start.q, start.v, torque, duration, forces=None if force is None else forces,
+                            control_period=period)
     if disturbance is not None:
         tau = tau - np.array([disturbance(s) for s in t])
     return Log(t, q, v, tau, np.array(residuals) if observer is not None else None)
@@ -411,8 +440,8 @@ def with_sensor_noise(q, tau, torque=0.01, resolution=2 * np.pi / 2**16, rng=Non
 class DrivenArm(NamedTuple):
     """An arm and MuJoCo's models of it with and without its URDF's drives: the Robot as the URDF says (robot:
     damping, Coulomb friction, no armature), the same without drives (rigid), MuJoCo with exactly those drives
-    (twin: dof_damping and the constraint-based dof_frictionloss) and without (rigid_twin), the home configuration,
-    and mid, last: links a force is put on (observed_run), as ObservedArm's."""
+    (twin: dof_damping and the constraint-based dof_frictionloss, hard at the step: MujocoTwin) and without
+    (rigid_twin), the home configuration, and mid, last: links a force is put on (observed_run), as ObservedArm's."""
 
     robot: object
     rigid: object
@@ -423,9 +452,18 @@ class DrivenArm(NamedTuple):
     last: str
 
 
-def driven_arm(name="xarm7", dt=1e-3):
+PLANT_STEP = 1e-4          # s: MuJoCo's step where it carries Coulomb friction, ten per 1-kHz control tick
+
+
+def driven_arm(name="xarm7", dt=PLANT_STEP):
     """The DrivenArm of ARMS[name] (example-robot-data's xArm7: damping 2-10 N m s/rad, friction 1 N m), MuJoCo
-    stepping at dt."""
+    stepping at dt, the controllers at a multiple of it (tracking_errors' and observed_run's period).
+
+    The step: a Coulomb friction F on a light joint stops it within F / (M_ii |v|) (joint 7: 0.14 ms at 1 rad/s), and
+    its damping relaxes the velocity in M_ii / D (70 us), both shorter than a 1-kHz tick.  At 0.1 ms (RK4: D dt /
+    M_77 = 1.4, within its stability bound 2.78) the closed loop of computed torque (K_p 400, K_d 40, 1 kHz) stays
+    within 2e-6 rad of a 20-us plant's over 2 s; at 1 ms within 2.5e-4 with the damping implicit (MuJoCo's
+    implicitfast), while RK4 diverges there as soon as joint 7 slides (D dt / M_77 = 14)."""
     import robot_dynamics as rd
     from oracle import erd_path
 
@@ -434,8 +472,27 @@ def driven_arm(name="xarm7", dt=1e-3):
     robot = rd.load_urdf(text)
     assert not robot.model.drives.frictionless and not robot.armature.any(), f"{name}: drives without armature"
     twin = MujocoTwin(text, robot, dt, damping=robot.damping, frictionloss=robot.friction)
+    assert np.max(robot.damping * dt / np.diag(robot.mass_matrix(np.array(home)))) < 2.0, "RK4 unstable: smaller dt"
     return DrivenArm(robot, robot.with_drives(damping=0.0, friction=0.0), twin, MujocoTwin(text, robot, dt),
                      np.array(home, dtype=float), "link5", "link7")
+
+
+def pushed_speed(twin, q, joint, delta, duration):
+    """The mean velocity of coordinate `joint` (our index) over the last fifth of `duration` s from rest at q, the
+    arm held by MuJoCo's own bias forces (qfrc_bias at every step) and that joint pushed by delta N m more: with a
+    Coulomb friction F and a damping D, zero while |delta| <= F, else (delta - F sign delta) / D once steady."""
+    mj, m, d = twin.mj, twin.model, twin.data
+    mj.mj_resetData(m, d)
+    twin.set_state(q, np.zeros(twin.robot.nv))
+    steps = int(round(duration / twin.dt))
+    v = np.empty(steps)
+    for k in range(steps):
+        mj.mj_forward(m, d)
+        d.qfrc_applied[:] = d.qfrc_bias
+        d.qfrc_applied[twin.dadr[joint]] += delta
+        mj.mj_step(m, d)
+        v[k] = d.qvel[twin.dadr[joint]]
+    return float(v[-(steps // 5):].mean())
 
 
 def tracking_errors(twin, reference, torque, duration, period):

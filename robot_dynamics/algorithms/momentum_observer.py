@@ -17,22 +17,33 @@ although C is not (C^T v = Mdot v - C v), so h is the same for paper 002's C and
 (christoffel.py, Pinocchio's computeCoriolisMatrix).  The drives' armature is in p and not in h (momentum.py's
 docstring: it is constant).
 
-The observer.  With an external joint torque tau_ext the momentum obeys pdot = tau + s + tau_ext, s = h - tau_f(v)
-(tau_f the drives' friction).  The residual r = K (p - p(0) - int_0^t (tau + s + r)), K = diag(k_i) > 0, obeys
+The observer.  With an external joint torque tau_ext the momentum obeys pdot = tau + s - tau_c + tau_ext, s = h -
+D v - tau_m (D the drives' damping, tau_m a friction model's torque, if any) and tau_c the drives' Coulomb friction of
+level F.  The residual r = K (p - p(0) - int_0^t (tau + s - tau_c + r)), K = diag(k_i) > 0, obeys
 
-    rdot = K (pdot - tau - s - r) = K (tau_ext - r):                                                        (O1)
+    rdot = K (pdot - tau - s + tau_c - r) = K (tau_ext - r):                                                 (O1)
 
 a first-order low-pass of tau_ext at the bandwidths k_i, without accelerations.  Over a tick [t_0, t_0 + dt] the
 momentum's change Delta p = p(t_0 + dt) - p(t_0) gives the tick's mean external torque exactly,
 
-    u = Delta p / dt - tau - int s / dt,    int s = dt (s(t_0) + s(t_0 + dt)) / 2 + O(dt^3)               (O2)
+    u = w + mean tau_c,   w = Delta p / dt - tau - int s / dt,   int s = dt (s(t_0) + s(t_0 + dt)) / 2 + O(dt^3)  (O2)
 
-tau held over the tick (the controller's zero-order hold: exact), s by the trapezoidal rule.  (O1) is linear: with
-tau_ext equal to its mean u over the tick (a step between two ticks, constant within each), its solution is
+tau held over the tick (the controller's zero-order hold: exact), s by the trapezoidal rule.  The Coulomb friction is
+F sign(v) while the joint slides -- taken as the drives' F tanh(v / width) (drives.py), by the trapezoidal rule, when
+both ends of the tick are at |v| >= width with one sign -- but anything in [-F, F] while it sticks (Coulomb's law is
+set-valued at v = 0: the friction balances whatever else acts, up to F).  A tick with an end at |v| < width, or
+a reversal, may hold a stick, and its momentum only says that u lies in [w - F, w + F]: of those the observer
+takes the one nearest its last estimate,
+
+    u = clamp(r(t_0), w - F, w + F),                                                                        (O2')
+
+so a joint that sticks moves r only by what friction cannot explain (an external torque of more than F beyond it),
+and r keeps the torque it had found.  (O1) is linear: with tau_ext equal to its mean u over the tick (a step between
+two ticks, constant within each), its solution is
 
     r(t_0 + dt) = a r(t_0) + (1 - a) u,     a = exp(-k dt),                                                 (O3)
 
-per coordinate, whatever dt -- no Euler step, stable for any gain.  observer_step is (O2)-(O3) for one tick,
+per coordinate, whatever dt -- no Euler step, stable for any gain.  observer_tick is (O2)-(O3) for one tick,
 observer_steps for every tick of a log.
 """
 import numpy as np
@@ -87,42 +98,58 @@ def momentum_rate(bodies, work, gravity, q, v, p, h):
 
 
 @njit(cache=True, inline="always")
-def tick(p, s, tau, dt, p_last, s_last, a, c, r_last, i):
-    """r_i after one tick, (O2)-(O3) with c = (1 - a) / dt: a r + c (Delta p - dt (tau + (s + s_last) / 2))."""
-    return a * r_last + c * (p[i] - p_last[i] - dt * (tau[i] + 0.5 * (s[i] + s_last[i])))
+def residual(p, p_last, s, s_last, v, v_last, tau, friction, width, dt, gain, r_last):
+    """r_i after one tick of dt, (O2)-(O3) (module docstring), for one coordinate: p, s, v at the tick's end,
+    p_last, s_last, v_last at its start, tau held over it, friction the Coulomb level F, width the velocity below
+    which the joint may stick (drives.COULOMB_VELOCITY), gain k, r_last the residual at its start."""
+    w = (p - p_last) / dt - tau - 0.5 * (s + s_last)                                          # (O2)
+    if friction == 0.0:
+        u = w
+    elif v * v_last > 0.0 and abs(v) >= width and abs(v_last) >= width:                    # sliding: (O2)
+        u = w + 0.5 * friction * (np.tanh(v / width) + np.tanh(v_last / width))
+    else:                                                                                   # may stick: (O2')
+        u = min(max(r_last, w - friction), w + friction)
+    return r_last - (r_last - u) * -np.expm1(-gain * dt)                                    # (O3)
+
+
+P, S, P_LAST, S_LAST, V_LAST, R, GAIN, DAMPING, FRICTION = range(9)    # the rows of observer_tick's state
+ERR_DT, ERR_TAU, ERR_RESIDUAL = 1, 2, 3                                  # observer_tick's status
 
 
 @njit(cache=True)
-def observer_step(p, s, tau, dt, a, c, p_last, s_last, r, v, damping, friction, width):
-    """One tick of the observer (module docstring): r <- (O3), then p_last, s_last <- p, s.  All (nv,); a, c the
-    tick's weights exp(-k dt) and (1 - a) / dt; first s -= damping v + friction tanh(v / width), the drives'
-    viscous and Coulomb friction (drives.py; zeros when the observer subtracts a friction model itself).  Returns
-    0, ERR_TAU for a non-finite tau or ERR_RESIDUAL for a residual that would overflow, changing nothing then but
-    this tick's s."""
+def observer_tick(state, tau, v, dt, width, r):
+    """One tick of the observer (module docstring) on its state (9, nv), rows P, S, P_LAST, S_LAST, V_LAST, R, GAIN,
+    DAMPING, FRICTION: p and h at the tick's end (momentum_rate's), p, s and v at its start, r, the k_i, the drives'
+    damping D and Coulomb level F (zeros where they are not subtracted here).  S -= D v, then r (nv,) <- (O2)-(O3),
+    and the state moves to the tick's end.  Returns 0, ERR_DT for a dt not finite and positive, ERR_TAU for a
+    non-finite tau, ERR_RESIDUAL for a residual that would overflow -- changing nothing of the state but S then."""
+    if not (dt > 0.0 and dt < np.inf):
+        return ERR_DT
     n = r.shape[0]
     for i in range(n):
         if not np.isfinite(tau[i]):
             return ERR_TAU
+    p, s = state[P], state[S]
     for i in range(n):
-        s[i] -= damping[i] * v[i] + friction[i] * np.tanh(v[i] / width)
-    for i in range(n):
-        if not np.isfinite(tick(p, s, tau, dt, p_last, s_last, a[i], c[i], r[i], i)):
+        s[i] -= state[DAMPING, i] * v[i]
+        r[i] = residual(p[i], state[P_LAST, i], s[i], state[S_LAST, i], v[i], state[V_LAST, i], tau[i],
+                        state[FRICTION, i], width, dt, state[GAIN, i], state[R, i])
+        if not np.isfinite(r[i]):
             return ERR_RESIDUAL
     for i in range(n):
-        r[i] = tick(p, s, tau, dt, p_last, s_last, a[i], c[i], r[i], i)
-        p_last[i], s_last[i] = p[i], s[i]
+        state[R, i], state[P_LAST, i], state[S_LAST, i], state[V_LAST, i] = r[i], p[i], s[i], v[i]
     return 0
 
 
 @njit(cache=True)
-def observer_steps(P, S, tau, t, gain, r):
-    """r[k] (K, nv) for k = 1 .. K-1 from r[0], each tick as observer_step: P, S (K, nv) the samples' p and s, tau
-    (K, nv) with tau[k - 1] held over tick k, t (K,) increasing, gain (nv,) the k_i.  The weights are computed
-    per tick, so the ticks may differ in length."""
+def observer_steps(P, S, V, tau, t, gain, friction, width, r):
+    """r[k] (K, nv) for k = 1 .. K-1 from r[0], each tick as observer_tick's: P, S, V (K, nv) the samples' p, s (h
+    with the damping and any friction model's torque subtracted) and v, tau (K, nv) with tau[k - 1] held over tick k,
+    t (K,) increasing, gain, friction (nv,) the k_i and the Coulomb levels F (observer_tick's state rows).  The ticks
+    may differ in length."""
     n = r.shape[1]
     for k in range(1, r.shape[0]):
         dt = t[k] - t[k - 1]
         for i in range(n):
-            a = np.exp(-gain[i] * dt)
-            c = -np.expm1(-gain[i] * dt) / dt
-            r[k, i] = tick(P[k], S[k], tau[k - 1], dt, P[k - 1], S[k - 1], a, c, r[k - 1, i], i)
+            r[k, i] = residual(P[k, i], P[k - 1, i], S[k, i], S[k - 1, i], V[k, i], V[k - 1, i], tau[k - 1, i],
+                               friction[i], width, dt, gain[i], r[k - 1, i])
