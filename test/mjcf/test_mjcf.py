@@ -1,0 +1,345 @@
+"""MJCF models against MuJoCo itself (STYLE.md: "For MJCF, MuJoCo's compiler is the definition").
+
+Each model below is written for these tests (no published model is copied) and uses what real robots' MJCF uses:
+default classes and childclass, an <include>, degrees and radians, euler sequences and every orientation form,
+inertias from fromto capsules and other geoms, joint pos, axis and ref, several joints in one body, bodies welded
+to their parent, sites, armature, damping and frictionloss on joints and on actuators, and a free joint.  At random
+states, our M, C v + g, -damping v, frame placements and forward dynamics equal mj_fullM, qfrc_bias, qfrc_passive,
+xpos/site_xpos and qacc (contacts, limits and frictionloss disabled) mapped through T = dqvel/dv, built here from
+MuJoCo's own quaternion: qvel = T v + 0, T = diag(R, E) on a free joint's rows (R its body's rotation).
+"""
+import io
+import json
+
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics.cli import main as cli
+
+mujoco = pytest.importorskip("mujoco")
+
+ARM_DEFAULTS = """<mujoco>
+  <default>
+    <default class="arm">
+      <joint type="hinge" damping="0.3" armature="0.05" frictionloss="0.2"/>
+      <geom density="800"/>
+      <default class="pitch"><joint axis="0 1 0" damping="0.5"/></default>
+    </default>
+  </default>
+</mujoco>
+"""
+
+# degrees (MJCF's default unit), intrinsic z-y-x euler angles, every orientation form, several joints in one body
+ARM = """<mujoco model="arm">
+  <compiler angle="degree" eulerseq="zyx" autolimits="true"/>
+  <option gravity="0.3 -0.2 -9.7"/>
+  <include file="arm_defaults.xml"/>
+  <worldbody>
+    <site name="world_marker" pos="0.1 0 0"/>
+    <body name="base" pos="0 0 0.1" euler="10 0 5">
+      <geom type="cylinder" size="0.06 0.05" mass="3"/>
+      <body name="link1" pos="0 0 0.1" childclass="arm">
+        <joint name="j1" axis="0 0 1" ref="15"/>
+        <geom type="capsule" fromto="0 0 0 0 0 0.3" size="0.04"/>
+        <body name="link2" pos="0 0 0.3" axisangle="1 0 0 30">
+          <joint name="j2" class="pitch" pos="0 0 0.02"/>
+          <geom type="capsule" fromto="0 0 0 0.3 0 0.02" size="0.035"/>
+          <body name="link3" pos="0.3 0 0" xyaxes="0 1 0 -1 0 0">
+            <joint name="j3" axis="1 1 0" class="pitch" pos="0.01 0 0"/>
+            <joint name="j3s" type="slide" axis="1 0 0.2" ref="0.05" damping="0.7"/>
+            <joint name="j3r" axis="0 0 1" pos="0.02 0.01 0" ref="-20"/>
+            <geom type="box" size="0.05 0.03 0.02" pos="0.1 0 0" euler="0 20 40"/>
+            <site name="tool" pos="0.2 0 0" zaxis="0 1 1"/>
+            <body name="flange" pos="0.25 0 0" quat="0.9 0.1 0.3 0.2">
+              <geom type="sphere" size="0.03" pos="0.01 0 0"/>
+              <site name="tcp" pos="0 0 0.05"/>
+            </body>
+          </body>
+        </body>
+        <body name="link1b" pos="0.05 0 0.2">
+          <joint name="j4" class="pitch"/>
+          <geom type="ellipsoid" size="0.03 0.04 0.05" pos="0 0 0.05"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="j1" gear="5" armature="0.02" damping="0.1"/>
+    <position joint="j2" kp="10"/>
+  </actuator>
+</mujoco>
+"""
+
+LEG = """
+      <body name="{leg}_hip" pos="{x} {y} 0" childclass="leg">
+        <joint name="{leg}_hip_joint" axis="1 0 0"/>
+        <geom fromto="0 0 0 0 {y} 0"/>
+        <body name="{leg}_thigh" pos="0 {y} 0" euler="0 0.1 0">
+          <joint name="{leg}_thigh_joint" axis="0 1 0"/>
+          <geom fromto="0 0 0 0 0 -0.2"/>
+          <body name="{leg}_calf" pos="0 0 -0.2">
+            <joint name="{leg}_calf_joint" axis="0 1 0" ref="-0.3"/>
+            <geom fromto="0 0 0 0.02 0 -0.2"/>
+            <site name="{leg}_foot" pos="0.02 0 -0.2"/>
+          </body>
+        </body>
+      </body>"""
+
+# radians, extrinsic X-Y-Z euler angles, a free joint, a static body with a site beside the robot
+QUADRUPED = """<mujoco model="quadruped">
+  <compiler angle="radian" eulerseq="XYZ"/>
+  <default>
+    <default class="leg">
+      <joint damping="0.4" armature="0.01" frictionloss="0.1" range="-1 1"/>
+      <geom type="capsule" size="0.02" density="1000"/>
+    </default>
+  </default>
+  <worldbody>
+    <geom type="plane" size="5 5 0.1"/>
+    <body name="target" pos="1 0 0.5" euler="0.3 0 0">
+      <geom type="sphere" size="0.05"/>
+      <site name="target_site" pos="0 0 0.1"/>
+    </body>
+    <body name="trunk" pos="0 0 0.4" euler="0.1 0.2 0.3">
+      <freejoint name="root"/>
+      <inertial pos="0.01 0 -0.005" quat="0.7 0.1 0.7 0" mass="6" diaginertia="0.1 0.09 0.03"/>
+      <site name="imu" pos="-0.02 0 0.04"/>""" + "".join(
+    LEG.format(leg=leg, x=x, y=y) for leg, x, y in
+    (("FL", 0.2, 0.05), ("FR", 0.2, -0.05), ("RL", -0.2, 0.05), ("RR", -0.2, -0.05))) + """
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+# a fixed-base arm beside two free objects: free joints that are not a floating base, in the middle of qpos
+SCENE = """<mujoco model="scene">
+  <worldbody>
+    <body name="box" pos="0.5 0 0.2"><freejoint/><geom type="box" size="0.1 0.05 0.03" mass="0.4"/></body>
+    <body name="shoulder" pos="0 0 0.3" quat="0 0 0 1">
+      <joint name="a1" axis="0 0 1" damping="0.2"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+      <body name="forearm" pos="0.3 0 0">
+        <joint name="a2" axis="0 1 0" pos="0.01 0 0" armature="0.1"/>
+        <geom type="capsule" fromto="0 0 0 0.25 0 0" size="0.025"/>
+        <site name="hand" pos="0.25 0 0"/>
+      </body>
+    </body>
+    <body name="ball" pos="-0.5 0 0.2"><joint type="free" damping="0.05"/><geom type="sphere" size="0.05"/></body>
+  </worldbody>
+</mujoco>
+"""
+MODELS = ["arm", "quadruped", "scene"]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """{name: (MjModel, Robot)}: the arm compiled from a file that includes another, the others from text."""
+    folder = tmp_path_factory.mktemp("mjcf")
+    (folder / "arm_defaults.xml").write_text(ARM_DEFAULTS)
+    (folder / "arm.xml").write_text(ARM)
+    arm = mujoco.MjModel.from_xml_path(str(folder / "arm.xml"))
+    return {"arm": (arm, rd.load_mjcf(folder / "arm.xml")),
+            **{name: (mujoco.MjModel.from_xml_string(xml), rd.load_mjcf(xml))
+               for name, xml in (("quadruped", QUADRUPED), ("scene", SCENE))}}
+
+
+@pytest.fixture(scope="module")
+def arm_file(models, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("arm")
+    (folder / "arm_defaults.xml").write_text(ARM_DEFAULTS)
+    (folder / "arm.xml").write_text(ARM)
+    return folder / "arm.xml"
+
+
+def random_mujoco_state(m, rng):
+    """(qpos, qvel) at random: joints within +-1.5 (rad or m), a free joint anywhere, at any attitude."""
+    qpos, qvel = rng.uniform(-1.5, 1.5, m.nq), rng.uniform(-2.0, 2.0, m.nv)
+    for j in np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_FREE):
+        a = m.jnt_qposadr[j]
+        qpos[a + 3:a + 7] /= np.linalg.norm(qpos[a + 3:a + 7])
+    return qpos, qvel
+
+
+def tangent_map(m, qpos, qvel):
+    """T = dqvel/dv (nv, nv) and delta = dT/dt v, so that qvel = T v and qacc = T a + delta (module docstring)."""
+    T, delta = np.eye(m.nv), np.zeros(m.nv)
+    for j in np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_FREE):
+        a, d = m.jnt_qposadr[j], m.jnt_dofadr[j]
+        R = np.zeros(9)
+        mujoco.mju_quat2Mat(R, qpos[a + 3:a + 7])
+        R = R.reshape(3, 3)
+        T[d:d + 3, d:d + 3] = R
+        v_lin = R.T @ qvel[d:d + 3]
+        delta[d:d + 3] = R @ np.cross(qvel[d + 3:d + 6], v_lin)      # d/dt (R v) at constant v: R (w x v)
+    return T, delta
+
+
+def mujoco_at(m, qpos, qvel, qfrc=None):
+    """MjData after mj_forward at (qpos, qvel) with contacts, limits and frictionloss disabled."""
+    D = mujoco.mjtDisableBit
+    m.opt.disableflags = D.mjDSBL_CONTACT | D.mjDSBL_LIMIT | D.mjDSBL_FRICTIONLOSS
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:] = qpos, qvel
+    if qfrc is not None:
+        d.qfrc_applied[:] = qfrc
+    mujoco.mj_forward(m, d)
+    return d
+
+
+def relative(a, b):
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1.0)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_dynamics_equal_mujoco(models, name, rng):
+    """M (armature included), C v + g, -damping v and forward dynamics within 1e-10 relative of MuJoCo's."""
+    m, robot = models[name]
+    coordinates = rd.MujocoCoordinates(robot, m)
+    worst = 0.0
+    for _ in range(5):
+        qpos, qvel = random_mujoco_state(m, rng)
+        q, v = coordinates.to_robot(qpos, qvel)
+        T, delta = tangent_map(m, qpos, qvel)
+        d = mujoco_at(m, qpos, qvel)
+        M_mj = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M_mj)
+        errors = (relative(robot.mass_matrix(q), T.T @ M_mj @ T),
+                  relative(robot.coriolis_matrix(q, v) @ v + robot.gravity_vector(q),
+                           T.T @ (d.qfrc_bias + M_mj @ delta)),
+                  relative(-robot.damping * v, T.T @ d.qfrc_passive))
+        tau = rng.normal(size=robot.nv)
+        f = np.linalg.solve(T.T, tau)                          # MuJoCo's force of the same power
+        d = mujoco_at(m, qpos, qvel, f)
+        a = robot.forward_dynamics(q, v, tau + T.T @ (d.qfrc_passive + d.qfrc_actuator))   # the arm's servo
+        errors += (relative(T @ a + delta, d.qacc),)
+        assert max(errors) < 1e-10, errors
+        worst = max(worst, *errors)
+    print(f"{name}: worst relative error {worst:.2e}")
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_frames_equal_mujoco(models, name, rng):
+    """Every body and site of the model is a frame, placed as xpos/xmat and site_xpos/site_xmat (1e-12 m), and a
+    site's Jacobian is mj_jacSite's (mapped by T)."""
+    m, robot = models[name]
+    coordinates = rd.MujocoCoordinates(robot, m)
+    bodies = [m.body(b).name for b in range(1, m.nbody)]
+    sites = [m.site(s).name for s in range(m.nsite)]
+    assert set(bodies + sites) <= set(robot.frame_names)
+    for _ in range(3):
+        qpos, qvel = random_mujoco_state(m, rng)
+        q, _ = coordinates.to_robot(qpos, qvel)
+        d = mujoco_at(m, qpos, qvel)
+        for names, xpos, xmat in ((bodies, d.xpos[1:], d.xmat[1:]), (sites, d.site_xpos, d.site_xmat)):
+            for frame, p, R in zip(names, xpos, xmat):
+                T_f = robot.frame_placement(q, frame)
+                np.testing.assert_allclose(T_f[:3, 3], p, rtol=0, atol=1e-12, err_msg=frame)
+                np.testing.assert_allclose(T_f[:3, :3], R.reshape(3, 3), rtol=0, atol=1e-12, err_msg=frame)
+        T, _ = tangent_map(m, qpos, qvel)
+        for s, frame in enumerate(sites):
+            jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+            mujoco.mj_jacSite(m, d, jacp, jacr, s)
+            J = robot.frame_jacobian(q, frame, reference="local_world_aligned")
+            np.testing.assert_allclose(J, np.vstack([jacp, jacr]) @ T, rtol=0, atol=1e-12, err_msg=frame)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_coordinates_map_both_ways(models, name, rng):
+    """to_mujoco inverts to_robot; integrating v for a short dt in ours is mj_integratePos of qvel in MuJoCo's (so
+    the free joint's velocity convention is MuJoCo's), to first order: MuJoCo moves a free body's origin along a
+    line, robot.integrate along a screw, apart by |w| |v| dt^2 / 2 (< 1e-11 here); forces keep their power."""
+    m, robot = models[name]
+    coordinates = rd.MujocoCoordinates(robot, m)
+    qpos, qvel = random_mujoco_state(m, rng)
+    q, v = coordinates.to_robot(qpos, qvel)
+    for mine, theirs in zip(coordinates.to_mujoco(q, v), (qpos, qvel)):
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-15)
+    moved = qpos.copy()
+    mujoco.mj_integratePos(m, moved, qvel, 1e-6)
+    np.testing.assert_allclose(coordinates.to_mujoco(robot.integrate(q, v, 1e-6), v)[0], moved, rtol=0, atol=1e-11)
+    tau = rng.normal(size=(4, robot.nv))
+    force = coordinates.force_to_mujoco(q, tau)
+    np.testing.assert_allclose(force @ qvel, tau @ v, rtol=1e-13)
+    np.testing.assert_allclose(coordinates.force_from_mujoco(q, force), tau, rtol=0, atol=1e-14)
+    qs, vs = coordinates.to_robot(np.stack([qpos, qpos]), np.stack([qvel, 2 * qvel]))   # batches
+    np.testing.assert_allclose(vs[1], 2 * v, rtol=0, atol=1e-14)
+
+
+def test_what_the_conversion_takes(models):
+    """The free joint carrying every body is the floating base (a static body beside it does not matter); other
+    free joints are joints of the tree; joint names, drives (joint and actuator armature and damping, gear^2) and
+    gravity are the model's."""
+    arm_m, arm = models["arm"]
+    assert not arm.floating_base and arm.joint_names == ["j1", "j2", "j3", "j3s", "j3r", "j4"]
+    np.testing.assert_array_equal(arm.gravity, [0.3, -0.2, -9.7])
+    np.testing.assert_allclose(arm.armature, [0.05 + 25 * 0.02, 0.05, 0.05, 0.05, 0.05, 0.05])
+    np.testing.assert_allclose(arm.damping, [0.3 + 25 * 0.1, 0.5, 0.5, 0.7, 0.3, 0.5])
+    np.testing.assert_allclose(arm.friction, np.full(6, 0.2))
+    quadruped = models["quadruped"][1]
+    assert quadruped.floating_base and quadruped.root_link == "trunk" and (quadruped.nq, quadruped.nv) == (19, 18)
+    m = models["quadruped"][0]
+    np.testing.assert_allclose(quadruped.total_mass, m.body_subtreemass[m.body("trunk").id], rtol=1e-14)
+    scene = models["scene"][1]
+    assert not scene.floating_base and scene.joint_names == ["box_joint", "a1", "a2", "ball_joint"]
+
+
+def test_load_by_extension(arm_file, tmp_path, models):
+    """rd.load reads .xml and .mjcf as MJCF, .urdf as URDF, and XML text by its root element."""
+    arm = models["arm"][1]
+    (tmp_path / "arm_defaults.xml").write_text(ARM_DEFAULTS)
+    (tmp_path / "arm.mjcf").write_text(ARM)
+    for source in (arm_file, tmp_path / "arm.mjcf"):
+        np.testing.assert_array_equal(rd.load(source).parameters, arm.parameters)
+    assert rd.load(QUADRUPED).floating_base
+    urdf = tmp_path / "one.urdf"
+    urdf.write_text('<robot name="one"><link name="a"/><link name="b"><inertial><mass value="1"/><inertia ixx="1" '
+                    'iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j" type="revolute">'
+                    '<parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint></robot>')
+    assert rd.load(urdf).joint_names == ["j"] and rd.load(urdf.read_text()).joint_names == ["j"]
+    with pytest.raises(ValueError, match="ends in"):
+        rd.load(tmp_path / "arm.txt")
+
+
+def test_cli_reads_mjcf(arm_file):
+    out = io.StringIO()
+    assert cli(["inspect", str(arm_file)], out=out) == 0
+    assert "robot 'arm': 6 moving bodies, nq = 6, nv = 6, fixed base" in out.getvalue()
+    out = io.StringIO()
+    assert cli(["compute", str(arm_file), "--json", "--gravity", "0", "0", "0"], out=out) == 0
+    assert not np.any(json.loads(out.getvalue())["g"])
+    assert cli(["inspect", str(arm_file), "--floating-base"], out=io.StringIO()) == 2
+
+
+@pytest.mark.parametrize("element, message", [
+    ('<body><joint name="shoulder" type="ball"/><geom size="0.1"/></body>', "joint 'shoulder'.*ball joint"),
+    ('<body><joint/><body><joint type="ball" name="wrist"/><geom size="0.1"/></body><geom size="0.1"/></body>',
+     "joint 'wrist'.*ball joint"),
+])
+def test_what_cannot_be_represented_is_an_error(element, message):
+    with pytest.raises(rd.MJCFError, match=message):
+        rd.load_mjcf(f"<mujoco><worldbody>{element}</worldbody></mujoco>")
+
+
+def test_what_is_left_out_is_a_warning_naming_it():
+    xml = """<mujoco model="left_out"><worldbody>
+      <body name="b1"><joint name="h1" stiffness="3"/><geom size="0.1"/><site name="s1"/>
+        <body name="b2" pos="0 0 1" gravcomp="1"><joint name="h2"/><geom size="0.1"/><site name="s2"/></body></body>
+      </worldbody>
+      <tendon><spatial name="cable"><site site="s1"/><site site="s2"/></spatial></tendon>
+      <equality><joint name="coupling" joint1="h1" joint2="h2"/></equality>
+      <actuator><general name="filtered" joint="h1" dyntype="filter" dynprm="0.1"/></actuator>
+    </mujoco>"""
+    with pytest.warns(rd.MJCFWarning) as caught:
+        rd.load_mjcf(xml)
+    text = " ".join(str(w.message) for w in caught)
+    for name in ("'cable'", "'coupling'", "'filtered'", "'h1'", "'b2'"):
+        assert name in text
+
+
+def test_unreadable_mjcf_is_an_error(tmp_path):
+    with pytest.raises(rd.MJCFError, match="MJCF text"):
+        rd.load_mjcf("<mujoco><worldbody><body><geom type='nonsense'/></body></worldbody></mujoco>")
+    with pytest.raises(rd.MJCFError, match="missing.xml"):
+        rd.load_mjcf(tmp_path / "missing.xml")
