@@ -40,17 +40,17 @@ def _numbers(text):
 def _load(args):
     """The robot of args.urdf: a URDF or MJCF file (told by its extension, as robot_dynamics.load), URDF text or a
     bundled robot's name.  An MJCF's gravity is its own unless --gravity is given; its free joint is its floating
-    base, so --floating-base, --mimic, --strict-inertia and --xacro-arg are URDF options only."""
+    base, so --floating-base, --strict-inertia and --xacro-arg are URDF options only."""
     source = args.urdf if Path(args.urdf).exists() or args.urdf.lstrip().startswith("<") else bundled_urdf(args.urdf)
     gravity = None if args.gravity is None else tuple(args.gravity)
     if Path(source).suffix.lower() in (".xml", ".mjcf") and not args.urdf.lstrip().startswith("<"):
-        given = [option for option, value in (("--floating-base", args.floating_base), ("--mimic", args.mimic),
+        given = [option for option, value in (("--floating-base", args.floating_base),
                                               ("--strict-inertia", args.strict_inertia),
                                               ("--xacro-arg", args.xacro_arg)) if value]
         if given:
             raise ValueError(f"{', '.join(given)}: URDF options, not for the MJCF file '{source}' (its free joint, "
                              f"if any, is its floating base)")
-        return load_mjcf(source, gravity=gravity)
+        return load_mjcf(source, gravity=gravity, mimic=args.mimic)
     return load_urdf(source, floating_base=args.floating_base, mimic=args.mimic,
                      gravity=(0.0, 0.0, -9.81) if gravity is None else gravity,
                      strict_inertia=args.strict_inertia, xacro_args=args.xacro_arg or None)

@@ -40,7 +40,7 @@ import numpy as np
 
 from .model import FREE, build_model
 from .spatial import quaternion_rotation
-from .urdf import Inertial, Joint, Link, URDFDescription, is_xml_text
+from .urdf import Inertial, Joint, Link, Mimic, URDFDescription, is_xml_text
 
 _EYE, _ZERO = np.eye(3), np.zeros(3)
 
@@ -144,22 +144,54 @@ def _axis_rotation(a, angle):
     return _EYE + np.sin(angle) * A + (1.0 - np.cos(angle)) * (A @ A)
 
 
-def description_from_mujoco(m):
+def description_from_mujoco(m, mimic=False):
     """The urdf.URDFDescription of a compiled MjModel (module docstring): root link "world", links in MuJoCo's body
-    order (parent before child, as its qpos), every site a link fixed to its body."""
+    order (parent before child, as its qpos), every site a link fixed to its body; with `mimic`, the joints that
+    couplings() finds are mimic joints."""
     mujoco = _mujoco()
     names = _Names(mujoco, m)
+    mimics = couplings(m, names) if mimic else {}
     links = {"world": Link("world", None)}
     joints = []
     for b in range(1, m.nbody):
         body_joints, joint_links = _body_joints(mujoco, m, names, b)
-        joints += body_joints
+        joints += [dataclasses.replace(joint, mimic=mimics[joint.name]) if joint.name in mimics else joint
+                   for joint in body_joints]
         for link in joint_links + [Link(names.body[b], _inertial(m, b))]:
             _add(links, link)
     for s in range(m.nsite):
         _add(links, Link(names.site[s], None))
         joints.append(_fixed(names.body[m.site_bodyid[s]], names.site[s], _rotation(m.site_quat[s]), m.site_pos[s]))
     return URDFDescription(names.model, links, joints, "world")
+
+
+def couplings(m, names=None):
+    """{joint: urdf.Mimic} of the model's active joint equalities that are linear, y - y0 = c0 + c1 (x - x0) (y the
+    position of joint1, x of joint2, y0 and x0 their qpos0; polycoef c2..c4 zero): as our joint coordinates are
+    qpos, y = c1 x + (y0 + c0 - c1 x0), a mimic of multiplier c1 and that offset.  The master of a mimic must not
+    itself be a mimic (MJCFError naming both)."""
+    mujoco = _mujoco()
+    names = names or _Names(mujoco, m)
+    found = {}
+    for e in _coupling_ids(mujoco, m):
+        j1, j2 = m.eq_obj1id[e], m.eq_obj2id[e]
+        c0, c1 = m.eq_data[e, 0], m.eq_data[e, 1]
+        y0, x0 = m.qpos0[m.jnt_qposadr[j1]], m.qpos0[m.jnt_qposadr[j2]]
+        found[names.joint[j1]] = Mimic(names.joint[j2], float(c1), float(y0 + c0 - c1 * x0))
+    for joint, coupling in found.items():
+        if coupling.joint in found:
+            raise MJCFError(f"joint '{joint}' is coupled to joint '{coupling.joint}', which is itself coupled to "
+                            f"'{found[coupling.joint].joint}' (load with mimic=False, or couple both to one joint)")
+    return found
+
+
+def _coupling_ids(mujoco, m):
+    """The equality constraints that couplings() turns into mimic joints: active, of two hinge or slide joints,
+    linear."""
+    scalar = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+    return [e for e in range(m.neq) if m.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT and m.eq_active0[e]
+            and m.eq_obj2id[e] >= 0 and not np.any(m.eq_data[e, 2:5])
+            and int(m.jnt_type[m.eq_obj1id[e]]) in scalar and int(m.jnt_type[m.eq_obj2id[e]]) in scalar]
 
 
 def _add(links, link):
@@ -174,14 +206,17 @@ def _inertial(m, b):
     return Inertial(float(m.body_mass[b]), m.body_ipos[b].astype(float), R @ np.diag(m.body_inertia[b]) @ R.T)
 
 
-def model_from_mujoco(m, gravity=None):
-    """RobotModel of a compiled mujoco.MjModel (module docstring).  gravity: (3,), None for the model's."""
+def model_from_mujoco(m, gravity=None, mimic=False):
+    """RobotModel of a compiled mujoco.MjModel (module docstring).  gravity: (3,), None for the model's.  mimic:
+    False -> every joint is a coordinate and the joint equalities are left out (a MJCFWarning); True -> a linear
+    coupling of two joints (couplings) makes joint1 a mimic of joint2 (model.build_model), with joint1's armature
+    and damping reflected onto joint2's coordinate (times c1^2) and its frictionloss (times |c1|)."""
     mujoco = _mujoco()
-    _check_supported(mujoco, m)
+    _check_supported(mujoco, m, _coupling_ids(mujoco, m) if mimic else [])
     if gravity is None:
         disabled = m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY
         gravity = np.zeros(3) if disabled else m.opt.gravity.copy()
-    model = build_model(description_from_mujoco(m), gravity=gravity)
+    model = build_model(description_from_mujoco(m, mimic), gravity=gravity, mimic=mimic)
     roots = np.flatnonzero(model.parent < 0)
     if len(roots) == 1 and model.bodies["jtype"][0] == FREE:     # one free joint carries every moving body
         joints = (dataclasses.replace(model.joints[0], type="free"),) + model.joints[1:]
@@ -204,21 +239,14 @@ def _drives(mujoco, m, model):
         dof, gear = m.jnt_dofadr[m.actuator_trnid[u, 0]], m.actuator_gear[u, 0]
         dof_armature[dof] += gear ** 2 * m.actuator_armature[u]
         dof_damping[dof] += gear ** 2 * m.actuator_damping[u]
-    columns = _dof_columns(model, names.joint, m.jnt_dofadr, m.jnt_type, mujoco)
     drives = np.zeros((3, model.nv))
-    drives[:, columns[0]] = np.array([dof_armature, dof_damping, m.dof_frictionloss])[:, columns[1]]
-    return drives
-
-
-def _dof_columns(model, joint_names, dofadr, jtype, mujoco):
-    """(ours, theirs): the indices of v and of MuJoCo's qvel that hold each joint's velocities."""
     by_name = {joint.name: joint for joint in model.joints}
-    ours, theirs = [], []
-    for j, name in enumerate(joint_names):
-        n = 6 if jtype[j] == mujoco.mjtJoint.mjJNT_FREE else 1
-        ours += range(by_name[name].idx_v, by_name[name].idx_v + n)
-        theirs += range(dofadr[j], dofadr[j] + n)
-    return np.array(ours, dtype=np.int64), np.array(theirs, dtype=np.int64)
+    for j, name in enumerate(names.joint):                # a mimic's drives onto its master's coordinate, reflected
+        joint, d, n = by_name[name], m.jnt_dofadr[j], 6 if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE else 1
+        c = model.bodies["mult"][joint.body]
+        drives[:, joint.idx_v:joint.idx_v + n] += (np.array([dof_armature, dof_damping, m.dof_frictionloss])[:, d:d + n]
+                                                   * np.array([[c * c], [c * c], [abs(c)]]))
+    return drives
 
 
 class MujocoCoordinates:
@@ -230,19 +258,25 @@ class MujocoCoordinates:
     A free joint of body rotation R: q = [x, y, z, qx, qy, qz, qw] where qpos = [x, y, z, qw, qx, qy, qz], and
     v = [R^T v_0; w] where qvel = [v_0; w] (v_0 the body origin's velocity in the world frame, w the angular
     velocity in the body frame in both), so qvel = T(q) v with T = diag(R, E, ..., E) on the free joint's rows.
-    Generalized forces keep the power, tau . v = f . qvel: tau = T^T f, f = R tau on the free joint's linear rows.
-    Every method takes leading batch dimensions.
+    A mimic joint (mimic=True) has no coordinate of ours: qpos = c q_master + offset, qvel = c v_master, so that T
+    has c in the master's column.  Generalized forces keep the power, tau . v = f . qvel: tau = T^T f (f = R tau on
+    a free joint's linear rows, none on a mimic's).  Every method takes leading batch dimensions.
     """
 
     def __init__(self, robot, model):
         mujoco = _mujoco()
         by_name = {joint.name: joint for joint in robot.model.joints}
-        q_ours, q_theirs, v_ours, v_theirs, self._free = [], [], [], [], []
+        q_ours, q_theirs, v_ours, v_theirs, self._free, mimics = [], [], [], [], [], []
         for j, name in enumerate(_Names(mujoco, model).joint):
             joint, a, d = by_name.get(name), model.jnt_qposadr[j], model.jnt_dofadr[j]
-            if joint is None or joint.mimic is not None:
-                raise ValueError(f"joint '{name}' of the MjModel is not a joint of robot '{robot.model.name}' with "
-                                 f"coordinates of its own: give the MjModel the robot was converted from")
+            if joint is None:
+                raise ValueError(f"joint '{name}' of the MjModel is not a joint of robot '{robot.model.name}': give "
+                                 f"the MjModel the robot was converted from")
+            if joint.mimic is not None:
+                k = joint.body
+                mimics.append((a, d, joint.idx_q, joint.idx_v, robot.model.bodies["mult"][k],
+                               robot.model.bodies["offset"][k]))
+                continue
             if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
                 q_theirs += [a, a + 1, a + 2, a + 4, a + 5, a + 6, a + 3]    # [x, y, z, qx, qy, qz, qw]
                 v_theirs += range(d, d + 6)
@@ -256,6 +290,8 @@ class MujocoCoordinates:
             raise ValueError(f"robot '{robot.model.name}' has coordinates that the MjModel lacks")
         self._q = (np.array(q_ours, dtype=np.int64), np.array(q_theirs, dtype=np.int64))
         self._v = (np.array(v_ours, dtype=np.int64), np.array(v_theirs, dtype=np.int64))
+        # mimic joints: columns qpos, qvel adresses, master's q and v indices, multiplier, offset
+        self._mimic = tuple(np.array(column) for column in zip(*mimics)) if mimics else None
         self.nq, self.nv, self.mj_nq, self.mj_nv = robot.nq, robot.nv, model.nq, model.nv
 
     def to_robot(self, qpos, qvel):
@@ -267,26 +303,39 @@ class MujocoCoordinates:
 
     def to_mujoco(self, q, v):
         """(qpos, qvel) of our (q, v).  (..., nq), (..., nv) -> (..., model.nq), (..., model.nv)"""
-        q = np.asarray(q, dtype=float)
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         qpos = np.empty(q.shape[:-1] + (self.mj_nq,))
         qpos[..., self._q[1]] = q[..., self._q[0]]
-        return qpos, self._rotated(q, v, self._v[::-1], self.mj_nv, transpose=False)
+        qvel = self._rotated(q, v, self._v[::-1], self.mj_nv, transpose=False)
+        if self._mimic is not None:
+            a, d, iq, iv, c, offset = self._mimic
+            qpos[..., a] = c * q[..., iq] + offset
+            qvel[..., d] = c * v[..., iv]
+        return qpos, qvel
 
     def force_to_mujoco(self, q, tau):
-        """MuJoCo's generalized force f (qfrc_applied) equal in power to our tau at q.  (..., nq), (..., nv) ->
-        (..., model.nv)"""
-        return self._rotated(np.asarray(q, dtype=float), tau, self._v[::-1], self.mj_nv, transpose=False)
+        """A MuJoCo generalized force f (for qfrc_applied) equal in power to our tau at q, zero on mimic joints.
+        (..., nq), (..., nv) -> (..., model.nv)"""
+        f = self._rotated(np.asarray(q, dtype=float), tau, self._v[::-1], self.mj_nv, transpose=False)
+        if self._mimic is not None:
+            f[..., self._mimic[1]] = 0.0
+        return f
 
     def force_from_mujoco(self, q, force):
-        """Our tau equal in power to MuJoCo's generalized force (qfrc_*) at q.  (..., nq), (..., model.nv) ->
-        (..., nv)"""
-        return self._rotated(np.asarray(q, dtype=float), force, self._v, self.nv, transpose=True)
+        """Our tau = T^T f of MuJoCo's generalized force f (qfrc_*) at q.  (..., nq), (..., model.nv) -> (..., nv)"""
+        force = np.asarray(force, dtype=float)
+        tau = self._rotated(np.asarray(q, dtype=float), force, self._v, self.nv, transpose=True)
+        if self._mimic is not None:
+            _, d, _, iv, c, _ = self._mimic
+            np.add.at(np.moveaxis(tau, -1, 0), iv, np.moveaxis(c * force[..., d], -1, 0))
+        return tau
 
     def _rotated(self, q, x, columns, n, transpose):
-        """x moved to the other side (columns: (to, from) index arrays, n entries), the linear rows of each free
-        joint turned by R^T (transpose: MuJoCo's to ours) or R, R the rotation of the joint's quaternion in q."""
+        """x moved to the other side (columns: (to, from) index arrays), the linear rows of each free joint turned
+        by R^T (transpose: MuJoCo's to ours) or R, R the rotation of the joint's quaternion in q; n entries, those
+        that no column reaches zero."""
         x = np.asarray(x, dtype=float)
-        y = np.empty(np.broadcast_shapes(q.shape[:-1], x.shape[:-1]) + (n,))
+        y = np.zeros(np.broadcast_shapes(q.shape[:-1], x.shape[:-1]) + (n,))
         y[..., columns[0]] = x[..., columns[1]]
         for iq, iv, d in self._free:
             R = _rotations(q[..., iq + 3:iq + 7])
@@ -304,17 +353,19 @@ def _rotations(xyzw):
                          xyzw.shape[:-1] + (3, 3))
 
 
-def _check_supported(mujoco, m):
-    """A MJCFWarning naming each element the model leaves out (module docstring)."""
+def _check_supported(mujoco, m, couplings=()):
+    """A MJCFWarning naming each element the model leaves out (module docstring); couplings: the equality
+    constraints that became mimic joints."""
     def named(kind, ids, fallback):
         return ", ".join(f"'{mujoco.mj_id2name(m, kind, int(i)) or f'{fallback}{i}'}'" for i in ids)
     obj = mujoco.mjtObj
     left_out = []
     if m.ntendon:
         left_out.append(f"tendons {named(obj.mjOBJ_TENDON, range(m.ntendon), 'tendon')} (their forces)")
-    if m.neq:
-        left_out.append(f"equality constraints {named(obj.mjOBJ_EQUALITY, range(m.neq), 'equality')} (the tree "
-                        f"is loaded unconstrained)")
+    equalities = sorted(set(range(m.neq)) - set(couplings))
+    if equalities:
+        left_out.append(f"equality constraints {named(obj.mjOBJ_EQUALITY, equalities, 'equality')} (the tree is "
+                        f"loaded unconstrained; mimic=True makes a linear coupling of two joints a mimic joint)")
     dynamic = np.flatnonzero(m.actuator_dyntype != mujoco.mjtDyn.mjDYN_NONE)
     if len(dynamic):
         left_out.append(f"the activation dynamics of actuators {named(obj.mjOBJ_ACTUATOR, dynamic, 'actuator')}")

@@ -71,23 +71,26 @@ def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=Fals
                     f"memory linear in their number)")   # outside the handler: the failed load's frames are freed
 
 
-def from_mujoco(model, gravity=None, drives=None):
+def from_mujoco(model, gravity=None, mimic=False, drives=None):
     """Robot of a compiled mujoco.MjModel (mjcf.py says how each of its elements maps): a free joint that carries
     every moving body is the floating base, bodies and sites are frames, the dofs' armature, damping and frictionloss
-    are the drives.  gravity: (3,), None for the model's opt.gravity.  drives: as load_urdf's, replacing the
+    are the drives.  gravity: (3,), None for the model's opt.gravity.  mimic: False -> every joint is a DoF and
+    equality constraints are left out (a MJCFWarning); True -> a linear coupling of two joints (an MJCF <equality>
+    <joint>) makes the first a mimic of the second, as load_urdf's mimic.  drives: as load_urdf's, replacing the
     model's.  MJCFError (a ValueError) naming an element the library cannot represent (a ball joint); a
     MJCFWarning naming each element it leaves out (tendons, equality constraints, ...).  Our q and v differ from
     MuJoCo's qpos and qvel at a free joint: mjcf.MujocoCoordinates maps them."""
-    robot_model = model_from_mujoco(model, gravity=gravity)
+    robot_model = model_from_mujoco(model, gravity=gravity, mimic=mimic)
     if drives is not None:
         robot_model = robot_model.with_drives(**drive_values(drives, robot_model))
     return Robot(robot_model)
 
 
-def load_mjcf(source, gravity=None, drives=None):
+def load_mjcf(source, gravity=None, mimic=False, drives=None):
     """Robot of an MJCF file path or XML string, compiled by MuJoCo (the `mujoco` package) and converted by
-    from_mujoco (gravity, drives: its).  MJCFError (a ValueError) with MuJoCo's message when it cannot compile."""
-    return from_mujoco(compile_mjcf(source), gravity=gravity, drives=drives)
+    from_mujoco (gravity, mimic, drives: its).  MJCFError (a ValueError) with MuJoCo's message when it cannot
+    compile."""
+    return from_mujoco(compile_mjcf(source), gravity=gravity, mimic=mimic, drives=drives)
 
 
 def load(source, **options):

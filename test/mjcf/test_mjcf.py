@@ -343,3 +343,59 @@ def test_unreadable_mjcf_is_an_error(tmp_path):
         rd.load_mjcf("<mujoco><worldbody><body><geom type='nonsense'/></body></worldbody></mujoco>")
     with pytest.raises(rd.MJCFError, match="missing.xml"):
         rd.load_mjcf(tmp_path / "missing.xml")
+
+
+# a gripper: two fingers coupled by an equality (finger_b = 0.01 - 0.7 finger_a about their refs), a wrist between
+GRIPPER = """<mujoco model="gripper">
+  <worldbody>
+    <body name="palm" pos="0 0 0.5">
+      <joint name="wrist" axis="0 0 1" armature="0.02"/>
+      <geom type="box" size="0.04 0.02 0.02" mass="0.3"/>
+      <body name="finger_a" pos="0.03 0 -0.02">
+        <joint name="a" type="slide" axis="1 0 0" ref="0.01" armature="0.3" damping="2" frictionloss="0.5"/>
+        <geom type="box" size="0.005 0.01 0.03" pos="0 0 -0.03" mass="0.05"/>
+      </body>
+      <body name="finger_b" pos="-0.03 0 -0.02" euler="0 0 180">
+        <joint name="b" type="slide" axis="1 0 0" ref="-0.02" armature="0.1" damping="1" frictionloss="0.2"/>
+        <geom type="box" size="0.005 0.01 0.03" pos="0 0 -0.03" mass="0.07"/>
+        <site name="tip_b" pos="0 0 -0.06"/>
+      </body>
+    </body>
+  </worldbody>
+  <equality><joint name="coupling" joint1="b" joint2="a" polycoef="0.01 -0.7 0 0 0"/></equality>
+</mujoco>
+"""
+
+
+def test_joint_coupling_is_a_mimic(rng):
+    """mimic=True: finger b follows finger a.  At our states, MuJoCo's equality holds (its residual efc_pos is
+    zero), and our M, C v + g and damping are MuJoCo's reduced by G = dqvel/dv (c1 = -0.7 in a's column): G^T M G,
+    G^T qfrc_bias, G^T qfrc_passive; b's drives are reflected onto a's coordinate (c1^2, |c1|)."""
+    m = mujoco.MjModel.from_xml_string(GRIPPER)
+    with pytest.warns(rd.MJCFWarning, match="'coupling'"):
+        assert rd.load_mjcf(GRIPPER).nv == 3
+    robot = rd.load_mjcf(GRIPPER, mimic=True)
+    assert robot.joint_names == ["wrist", "a"]
+    np.testing.assert_allclose(robot.armature, [0.02, 0.3 + 0.49 * 0.1])
+    np.testing.assert_allclose(robot.damping, [0.0, 2 + 0.49 * 1])
+    np.testing.assert_allclose(robot.friction, [0.0, 0.5 + 0.7 * 0.2])
+    coordinates = rd.MujocoCoordinates(robot, m)
+    G = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, -0.7]])
+    for _ in range(3):
+        q, v = rng.uniform(-0.05, 0.05, 2), rng.normal(size=2)
+        qpos, qvel = coordinates.to_mujoco(q, v)
+        np.testing.assert_allclose(qvel, G @ v, rtol=0, atol=1e-15)
+        d = mujoco_at(m, qpos, qvel)
+        equality = d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        assert equality.sum() == 1 and abs(d.efc_pos[equality][0]) < 1e-15
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M)
+        assert relative(robot.mass_matrix(q), G.T @ M @ G) < 1e-13
+        assert relative(robot.coriolis_matrix(q, v) @ v + robot.gravity_vector(q), G.T @ d.qfrc_bias) < 1e-13
+        assert relative(-robot.damping * v, G.T @ d.qfrc_passive) < 1e-13
+        np.testing.assert_allclose(robot.frame_placement(q, "tip_b")[:3, 3], d.site_xpos[0], rtol=0, atol=1e-12)
+        tau = rng.normal(size=2)
+        f = coordinates.force_to_mujoco(q, tau)
+        np.testing.assert_allclose(f @ qvel, tau @ v, rtol=1e-13)
+        np.testing.assert_allclose(coordinates.force_from_mujoco(q, f), tau, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(coordinates.force_from_mujoco(q, d.qfrc_bias), G.T @ d.qfrc_bias, atol=1e-15)
