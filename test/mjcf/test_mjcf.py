@@ -30,11 +30,23 @@ ARM_DEFAULTS = """<mujoco>
 </mujoco>
 """
 
+# a tetrahedron, its faces turned outward: MuJoCo computes its volume, mass and inertia (inertiafromgeom)
+WEDGE_OBJ = """v 0 0 0
+v 0.1 0 0
+v 0 0.08 0
+v 0 0 0.06
+f 1 3 2
+f 1 2 4
+f 1 4 3
+f 2 3 4
+"""
+
 # degrees (MJCF's default unit), intrinsic z-y-x euler angles, every orientation form, several joints in one body
 ARM = """<mujoco model="arm">
   <compiler angle="degree" eulerseq="zyx" autolimits="true"/>
   <option gravity="0.3 -0.2 -9.7"/>
   <include file="arm_defaults.xml"/>
+  <asset><mesh name="wedge" file="wedge.obj"/></asset>
   <worldbody>
     <site name="world_marker" pos="0.1 0 0"/>
     <body name="base" pos="0 0 0.1" euler="10 0 5">
@@ -60,6 +72,7 @@ ARM = """<mujoco model="arm">
         <body name="link1b" pos="0.05 0 0.2">
           <joint name="j4" class="pitch"/>
           <geom type="ellipsoid" size="0.03 0.04 0.05" pos="0 0 0.05"/>
+          <geom type="mesh" mesh="wedge" pos="0 0.02 0.1" euler="30 0 0" density="2000"/>
         </body>
       </body>
     </body>
@@ -133,24 +146,25 @@ SCENE = """<mujoco model="scene">
 MODELS = ["arm", "quadruped", "scene"]
 
 
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    """{name: (MjModel, Robot)}: the arm compiled from a file that includes another, the others from text."""
-    folder = tmp_path_factory.mktemp("mjcf")
+def write_arm(folder, name="arm.xml"):
+    """The arm's file, the file it includes and its mesh, written in folder: -> the arm's path."""
     (folder / "arm_defaults.xml").write_text(ARM_DEFAULTS)
-    (folder / "arm.xml").write_text(ARM)
-    arm = mujoco.MjModel.from_xml_path(str(folder / "arm.xml"))
-    return {"arm": (arm, rd.load_mjcf(folder / "arm.xml")),
+    (folder / "wedge.obj").write_text(WEDGE_OBJ)
+    (folder / name).write_text(ARM)
+    return folder / name
+
+
+@pytest.fixture(scope="module")
+def arm_file(tmp_path_factory):
+    return write_arm(tmp_path_factory.mktemp("arm"))
+
+
+@pytest.fixture(scope="module")
+def models(arm_file):
+    """{name: (MjModel, Robot)}: the arm compiled from a file that includes another, the others from text."""
+    return {"arm": (mujoco.MjModel.from_xml_path(str(arm_file)), rd.load_mjcf(arm_file)),
             **{name: (mujoco.MjModel.from_xml_string(xml), rd.load_mjcf(xml))
                for name, xml in (("quadruped", QUADRUPED), ("scene", SCENE))}}
-
-
-@pytest.fixture(scope="module")
-def arm_file(models, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("arm")
-    (folder / "arm_defaults.xml").write_text(ARM_DEFAULTS)
-    (folder / "arm.xml").write_text(ARM)
-    return folder / "arm.xml"
 
 
 def random_mujoco_state(m, rng):
@@ -277,6 +291,9 @@ def test_what_the_conversion_takes(models):
     np.testing.assert_allclose(arm.armature, [0.05 + 25 * 0.02, 0.05, 0.05, 0.05, 0.05, 0.05])
     np.testing.assert_allclose(arm.damping, [0.3 + 25 * 0.1, 0.5, 0.5, 0.7, 0.3, 0.5])
     np.testing.assert_allclose(arm.friction, np.full(6, 0.2))
+    ellipsoid, wedge = 800 * 4 / 3 * np.pi * 0.03 * 0.04 * 0.05, 2000 * 0.1 * 0.08 * 0.06 / 6    # density x volume
+    link1b = arm.model.pi[arm.body_names.index("link1b"), 0]      # MuJoCo holds mesh vertices in float32: 1e-7
+    np.testing.assert_allclose(link1b, ellipsoid + wedge, rtol=1e-7)
     quadruped = models["quadruped"][1]
     assert quadruped.floating_base and quadruped.root_link == "trunk" and (quadruped.nq, quadruped.nv) == (19, 18)
     m = models["quadruped"][0]
@@ -288,9 +305,7 @@ def test_what_the_conversion_takes(models):
 def test_load_by_extension(arm_file, tmp_path, models):
     """rd.load reads .xml and .mjcf as MJCF, .urdf as URDF, and XML text by its root element."""
     arm = models["arm"][1]
-    (tmp_path / "arm_defaults.xml").write_text(ARM_DEFAULTS)
-    (tmp_path / "arm.mjcf").write_text(ARM)
-    for source in (arm_file, tmp_path / "arm.mjcf"):
+    for source in (arm_file, write_arm(tmp_path, "arm.mjcf")):
         np.testing.assert_array_equal(rd.load(source).parameters, arm.parameters)
     assert rd.load(QUADRUPED).floating_base
     urdf = tmp_path / "one.urdf"
