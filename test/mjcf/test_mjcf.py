@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
+from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.cli import main as cli
 
 mujoco = pytest.importorskip("mujoco")
@@ -414,3 +415,22 @@ def test_joint_coupling_is_a_mimic(rng):
         np.testing.assert_allclose(f @ qvel, tau @ v, rtol=1e-13)
         np.testing.assert_allclose(coordinates.force_from_mujoco(q, f), tau, rtol=0, atol=1e-15)
         np.testing.assert_allclose(coordinates.force_from_mujoco(q, d.qfrc_bias), G.T @ d.qfrc_bias, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["humanoid", "torso_two_arm"])
+def test_mujoco_compile_of_a_urdf_is_the_urdf_robot(name, rng):
+    """Two routes from one URDF -- load_urdf (checked against Pinocchio) and MuJoCo's own compile of it converted by
+    from_mujoco -- give the same joints, drives and M, g (1e-13 relative)."""
+    text = open(bundled_urdf(name)).read()
+    head = text.index(">", text.index("<robot")) + 1
+    extension = '<mujoco><compiler discardvisual="true" fusestatic="false"/></mujoco>'
+    urdf = rd.load_urdf(text)
+    converted = rd.from_mujoco(mujoco.MjModel.from_xml_string(text[:head] + extension + text[head:]),
+                               gravity=urdf.gravity)
+    assert converted.joint_names == urdf.joint_names and converted.nbodies == urdf.nbodies
+    for field in ("armature", "damping", "friction"):
+        np.testing.assert_array_equal(getattr(converted, field), getattr(urdf, field))
+    for _ in range(3):
+        q, _ = urdf.random_state(rng)
+        assert relative(converted.mass_matrix(q), urdf.mass_matrix(q)) < 1e-13
+        assert relative(converted.gravity_vector(q), urdf.gravity_vector(q)) < 1e-13
