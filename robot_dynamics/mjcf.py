@@ -39,7 +39,7 @@ import warnings
 import numpy as np
 
 from .model import FREE, build_model
-from .spatial import quaternion_rotation
+from .spatial import axis_angle_rotation, quaternion_rotation
 from .urdf import Inertial, Joint, Link, Mimic, URDFDescription, is_xml_text
 
 _EYE, _ZERO = np.eye(3), np.zeros(3)
@@ -98,6 +98,7 @@ class _Names:
 
 
 def _fixed(parent, child, R, p):
+    """A fixed joint placing link `child` at rotation R, position p in link `parent`."""
     return Joint(f"{child}_fixed", "fixed", parent, child, R, np.asarray(p, dtype=float), np.array([1.0, 0, 0]), None)
 
 
@@ -120,16 +121,15 @@ def _body_joints(mujoco, m, names, b):
     link, R, p, anchor = parent, R0, p0, _ZERO
     for j in range(adr, adr + n):
         hinge = m.jnt_type[j] == JT.mjJNT_HINGE
-        a, ref = m.jnt_axis[j].astype(float), float(m.qpos0[m.jnt_qposadr[j]])
+        a, ref = m.jnt_axis[j] / np.linalg.norm(m.jnt_axis[j]), float(m.qpos0[m.jnt_qposadr[j]])
         p_j = m.jnt_pos[j].astype(float) if hinge else _ZERO
         p = p + R @ (p_j - anchor)                 # Tr(-p_{j-1}) Tr(p_j): from the last anchor to this one
         last = j == adr + n - 1
         child = names.body[b] if last and not p_j.any() else f"{names.body[b]}:{names.joint[j]}"
         # turned back by qpos0 so that the joint coordinate is qpos itself: X_0 T(qpos - qpos0)
-        R_j = R @ _axis_rotation(a, -ref) if hinge else R
+        R_j = R @ axis_angle_rotation(a, -ref) if hinge else R
         p_out = p if hinge else p - ref * (R @ a)
-        joints.append(Joint(names.joint[j], "revolute" if hinge else "prismatic", link, child, R_j, p_out,
-                            a / np.linalg.norm(a), None))
+        joints.append(Joint(names.joint[j], "revolute" if hinge else "prismatic", link, child, R_j, p_out, a, None))
         if not last:
             links.append(Link(child, None))
         link, R, p, anchor = child, _EYE, _ZERO, p_j
@@ -138,18 +138,12 @@ def _body_joints(mujoco, m, names, b):
     return joints, links
 
 
-def _axis_rotation(a, angle):
-    a = a / np.linalg.norm(a)
-    A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-    return _EYE + np.sin(angle) * A + (1.0 - np.cos(angle)) * (A @ A)
-
-
-def description_from_mujoco(m, mimic=False):
+def description_from_mujoco(m, mimic=False, names=None):
     """The urdf.URDFDescription of a compiled MjModel (module docstring): root link "world", links in MuJoCo's body
     order (parent before child, as its qpos), every site a link fixed to its body; with `mimic`, the joints that
-    couplings() finds are mimic joints."""
+    couplings() finds are mimic joints.  names: the model's _Names, when already made."""
     mujoco = _mujoco()
-    names = _Names(mujoco, m)
+    names = names or _Names(mujoco, m)
     mimics = couplings(m, names) if mimic else {}
     links = {"world": Link("world", None)}
     joints = []
@@ -177,6 +171,9 @@ def couplings(m, names=None):
         j1, j2 = m.eq_obj1id[e], m.eq_obj2id[e]
         c0, c1 = m.eq_data[e, 0], m.eq_data[e, 1]
         y0, x0 = m.qpos0[m.jnt_qposadr[j1]], m.qpos0[m.jnt_qposadr[j2]]
+        if names.joint[j1] in found:
+            raise MJCFError(f"joint '{names.joint[j1]}' is coupled by two equality constraints (to "
+                            f"'{found[names.joint[j1]].joint}' and '{names.joint[j2]}')")
         found[names.joint[j1]] = Mimic(names.joint[j2], float(c1), float(y0 + c0 - c1 * x0))
     for joint, coupling in found.items():
         if coupling.joint in found:
@@ -212,23 +209,23 @@ def model_from_mujoco(m, gravity=None, mimic=False):
     coupling of two joints (couplings) makes joint1 a mimic of joint2 (model.build_model), with joint1's armature
     and damping reflected onto joint2's coordinate (times c1^2) and its frictionloss (times |c1|)."""
     mujoco = _mujoco()
-    _check_supported(mujoco, m, _coupling_ids(mujoco, m) if mimic else [])
+    names = _Names(mujoco, m)
+    _check_supported(mujoco, m, names, _coupling_ids(mujoco, m) if mimic else [])
     if gravity is None:
         disabled = m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY
         gravity = np.zeros(3) if disabled else m.opt.gravity.copy()
-    model = build_model(description_from_mujoco(m, mimic), gravity=gravity, mimic=mimic)
+    model = build_model(description_from_mujoco(m, mimic, names), gravity=gravity, mimic=mimic)
     roots = np.flatnonzero(model.parent < 0)
     if len(roots) == 1 and model.bodies["jtype"][0] == FREE:     # one free joint carries every moving body
         joints = (dataclasses.replace(model.joints[0], type="free"),) + model.joints[1:]
         model = dataclasses.replace(model, floating_base=True, root_link=model.body_names[0], joints=joints)
-    return model.with_drives(*_drives(mujoco, m, model))
+    return model.with_drives(*_drives(mujoco, m, names, model))
 
 
-def _drives(mujoco, m, model):
+def _drives(mujoco, m, names, model):
     """(armature, damping, friction), each (nv,) in our order: the dofs' and, for an actuator with a joint
     transmission of gear g, g^2 times its armature and damping (as MuJoCo adds them)."""
     dof_armature, dof_damping = m.dof_armature.copy(), m.dof_damping.copy()
-    names = _Names(mujoco, m)
     for u in range(m.nu):
         if not (m.actuator_armature[u] or m.actuator_damping[u]):
             continue
@@ -353,7 +350,7 @@ def _rotations(xyzw):
                          xyzw.shape[:-1] + (3, 3))
 
 
-def _check_supported(mujoco, m, couplings=()):
+def _check_supported(mujoco, m, names, couplings=()):
     """A MJCFWarning naming each element the model leaves out (module docstring); couplings: the equality
     constraints that became mimic joints."""
     def named(kind, ids, fallback):
@@ -388,5 +385,5 @@ def _check_supported(mujoco, m, couplings=()):
     if m.nplugin:
         left_out.append(f"{m.nplugin} plugin(s)")
     for what in left_out:
-        warnings.warn(f"MJCF '{_Names(mujoco, m).model}': robot_dynamics leaves out {what}", MJCFWarning,
+        warnings.warn(f"MJCF '{names.model}': robot_dynamics leaves out {what}", MJCFWarning,
                       stacklevel=4)

@@ -355,10 +355,15 @@ def test_cli_reads_mjcf(arm_file):
     ('<body><joint name="shoulder" type="ball"/><geom size="0.1"/></body>', "joint 'shoulder'.*ball joint"),
     ('<body><joint/><body><joint type="ball" name="wrist"/><geom size="0.1"/></body><geom size="0.1"/></body>',
      "joint 'wrist'.*ball joint"),
+    ('<body name="hand"><joint/><geom size="0.1"/><site name="hand"/></body>', "two frames named 'hand'"),
+    ('<body><joint name="x"/><geom size="0.1"/><body><joint name="y"/><geom size="0.1"/><body><joint name="z"/>'
+     '<geom size="0.1"/></body></body></body></worldbody><equality><joint joint1="z" joint2="y"/>'
+     '<joint joint1="y" joint2="x"/></equality><worldbody>', "'z' is coupled to joint 'y', which is itself coupled"),
 ])
 def test_what_cannot_be_represented_is_an_error(element, message):
+    """A ball joint; a site named as a body (frames share one namespace); with mimic=True, a chain of couplings."""
     with pytest.raises(rd.MJCFError, match=message):
-        rd.load_mjcf(f"<mujoco><worldbody>{element}</worldbody></mujoco>")
+        rd.load_mjcf(f"<mujoco><worldbody>{element}</worldbody></mujoco>", mimic=True)
 
 
 def test_what_is_left_out_is_a_warning_naming_it():
