@@ -128,6 +128,69 @@ QUADRUPED = """<mujoco model="quadruped">
 """
 
 
+HUMANOID_LEG = """
+        <body name="{side}_thigh" pos="0 {y} -0.04">
+          <joint name="{side}_hip_x" axis="1 0 0" pos="0 0 0.02"/>
+          <joint name="{side}_hip_z" axis="0 0 1" pos="0 0 0.02"/>
+          <joint name="{side}_hip_y" axis="0 1 0" pos="0 0 0.02" ref="-10"/>
+          <geom fromto="0 0 0 0 {dy} -0.34" size="0.06"/>
+          <body name="{side}_shin" pos="0 {dy} -0.4">
+            <joint name="{side}_knee" axis="0 -1 0" pos="0 0 0.02"/>
+            <geom fromto="0 0 0 0 0 -0.3" size="0.049"/>
+            <body name="{side}_foot" pos="0 0 -0.39" zaxis="0.1 0 1">
+              <joint name="{side}_ankle_y" axis="0 1 0" pos="0 0 0.08"/>
+              <joint name="{side}_ankle_x" axis="1 0 0.5" pos="0 0 0.04"/>
+              <geom fromto="-0.07 {fy} 0 0.14 {fy2} 0" size="0.027"/>
+              <site name="{side}_sole" pos="0.04 0 -0.03"/>
+            </body>
+          </body>
+        </body>"""
+
+HUMANOID_ARM = """
+      <body name="{side}_upper_arm" pos="0 {y} 0.06" quat="1 0 0 {w}">
+        <joint name="{side}_shoulder1" axis="2 1 1"/>
+        <joint name="{side}_shoulder2" axis="0 -1 1"/>
+        <geom fromto="0 0 0 0.16 {dy} -0.16" size="0.04 0.16"/>
+        <body name="{side}_lower_arm" pos="0.18 {dy2} -0.18">
+          <joint name="{side}_elbow" axis="0 -1 1"/>
+          <geom fromto="0.01 0.01 0.01 0.17 0.17 0.17" size="0.031"/>
+          <site name="{side}_hand" pos="0.18 0.18 0.18"/>
+        </body>
+      </body>"""
+
+# humanoid-like (after the shape of MuJoCo's classic humanoid, written here): a free torso, bodies of two and three
+# hinges at offset anchors (waist, hips, shoulders, ankles), degrees, geoms' default density, a childclass
+HUMANOID = """<mujoco model="humanoid_like">
+  <default>
+    <default class="body">
+      <joint type="hinge" damping="0.2" armature="0.02" stiffness="0"/>
+      <geom type="capsule"/>
+    </default>
+  </default>
+  <worldbody>
+    <body name="torso" pos="0 0 1.4" childclass="body">
+      <freejoint name="root"/>
+      <geom fromto="0 -0.07 0 0 0.07 0" size="0.07"/>
+      <geom name="head" type="sphere" pos="0 0 0.19" size="0.09"/>
+      <site name="head_top" pos="0 0 0.28"/>""" + "".join(
+    HUMANOID_ARM.format(side=side, y=y, w=w, dy=dy, dy2=dy2) for side, y, w, dy, dy2 in
+    (("right", -0.17, 0.3, -0.16, -0.18), ("left", 0.17, -0.3, 0.16, 0.18))) + """
+      <body name="lower_waist" pos="-0.01 0 -0.26">
+        <joint name="abdomen_z" axis="0 0 1" pos="0 0 0.065"/>
+        <joint name="abdomen_y" axis="0 1 0" pos="0 0 0.065"/>
+        <geom fromto="0 -0.06 0 0 0.06 0" size="0.06"/>
+        <body name="pelvis" pos="0 0 -0.165">
+          <joint name="abdomen_x" axis="1 0 0" pos="0 0 0.1"/>
+          <geom fromto="-0.02 -0.07 0 -0.02 0.07 0" size="0.09"/>""" + "".join(
+    HUMANOID_LEG.format(side=side, y=y, dy=dy, fy=fy, fy2=fy2) for side, y, dy, fy, fy2 in
+    (("right", -0.1, 0.01, -0.03, -0.02), ("left", 0.1, -0.01, 0.03, 0.02))) + """
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
 # a fixed-base arm beside two free objects: free joints that are not a floating base, in the middle of qpos
 SCENE = """<mujoco model="scene">
   <worldbody>
@@ -145,7 +208,7 @@ SCENE = """<mujoco model="scene">
   </worldbody>
 </mujoco>
 """
-MODELS = ["arm", "quadruped", "scene"]
+MODELS = ["arm", "quadruped", "humanoid", "scene"]
 
 
 def write_arm(folder, name="arm.xml"):
@@ -166,7 +229,7 @@ def models(arm_file):
     """{name: (MjModel, Robot)}: the arm compiled from a file that includes another, the others from text."""
     return {"arm": (mujoco.MjModel.from_xml_path(str(arm_file)), rd.load_mjcf(arm_file)),
             **{name: (mujoco.MjModel.from_xml_string(xml), rd.load_mjcf(xml))
-               for name, xml in (("quadruped", QUADRUPED), ("scene", SCENE))}}
+               for name, xml in (("quadruped", QUADRUPED), ("humanoid", HUMANOID), ("scene", SCENE))}}
 
 
 def random_mujoco_state(m, rng):
@@ -283,7 +346,7 @@ def test_coordinates_map_both_ways(models, name, rng):
     np.testing.assert_allclose(vs[1], 2 * v, rtol=0, atol=1e-14)
 
 
-@pytest.mark.parametrize("name", ["arm", "quadruped"])
+@pytest.mark.parametrize("name", ["arm", "quadruped", "humanoid"])
 def test_computed_torque_closes_the_loop_in_mujoco(models, name):
     """ComputedTorque on the converted robot, fed from MjData through MujocoCoordinates and applied through
     qfrc_applied (the MJCF's actuators, contacts and frictionloss disabled), drives MuJoCo's own simulation to a
