@@ -22,15 +22,15 @@ joints of a urdf.URDFDescription, which model.build_model turns into bodies as f
 - body_mass, body_ipos, body_iquat, body_inertia (the principal moments about the centre of mass, in the axes
   body_iquat gives) -> the link's Inertial;
 - sites and bodies are frames, named as in the model (an unnamed body "body<b>", joint "<body>_joint<k>", site
-  "site<s>");
+  "site<s>"; a site named as a body, which MuJoCo allows, is the frame "<site>_site", with a MJCFWarning);
 - dof_armature, dof_damping, dof_frictionloss, plus gear^2 times the armature and damping of an actuator driving a
   joint (MuJoCo adds them to M and to the passive forces), are the drives' armature, damping and friction;
 - opt.gravity is the gravity (zero when the model disables gravity).
 
 What the model cannot hold is a MJCFWarning naming the element -- tendons, equality constraints, actuator
 activation dynamics, joint springs, gravity compensation, fluid forces, nonlinear damping, flexes, mocap bodies,
-plugins -- or a MJCFError where M, C or g would be wrong: ball joints (not yet a joint type here) and the armature
-or damping of an actuator with a transmission other than a joint.
+plugins -- or a MJCFError where M, C or g would be wrong: ball joints (not yet a joint type here), tendons with
+armature, and the armature or damping of an actuator with a transmission other than a joint.
 """
 import dataclasses
 import os
@@ -93,7 +93,10 @@ class _Names:
             b = m.jnt_bodyid[j]
             fallback = f"{self.body[b]}_joint" + (str(j - m.body_jntadr[b]) if m.body_jntnum[b] > 1 else "")
             self.joint.append(name(obj.mjOBJ_JOINT, j) or fallback)
-        self.site = [name(obj.mjOBJ_SITE, s) or f"site{s}" for s in range(m.nsite)]
+        sites = [name(obj.mjOBJ_SITE, s) or f"site{s}" for s in range(m.nsite)]
+        bodies = set(self.body)
+        self.renamed = [site for site in sites if site in bodies]     # MuJoCo's sites and bodies: two namespaces
+        self.site = [f"{site}_site" if site in bodies else site for site in sites]
         self.model = bytes(m.names[:m.names.index(0)]).decode() if m.nnames else ""
 
 
@@ -226,7 +229,7 @@ def _drives(mujoco, m, names, model):
     """(armature, damping, friction), each (nv,) in our order: the dofs' and, for an actuator with a joint
     transmission of gear g, g^2 times its armature and damping (as MuJoCo adds them)."""
     dof_armature, dof_damping = m.dof_armature.copy(), m.dof_damping.copy()
-    for u in range(m.nu):
+    for u in range(m.nactuator):
         if not (m.actuator_armature[u] or m.actuator_damping[u]):
             continue
         if int(m.actuator_trntype[u]) not in (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT):
@@ -357,6 +360,10 @@ def _check_supported(mujoco, m, names, couplings=()):
         return ", ".join(f"'{mujoco.mj_id2name(m, kind, int(i)) or f'{fallback}{i}'}'" for i in ids)
     obj = mujoco.mjtObj
     left_out = []
+    inertial = np.flatnonzero(m.tendon_armature)
+    if len(inertial):
+        raise MJCFError(f"tendons {named(obj.mjOBJ_TENDON, inertial, 'tendon')} have armature, an inertia along the "
+                        f"tendon that robot_dynamics cannot represent (M would be wrong)")
     if m.ntendon:
         left_out.append(f"tendons {named(obj.mjOBJ_TENDON, range(m.ntendon), 'tendon')} (their forces)")
     equalities = sorted(set(range(m.neq)) - set(couplings))
@@ -372,6 +379,10 @@ def _check_supported(mujoco, m, names, couplings=()):
     nonlinear = np.flatnonzero(np.any(m.dof_dampingpoly, axis=1))
     if len(nonlinear):
         left_out.append(f"the nonlinear damping (dampingpoly) of dofs {', '.join(map(str, nonlinear))}")
+    nonlinear = np.flatnonzero(np.any(m.actuator_dampingpoly, axis=1))
+    if len(nonlinear):
+        left_out.append(f"the nonlinear damping (dampingpoly) of actuators "
+                        f"{named(obj.mjOBJ_ACTUATOR, nonlinear, 'actuator')}")
     compensated = np.flatnonzero(m.body_gravcomp)
     if len(compensated):
         left_out.append(f"the gravity compensation of bodies {named(obj.mjOBJ_BODY, compensated, 'body')}")
@@ -384,6 +395,8 @@ def _check_supported(mujoco, m, names, couplings=()):
         left_out.append(f"{m.nflex} flex(es)")
     if m.nplugin:
         left_out.append(f"{m.nplugin} plugin(s)")
-    for what in left_out:
-        warnings.warn(f"MJCF '{names.model}': robot_dynamics leaves out {what}", MJCFWarning,
-                      stacklevel=4)
+    messages = [f"robot_dynamics leaves out {what}" for what in left_out]
+    if names.renamed:
+        messages.append("sites named as bodies are the frames " + ", ".join(f"'{site}_site'" for site in names.renamed))
+    for message in messages:
+        warnings.warn(f"MJCF '{names.model}': {message}", MJCFWarning, stacklevel=4)

@@ -8,6 +8,7 @@ states, our M, C v + g, -damping v, frame placements and forward dynamics equal 
 xpos/site_xpos and qacc (contacts, limits and frictionloss disabled) mapped through T = dqvel/dv, built here from
 MuJoCo's own quaternion: qvel = T v + 0, T = diag(R, E) on a free joint's rows (R its body's rotation).
 """
+import copy
 import io
 import json
 
@@ -256,9 +257,10 @@ def tangent_map(m, qpos, qvel):
 
 
 def mujoco_at(m, qpos, qvel, qfrc=None):
-    """MjData after mj_forward at (qpos, qvel) with contacts, limits and frictionloss disabled."""
+    """MjData after mj_forward at (qpos, qvel) with contacts, limits and frictionloss disabled (and what the model
+    disables)."""
     D = mujoco.mjtDisableBit
-    m.opt.disableflags = D.mjDSBL_CONTACT | D.mjDSBL_LIMIT | D.mjDSBL_FRICTIONLOSS
+    m.opt.disableflags |= D.mjDSBL_CONTACT | D.mjDSBL_LIMIT | D.mjDSBL_FRICTIONLOSS
     d = mujoco.MjData(m)
     d.qpos[:], d.qvel[:] = qpos, qvel
     if qfrc is not None:
@@ -352,9 +354,9 @@ def test_computed_torque_closes_the_loop_in_mujoco(models, name):
     qfrc_applied (the MJCF's actuators, contacts and frictionloss disabled), drives MuJoCo's own simulation to a
     set point 0.3 away in every coordinate (the quadruped's free base too) to 1e-7 in 3 s (a 1 % error in g alone
     would leave ~1e-3): our model is MuJoCo's."""
-    m, robot = models[name]
+    m, robot = copy.deepcopy(models[name][0]), models[name][1]
     D = mujoco.mjtDisableBit
-    m.opt.disableflags = D.mjDSBL_CONTACT | D.mjDSBL_FRICTIONLOSS | D.mjDSBL_ACTUATION
+    m.opt.disableflags |= D.mjDSBL_CONTACT | D.mjDSBL_FRICTIONLOSS | D.mjDSBL_ACTUATION
     d = mujoco.MjData(m)
     coordinates = rd.MujocoCoordinates(robot, m)
     controller = ComputedTorque(robot, K_p=100.0, K_d=20.0)
@@ -418,20 +420,25 @@ def test_cli_reads_mjcf(arm_file):
     ('<body><joint name="shoulder" type="ball"/><geom size="0.1"/></body>', "joint 'shoulder'.*ball joint"),
     ('<body><joint/><body><joint type="ball" name="wrist"/><geom size="0.1"/></body><geom size="0.1"/></body>',
      "joint 'wrist'.*ball joint"),
-    ('<body name="hand"><joint/><geom size="0.1"/><site name="hand"/></body>', "two frames named 'hand'"),
+    ('<body><joint name="x"/><geom size="0.1"/></body></worldbody><tendon><fixed name="belt" armature="0.1">'
+     '<joint joint="x" coef="2"/></fixed></tendon><worldbody>', "tendons 'belt' have armature"),
+    ('<body name="hand"><joint/><geom size="0.1"/><site name="hand"/><site name="hand_site"/></body>',
+     "two frames named 'hand_site'"),
     ('<body><joint name="x"/><geom size="0.1"/><body><joint name="y"/><geom size="0.1"/><body><joint name="z"/>'
      '<geom size="0.1"/></body></body></body></worldbody><equality><joint joint1="z" joint2="y"/>'
      '<joint joint1="y" joint2="x"/></equality><worldbody>', "'z' is coupled to joint 'y', which is itself coupled"),
 ])
+@pytest.mark.filterwarnings("ignore::robot_dynamics.MJCFWarning")
 def test_what_cannot_be_represented_is_an_error(element, message):
-    """A ball joint; a site named as a body (frames share one namespace); with mimic=True, a chain of couplings."""
+    """A ball joint; a tendon's armature (an inertia we cannot hold); a site named as a body whose name is taken twice (frames share one namespace); with
+    mimic=True, a chain of couplings."""
     with pytest.raises(rd.MJCFError, match=message):
         rd.load_mjcf(f"<mujoco><worldbody>{element}</worldbody></mujoco>", mimic=True)
 
 
 def test_what_is_left_out_is_a_warning_naming_it():
     xml = """<mujoco model="left_out"><worldbody>
-      <body name="b1"><joint name="h1" stiffness="3"/><geom size="0.1"/><site name="s1"/>
+      <body name="b1"><joint name="h1" stiffness="3"/><geom size="0.1"/><site name="s1"/><site name="b1"/>
         <body name="b2" pos="0 0 1" gravcomp="1"><joint name="h2"/><geom size="0.1"/><site name="s2"/></body></body>
       </worldbody>
       <tendon><spatial name="cable"><site site="s1"/><site site="s2"/></spatial></tendon>
@@ -441,7 +448,7 @@ def test_what_is_left_out_is_a_warning_naming_it():
     with pytest.warns(rd.MJCFWarning) as caught:
         rd.load_mjcf(xml)
     text = " ".join(str(w.message) for w in caught)
-    for name in ("'cable'", "'coupling'", "'filtered'", "'h1'", "'b2'"):
+    for name in ("'cable'", "'coupling'", "'filtered'", "'h1'", "'b2'", "'b1_site'"):
         assert name in text
 
 
