@@ -25,9 +25,10 @@ joints of a urdf.URDFDescription, which model.build_model turns into bodies as f
   "site<s>"; a site named as a body, which MuJoCo allows, is the frame "<site>_site", with a MJCFWarning);
 - dof_armature, dof_damping, dof_frictionloss, plus gear^2 times the armature and damping of an actuator driving a
   joint (MuJoCo adds them to M and to the passive forces), are the drives' armature, damping and friction;
-- opt.gravity is the gravity (zero when the model disables gravity).
+- opt.gravity is the gravity (zero when the model disables gravity);
+- with mimic=True, an active linear <equality><joint> coupling is a mimic joint (couplings).
 
-What the model cannot hold is a MJCFWarning naming the element -- tendons, equality constraints, actuator
+What the model cannot hold is a MJCFWarning naming the element -- tendons, other equality constraints, actuator
 activation dynamics, joint springs, gravity compensation, fluid forces, nonlinear damping, flexes, mocap bodies,
 plugins -- or a MJCFError where M, C or g would be wrong: ball joints (not yet a joint type here), tendons with
 armature, and the armature or damping of an actuator with a transmission other than a joint.
