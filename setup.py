@@ -35,6 +35,8 @@ setup(
         # identification (issue 15): the Dask route (scale_out.py), ROS 2 bags without ROS, parameters as YAML
         "identify": ["dask[array,distributed]>=2024.1", "rosbags>=0.10", "cloudpickle>=3.0", "pyyaml"],
         "xacro": ["xacro>=2.0"],
+        # MJCF models (rd.load_mjcf, rd.from_mujoco): MuJoCo compiles them (robot_dynamics/mjcf.py)
+        "mjcf": ["mujoco>=4.0"],
         "ros": [
             "ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-sensor-msgs",
             "ros-nav-msgs", "ros-geometry-msgs", "ros-trajectory-msgs", "ros-rosgraph-msgs", "ros-rcl-interfaces",

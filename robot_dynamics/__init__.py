@@ -5,14 +5,16 @@ URDF robots with fixed or floating bases, after Garofalo, Ott and Albu-Schaeffer
     robot = rd.load_urdf("panda.urdf")
     d = robot.dynamics(q, v, v_ref, a_ref)        # d.M, d.C, d.g, d.com, d.J_com, d.Y
 """
+from .mjcf import MJCFError, MJCFWarning, MujocoCoordinates
 from .robot import (Contact, Diagonalized, Dynamics, GlobalFactorization, Innovations, ParameterDerivatives, Robot,
-                    StateDerivatives, TaskSpaceDynamics, TimeDerivatives, load_urdf)
+                    StateDerivatives, TaskSpaceDynamics, TimeDerivatives, from_mujoco, load, load_mjcf, load_urdf)
 from .spatial import PARAMETER_NAMES
 from .urdf import URDFError, URDFWarning
 
-__all__ = ["Contact", "Diagonalized", "Dynamics", "GlobalFactorization", "Innovations", "PARAMETER_NAMES",
-           "ParameterDerivatives", "Robot", "StateDerivatives", "TaskSpaceDynamics", "TimeDerivatives", "URDFError",
-           "URDFWarning", "load_urdf"]
+__all__ = ["Contact", "Diagonalized", "Dynamics", "GlobalFactorization", "Innovations", "MJCFError", "MJCFWarning",
+           "MujocoCoordinates", "PARAMETER_NAMES", "ParameterDerivatives", "Robot", "StateDerivatives",
+           "TaskSpaceDynamics", "TimeDerivatives", "URDFError", "URDFWarning", "from_mujoco", "load", "load_mjcf",
+           "load_urdf"]
 __version__ = "0.1.0"
 
 # Identification (issue 15) loads on first use: scipy.optimize, Dask and rosbags stay out of `import robot_dynamics`.

@@ -1,7 +1,7 @@
 """robot-dynamics: inspect a URDF robot, or print its M, C, g, CoM, CoM Jacobian and Slotine-Li regressor.
 
-    robot-dynamics inspect URDF [--floating-base] [--mimic]
-    robot-dynamics compute URDF [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
+    robot-dynamics inspect MODEL [--floating-base] [--mimic]
+    robot-dynamics compute MODEL [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
                                 [--derivatives [--a ...]]
     robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
     robot-dynamics compile [--jobs N]              (every kernel built now, in parallel: robot_dynamics.precompile)
@@ -13,8 +13,9 @@
     robot-dynamics identify-payload URDF LOG [LOG...] --body NAME [--out payload.yaml] [--write-urdf OUT]
                             [--ros-params FILE] [--drives FILE] [--cutoff HZ]
 
-URDF is a file or the name of a bundled robot (arm7, planar_2link, quadruped, torso_two_arm, humanoid); a file
-ending in .xacro is expanded with xacro (``--xacro-arg name:=value``, repeatable).
+MODEL is a URDF file, an MJCF file (.xml or .mjcf: MuJoCo compiles it, robot_dynamics.load_mjcf) or the name of a
+bundled robot; URDF is a URDF file or a bundled robot's name (arm7, planar_2link, quadruped, torso_two_arm,
+humanoid).  A file ending in .xacro is expanded with xacro (``--xacro-arg name:=value``, repeatable).
 """
 import argparse
 import json
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import load_urdf
+from . import load_mjcf, load_urdf
 from .bundled import bundled_urdf
 from .identification.least_squares import FRICTION_MODELS
 from .spatial import PARAMETER_NAMES
@@ -37,8 +38,21 @@ def _numbers(text):
 
 
 def _load(args):
+    """The robot of args.urdf: a URDF or MJCF file (told by its extension, as robot_dynamics.load), URDF text or a
+    bundled robot's name.  An MJCF's gravity is its own unless --gravity is given; its free joint is its floating
+    base, so --floating-base, --strict-inertia and --xacro-arg are URDF options only."""
     source = args.urdf if Path(args.urdf).exists() or args.urdf.lstrip().startswith("<") else bundled_urdf(args.urdf)
-    return load_urdf(source, floating_base=args.floating_base, mimic=args.mimic, gravity=tuple(args.gravity),
+    gravity = None if args.gravity is None else tuple(args.gravity)
+    if Path(source).suffix.lower() in (".xml", ".mjcf") and not args.urdf.lstrip().startswith("<"):
+        given = [option for option, value in (("--floating-base", args.floating_base),
+                                              ("--strict-inertia", args.strict_inertia),
+                                              ("--xacro-arg", args.xacro_arg)) if value]
+        if given:
+            raise ValueError(f"{', '.join(given)}: URDF options, not for the MJCF file '{source}' (its free joint, "
+                             f"if any, is its floating base)")
+        return load_mjcf(source, gravity=gravity, mimic=args.mimic)
+    return load_urdf(source, floating_base=args.floating_base, mimic=args.mimic,
+                     gravity=(0.0, 0.0, -9.81) if gravity is None else gravity,
                      strict_inertia=args.strict_inertia, xacro_args=args.xacro_arg or None)
 
 
@@ -103,13 +117,15 @@ def main(argv=None, out=None):
     for name, helptext in (("inspect", "bodies, DoFs, joint types, total mass, parameters"),
                            ("compute", "M, C, g, com, J_com and (with references) Y at one state")):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("urdf", help="URDF file (a .xacro file is expanded), or the name of a bundled robot")
+        p.add_argument("urdf", help="URDF file (a .xacro file is expanded), MJCF file (.xml, .mjcf), or the name of "
+                                    "a bundled robot")
         p.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE",
                        help="argument of a .xacro file (repeatable)")
         p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
         p.add_argument("--mimic", action="store_true", help="mimic joints follow their masters (not DoFs)")
         p.add_argument("--strict-inertia", action="store_true", help="refuse physically impossible inertias")
-        p.add_argument("--gravity", type=float, nargs=3, default=(0.0, 0.0, -9.81), metavar=("GX", "GY", "GZ"))
+        p.add_argument("--gravity", type=float, nargs=3, metavar=("GX", "GY", "GZ"),
+                       help="world frame (default: 0 0 -9.81 for a URDF, the model's for an MJCF)")
         if name == "compute":
             for arg, what in (("--q", "configuration (nq; default: neutral)"), ("--v", "velocity (nv; default 0)"),
                               ("--v-ref", "reference velocity for the regressor (nv)"),

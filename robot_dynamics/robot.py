@@ -9,6 +9,9 @@ v (..., nv) -> results (..., .).  `out`: a writeable float64 array of the result
 them, or the result's dataclass, that receives the result and is returned -- no allocation per call; an `out` that
 shares memory with an input or another out is a ValueError.
 """
+import os
+import re
+
 import numpy as np
 
 from . import composed
@@ -16,13 +19,15 @@ from .contact_sets import Contact, ContactDynamics, contact_list
 from .dispatch import Calls, Constant, Engine, check_vector, finite, forwards, scalar
 from .drive_files import drive_values
 from .mimic import CoupledCalls
+from .mjcf import compile_mjcf, model_from_mujoco
 from .model import build_model
 from .results import (Diagonalized, Dynamics, GlobalFactorization, Innovations, ParameterDerivatives,
                       StateDerivatives, TaskSpaceDynamics, TimeDerivatives)
-from .urdf import MAX_LINKS, URDFError, parse_urdf
+from .urdf import MAX_LINKS, URDFError, is_xml_text, parse_urdf
 
 __all__ = ["Contact", "Diagonalized", "Dynamics", "GlobalFactorization", "Innovations", "ParameterDerivatives",
-           "Robot", "StateDerivatives", "TaskSpaceDynamics", "TimeDerivatives", "contact_list", "load_urdf"]
+           "Robot", "StateDerivatives", "TaskSpaceDynamics", "TimeDerivatives", "contact_list", "from_mujoco", "load",
+           "load_mjcf", "load_urdf"]
 
 _NO_GAINS, _NO_DAMPING = (0.0, 0.0), 0.0       # constrained_dynamics' defaults, told by identity first
 _FRAME_DOC = """
@@ -64,6 +69,43 @@ def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=Fals
         pass
     raise URDFError(f"out of memory while loading the URDF (robot_dynamics loads at most {MAX_LINKS} links, in "
                     f"memory linear in their number)")   # outside the handler: the failed load's frames are freed
+
+
+def from_mujoco(model, gravity=None, mimic=False, drives=None):
+    """Robot of a compiled mujoco.MjModel (mjcf.py says how each of its elements maps): a free joint that carries
+    every moving body is the floating base, bodies and sites are frames, the dofs' armature, damping and frictionloss
+    are the drives.  gravity: (3,), None for the model's opt.gravity.  mimic: False -> every joint is a DoF and
+    equality constraints are left out (a MJCFWarning); True -> a linear coupling of two joints (an MJCF <equality>
+    <joint>) makes the first a mimic of the second, as load_urdf's mimic.  drives: as load_urdf's, replacing the
+    model's.  MJCFError (a ValueError) naming an element the library cannot represent (a ball joint); a
+    MJCFWarning naming each element it leaves out (tendons, equality constraints, ...).  Our q and v differ from
+    MuJoCo's qpos and qvel at a free joint: mjcf.MujocoCoordinates maps them."""
+    robot_model = model_from_mujoco(model, gravity=gravity, mimic=mimic)
+    if drives is not None:
+        robot_model = robot_model.with_drives(**drive_values(drives, robot_model))
+    return Robot(robot_model)
+
+
+def load_mjcf(source, gravity=None, mimic=False, drives=None):
+    """Robot of an MJCF file path or XML string, compiled by MuJoCo (the `mujoco` package) and converted by
+    from_mujoco (gravity, mimic, drives: its).  MJCFError (a ValueError) with MuJoCo's message when it cannot
+    compile."""
+    return from_mujoco(compile_mjcf(source), gravity=gravity, mimic=mimic, drives=drives)
+
+
+def load(source, **options):
+    """Robot of a URDF (``.urdf``, ``.xacro``) or MJCF (``.xml``, ``.mjcf``) file, told by its extension, or of XML
+    text, told by its root element (<robot> or <mujoco>); options go to load_urdf or load_mjcf."""
+    if is_xml_text(source):
+        text = source.decode(errors="ignore") if isinstance(source, bytes) else source
+        mjcf = re.search(r"<(?![?!])\s*([^\s/>]+)", text).group(1) == "mujoco"
+    else:
+        suffix = os.path.splitext(os.fsdecode(source))[1].lower()
+        if suffix not in (".urdf", ".xacro", ".xml", ".mjcf"):
+            raise ValueError(f"'{os.fsdecode(source)}': a model file ends in .urdf or .xacro (URDF), .xml or .mjcf "
+                             f"(MJCF)")
+        mjcf = suffix in (".xml", ".mjcf")
+    return load_mjcf(source, **options) if mjcf else load_urdf(source, **options)
 
 
 class Robot:
