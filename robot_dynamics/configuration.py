@@ -1,15 +1,16 @@
 """Configuration-space operations: neutral, random, integrate (q + v dt on the manifold) and difference.
 
 Revolute and prismatic coordinates add; a free joint moves by the SE(3) exponential of its body twist,
-q(t + dt) = T(q) exp(v dt), and a planar joint by the SE(2) exponential -- Pinocchio's conventions, so that a
-simulated trajectory matches Pinocchio's `integrate` one-to-one.
+q(t + dt) = T(q) exp(v dt), a ball joint by the SO(3) exponential of its body angular velocity, R(q) exp(w dt), and
+a planar joint by the SE(2) exponential -- Pinocchio's conventions (its free flyer, spherical and planar joints), so
+that a simulated trajectory matches Pinocchio's `integrate` one-to-one.
 """
 import math
 
 import numpy as np
 from numba import njit
 
-from .model import FREE, PLANAR
+from .model import BALL, FREE, PLANAR
 from .spatial import adj, quaternion_rotation
 
 
@@ -118,8 +119,26 @@ def _free_difference(q0, q1, free_q, free_v, out):
     return -1
 
 
+@njit(cache=True)
+def _ball_difference(q0, q1, ball_q, ball_v, out):
+    """out[iv:iv + 3] = log(R(q0)^T R(q1)) for each ball joint (iq, iv) (so3_log), the quaternions made unit first.
+    Returns -1, or 2 j (q0) or 2 j + 1 (q1) for the first zero (or not finite) quaternion of ball joint j, nothing
+    written for it."""
+    for j in range(ball_q.shape[0]):
+        R0, R1 = _unit_rotation(q0, ball_q[j]), _unit_rotation(q1, ball_q[j])
+        if R0 is None:
+            return 2 * j
+        if R1 is None:
+            return 2 * j + 1
+        out[ball_v[j]:ball_v[j] + 3] = so3_log(R0.T @ R1)
+    return -1
+
+
 class ConfigurationSpace:
-    """Index sets of a model's coordinates: 1-DoF joints add, free and planar joints use their group law."""
+    """Index sets of a model's coordinates: 1-DoF joints add, free, ball and planar joints use their group law.
+
+    free, ball, planar: (iq, iv) of each such joint; quaternions: where each unit quaternion [qx, qy, qz, qw] starts
+    in q; lie: some coordinates do not simply add (q_d (-) q is then `difference`'s)."""
 
     def __init__(self, model):
         jtype = model.bodies["jtype"]
@@ -131,19 +150,25 @@ class ConfigurationSpace:
         self.free = [(j.idx_q, j.idx_v) for j in independent if jtype[j.body] == FREE]
         self.free_q = np.array([iq for iq, _ in self.free], dtype=np.int64)
         self.free_v = np.array([iv for _, iv in self.free], dtype=np.int64)
+        self.ball = [(j.idx_q, j.idx_v) for j in independent if jtype[j.body] == BALL]
+        self.ball_q = np.array([iq for iq, _ in self.ball], dtype=np.int64)
+        self.ball_v = np.array([iv for _, iv in self.ball], dtype=np.int64)
         self.planar = [(j.idx_q, j.idx_v) for j in independent if jtype[j.body] == PLANAR]
+        self.quaternions = sorted([iq + 3 for iq, _ in self.free] + [iq for iq, _ in self.ball])
         # Lie groups among the joints: the velocity slice and the basis Xi (6, n) of its algebra in se(3)
         self.groups = [(j.idx_v, model.bodies["Xi"][j.body][:, :j.nv]) for j in independent
-                       if jtype[j.body] in (FREE, PLANAR)]
+                       if jtype[j.body] in (FREE, BALL, PLANAR)]
+        self.lie = bool(self.groups)
 
     def neutral(self):
         q = np.zeros(self.nq)
-        for iq, _ in self.free:
-            q[iq + 6] = 1.0
+        for i in self.quaternions:
+            q[i + 3] = 1.0
         return q
 
     def random(self, rng):
-        """Revolute angles in [-pi, pi], prismatic and planar/free positions in [-0.5, 0.5] m, uniform rotations."""
+        """Revolute angles in [-pi, pi], prismatic and planar/free positions in [-0.5, 0.5] m, uniform rotations
+        (free and ball joints)."""
         q = np.zeros(self.nq)
         q[self.scalar_q] = rng.uniform(-np.pi, np.pi, self.scalar_q.size)
         q[self.prismatic] = rng.uniform(-0.5, 0.5, self.prismatic.size)
@@ -152,18 +177,21 @@ class ConfigurationSpace:
         for iq, _ in self.free:
             quat = rng.normal(size=4)
             q[iq:iq + 7] = [*rng.uniform(-0.5, 0.5, 3), *(quat / np.linalg.norm(quat))]
+        for iq, _ in self.ball:
+            quat = rng.normal(size=4)
+            q[iq:iq + 4] = quat / np.linalg.norm(quat)
         return q
 
     def normalize(self, q, name="q"):
-        """Make every free joint's quaternion in q (..., nq) unit, in place; a zero quaternion (norm below 1e-12)
-        is a ValueError.  Scaled by its largest entry first, so that no square overflows (or underflows)."""
-        for iq, _ in self.free:
-            quat = q[..., iq + 3:iq + 7]
+        """Make every free or ball joint's quaternion in q (..., nq) unit, in place; a zero quaternion (norm below
+        1e-12) is a ValueError.  Scaled by its largest entry first, so that no square overflows (or underflows)."""
+        for i in self.quaternions:
+            quat = q[..., i:i + 4]
             scale = np.max(np.abs(quat), axis=-1, keepdims=True)
             unit = np.divide(quat, scale, out=np.zeros_like(quat), where=scale > 0.0)
             n = np.sqrt(np.sum(unit * unit, axis=-1, keepdims=True))           # in [1, 2], or 0
             if np.any(scale * n < 1e-12):
-                raise ValueError(f"{name}[{iq + 3}:{iq + 7}] is a zero quaternion; expected [qx, qy, qz, qw] "
+                raise ValueError(f"{name}[{i}:{i + 4}] is a zero quaternion; expected [qx, qy, qz, qw] "
                                  f"of non-zero norm")
             quat[...] = unit / n
         return q
@@ -177,6 +205,8 @@ class ConfigurationSpace:
             V = _so3_left_jacobian(v[iv + 3:iv + 6])
             out[iq:iq + 3] += R @ (V @ v[iv:iv + 3])
             out[iq + 3:iq + 7] = _quaternion_step(out[iq + 3:iq + 7], v[iv + 3:iv + 6])
+        for iq, iv in self.ball:
+            out[iq:iq + 4] = _quaternion_step(out[iq:iq + 4], v[iv:iv + 3])
         for iq, iv in self.planar:
             out[iq:iq + 2] += _rot2(out[iq + 2]) @ _se2_translation(v[iv:iv + 3])
             out[iq + 2] += v[iv + 2]
@@ -184,7 +214,7 @@ class ConfigurationSpace:
 
     def integrate_jacobians(self, w):
         """(d/dq, d/dw) of integrate(q, w), both (nv, nv), in tangent coordinates (q perturbed as integrate(q, e),
-        as Pinocchio's dIntegrate): the identity for 1-DoF joints; for a free or planar joint, with X = ad(w_j) the
+        as Pinocchio's dIntegrate): the identity for 1-DoF joints; for a free, ball or planar joint, with X = ad(w_j) the
         Lie bracket of its algebra (Xi^T adj(Xi w_j) Xi), exp(-X) = Ad(exp(-w_j)) and the right Jacobian
         sum_k (-X)^k / (k+1)!, both read off exp([[-X, E], [0, 0]])."""
         from scipy.linalg import expm
@@ -197,16 +227,17 @@ class ConfigurationSpace:
         return Jq, Jw
 
     def difference(self, q0, q1, out=None):
-        """v with integrate(q0, v) = q1 (the log of q0^-1 q1 for free and planar joints), into out if given (a
-        controller's buffer: the free joints compiled, _free_difference; a zero quaternion is a ValueError naming
-        it).  q0, q1 (nq,) float64  ->  (nv,)"""
+        """v with integrate(q0, v) = q1 (the log of q0^-1 q1 for free, ball and planar joints), into out if given
+        (a controller's buffer: the free and ball joints compiled, _free_difference, _ball_difference; a zero
+        quaternion is a ValueError naming it).  q0, q1 (nq,) float64  ->  (nv,)"""
         v = np.zeros(self.nv) if out is None else out
         v[self.scalar_v] = q1[self.scalar_q] - q0[self.scalar_q]
-        if self.free:
-            bad = _free_difference(q0, q1, self.free_q, self.free_v, v)
+        for compiled, index_q, index_v, at in ((_free_difference, self.free_q, self.free_v, 3),
+                                               (_ball_difference, self.ball_q, self.ball_v, 0)):
+            bad = compiled(q0, q1, index_q, index_v, v) if index_q.size else -1
             if bad >= 0:
-                iq = self.free_q[bad // 2]
-                raise ValueError(f"{('q0', 'q1')[bad % 2]}[{iq + 3}:{iq + 7}] is a zero or non-finite quaternion; "
+                i = index_q[bad // 2] + at
+                raise ValueError(f"{('q0', 'q1')[bad % 2]}[{i}:{i + 4}] is a zero or non-finite quaternion; "
                                  f"expected [qx, qy, qz, qw] of non-zero norm")
         for iq, iv in self.planar:
             w = (q1[iq + 2] - q0[iq + 2] + np.pi) % (2.0 * np.pi) - np.pi

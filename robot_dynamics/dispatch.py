@@ -363,8 +363,7 @@ class Engine:
         if status == ERR_OVERLAP:
             return ValueError(f"an out of {name} overlaps an input or another out")
         if status == ERR_QUAT:
-            iq = [j.idx_q for j in self.model.joints if j.type in ("free", "floating")]
-            where = ", ".join(f"q[{i + 3}:{i + 7}]" for i in iq)
+            where = ", ".join(f"q[{i}:{i + 4}]" for i in ConfigurationSpace(self.model).quaternions)
             return ValueError(f"{where} is a zero quaternion; expected [qx, qy, qz, qw] of non-zero norm")
         if status == ERR_SINGULAR:
             return ValueError("the mass matrix is singular at this q: a joint moves a subtree without mass or "

@@ -4,7 +4,7 @@ A body is what one moving joint carries: its URDF child link plus every link hun
 (masses and inertias combined, paper 002 eq. (9), frames kept in `frames`). Body k has
 
     parent[k]          parent body, -1 for the world; parent[k] < k
-    jtype[k]           REVOLUTE (also URDF continuous), PRISMATIC, PLANAR or FREE
+    jtype[k]           REVOLUTE (also URDF continuous), PRISMATIC, PLANAR, FREE or BALL
     R_tree[k], p_tree[k]   the joint frame in the parent body frame (constant placement)
     axis[k]            unit joint axis (revolute, prismatic; the plane normal of a planar joint)
     Xi[k]              (6, 6), first nvj[k] columns: the constant motion subspace Xi_k (paper 002, eq. (27))
@@ -20,7 +20,9 @@ A body is what one moving joint carries: its URDF child link plus every link hun
 
 Free joints follow Pinocchio's free-flyer convention: q = [x, y, z, qx, qy, qz, qw], v = [linear; angular] in
 the child frame, so that Xi = E_6 is constant (paper 002, remark 7).  Planar joints take q = [x, y, theta]
-(positions along e1, e2 of the plane, angle about the normal) and v = [vx, vy, w] in the child frame.
+(positions along e1, e2 of the plane, angle about the normal) and v = [vx, vy, w] in the child frame.  Ball
+joints (MJCF's ball, Pinocchio's spherical) take a unit quaternion q = [qx, qy, qz, qw] and v the angular velocity
+in the child frame: Xi = [0; E_3], constant as a free joint's.
 """
 from dataclasses import dataclass, field
 import warnings
@@ -30,16 +32,16 @@ import numpy as np
 from .drives import Drives
 from .urdf import MAX_MAGNITUDE, URDFDescription, URDFError, URDFWarning
 
-REVOLUTE, PRISMATIC, PLANAR, FREE = 0, 1, 2, 3
+REVOLUTE, PRISMATIC, PLANAR, FREE, BALL = 0, 1, 2, 3, 4
 
 # The largest |pi_k| entry a model takes (with_parameters).  A URDF within urdf.MAX_MAGNITUDE and MAX_LINKS gives
 # at most ~1e52 (1e5 links of 1e12 kg merged into one body 1e17 m away: I ~ 1e5 1e12 (1e17)^2); with pi within
 # this bound and the gravity within MAX_MAGNITUDE, no quantity overflows at a state of moderate size.
 MAX_PARAMETER = 1e60
 _URDF_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC, "planar": PLANAR,
-               "floating": FREE}
-_NQ = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 7}
-_NV = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 6}
+               "floating": FREE, "ball": BALL}               # ball: from MJCF (no URDF type has it)
+_NQ = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 7, BALL: 4}
+_NV = {REVOLUTE: 1, PRISMATIC: 1, PLANAR: 3, FREE: 6, BALL: 3}
 BASE_COORDINATES = ("base_linear_x", "base_linear_y", "base_linear_z",
                     "base_angular_x", "base_angular_y", "base_angular_z")
 
@@ -222,12 +224,13 @@ def _plane_basis(n):
 
 def _motion_subspaces(jtype, axis):
     """Xi_k in the child frame of every body, padded to (nb, 6, 6): revolute [0; a], prismatic [a; 0], planar
-    [e1, e2, 0; 0, 0, a], free E_6."""
+    [e1, e2, 0; 0, 0, a], free E_6, ball [0; E_3]."""
     Xi = np.zeros((len(jtype), 6, 6))
     revolute, prismatic = jtype == REVOLUTE, jtype == PRISMATIC
     Xi[revolute, 3:, 0] = axis[revolute]
     Xi[prismatic, :3, 0] = axis[prismatic]
     Xi[jtype == FREE] = np.eye(6)
+    Xi[jtype == BALL, 3:, :3] = np.eye(3)
     for k in np.flatnonzero(jtype == PLANAR):
         e1, e2 = _plane_basis(axis[k])
         Xi[k, :3, 0], Xi[k, :3, 1], Xi[k, 3:, 2] = e1, e2, axis[k]

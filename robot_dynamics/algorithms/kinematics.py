@@ -14,7 +14,7 @@ body holding the fields of all of them (workspace.py), so a kernel takes one wor
 import numpy as np
 from numba import njit
 
-from ..model import FREE, PLANAR, PRISMATIC, REVOLUTE
+from ..model import BALL, FREE, PLANAR, PRISMATIC, REVOLUTE
 from .operators import CONTRACT, ad_times, adj_times, cross, rotate, store_column
 
 WORK = [
@@ -51,7 +51,7 @@ def check_inputs(inputs):
 # ---- joints -----------------------------------------------------------------------------------------------
 @njit(cache=True)
 def joint_transform(b, q, R, p):
-    """R, p <- the motion T_J(q) of body b's planar or free joint (child frame in joint frame); revolute and
+    """R, p <- the motion T_J(q) of body b's planar, free or ball joint (child frame in joint frame); revolute and
     prismatic joints take `placement`'s closed forms.  Returns ERR_QUAT for a zero quaternion; a non-unit one is
     used normalized (the caller's q is not modified)."""
     i = b.iq
@@ -65,7 +65,20 @@ def joint_transform(b, q, R, p):
         for r in range(3):
             p[r] = q[i] * b.Xi[r, 0] + q[i + 1] * b.Xi[r, 1]
         return 0
-    x, y, z, w = q[i + 3], q[i + 4], q[i + 5], q[i + 6]          # FREE: [x, y, z, qx, qy, qz, qw]
+    if b.jtype == BALL:                                             # [qx, qy, qz, qw]: a rotation alone
+        for r in range(3):
+            p[r] = 0.0
+        return quaternion_matrix(q, i, R)
+    for r in range(3):                                             # FREE: [x, y, z, qx, qy, qz, qw]
+        p[r] = q[i + r]
+    return quaternion_matrix(q, i + 3, R)
+
+
+@njit(cache=True)
+def quaternion_matrix(q, i, R):
+    """R <- the rotation of the quaternion q[i:i + 4] = [qx, qy, qz, qw] used normalized.  0, or ERR_QUAT for a
+    quaternion of norm below 1e-12."""
+    x, y, z, w = q[i], q[i + 1], q[i + 2], q[i + 3]
     scale = max(abs(x), abs(y), abs(z), abs(w))                    # scaled first: |q|^2 overflows beyond 1e154
     if not scale > 0.0:
         return ERR_QUAT
@@ -77,8 +90,6 @@ def joint_transform(b, q, R, p):
     R[0, 0], R[0, 1], R[0, 2] = 1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)
     R[1, 0], R[1, 1], R[1, 2] = s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w)
     R[2, 0], R[2, 1], R[2, 2] = s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y)
-    for r in range(3):
-        p[r] = q[i + r]
     return 0
 
 

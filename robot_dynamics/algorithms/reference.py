@@ -20,7 +20,7 @@ Notation (paper 002): twists and wrenches [linear; angular] in body coordinates,
 """
 import numpy as np
 
-from ..model import FREE, PLANAR, PRISMATIC, REVOLUTE
+from ..model import BALL, FREE, PLANAR, PRISMATIC, REVOLUTE
 from ..spatial import ad_inv, adj, axis_angle_rotation, momentum_matrix, quaternion_rotation
 
 
@@ -30,7 +30,8 @@ def joint_placement(body, q):
     body: one record of RobotModel.bodies, q: (nq,)  ->  R (3, 3), p (3,)
     A revolute joint turns by mult q + offset about its axis, a prismatic one slides mult q + offset along it;
     a planar joint q = [x, y, theta] moves by x e1 + y e2 in its plane (e1, e2 the first columns of Xi) and turns
-    by theta about the normal; a free joint q = [x, y, z, qx, qy, qz, qw] (the quaternion used normalized).
+    by theta about the normal; a free joint q = [x, y, z, qx, qy, qz, qw] and a ball joint q = [qx, qy, qz, qw]
+    (the quaternions used normalized).
     """
     i, jtype, axis = body["iq"], body["jtype"], body["axis"]
     if jtype == REVOLUTE:
@@ -43,6 +44,9 @@ def joint_placement(body, q):
     elif jtype == FREE:
         quat = q[i + 3:i + 7]
         R_J, p_J = quaternion_rotation(quat / np.linalg.norm(quat)), q[i:i + 3]
+    elif jtype == BALL:
+        quat = q[i:i + 4]
+        R_J, p_J = quaternion_rotation(quat / np.linalg.norm(quat)), np.zeros(3)
     else:
         raise ValueError(f"unknown joint type {jtype}")
     return body["R_tree"] @ R_J, body["p_tree"] + body["R_tree"] @ p_J

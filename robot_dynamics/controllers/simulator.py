@@ -54,7 +54,13 @@ def _se2_bracket(xi1, xi2):
     return np.array([-w1 * y2 + w2 * y1, w1 * x2 - w2 * x1, 0.0])
 
 
-_BRACKETS = {"free": (6, _se3_bracket), "floating": (6, _se3_bracket), "planar": (3, _se2_bracket)}
+def _so3_bracket(w1, w2):
+    """[w1, w2] of two body angular velocities (3,) (a ball joint's): w1 x w2."""
+    return np.cross(w1, w2)
+
+
+_BRACKETS = {"free": (6, _se3_bracket), "floating": (6, _se3_bracket), "ball": (3, _so3_bracket),
+             "planar": (3, _se2_bracket)}
 
 
 class Rollout(NamedTuple):
@@ -94,7 +100,8 @@ class Simulator:
                         if j.mimic is None and j.type in _BRACKETS]
 
     def _bracket(self, w1, w2):
-        """Lie bracket of two velocities (nv,): se(3) on free joints, se(2) on planar ones, zero elsewhere."""
+        """Lie bracket of two velocities (nv,): se(3) on free joints, so(3) on ball joints, se(2) on planar ones,
+        zero elsewhere."""
         bracket = np.zeros(self.robot.nv)
         for i, n, lie_bracket in self._groups:
             bracket[i:i + n] = lie_bracket(w1[i:i + n], w2[i:i + n])
