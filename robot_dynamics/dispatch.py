@@ -363,7 +363,10 @@ class Engine:
         if status == ERR_OVERLAP:
             return ValueError(f"an out of {name} overlaps an input or another out")
         if status == ERR_QUAT:
-            where = ", ".join(f"q[{i}:{i + 4}]" for i in ConfigurationSpace(self.model).quaternions)
+            q = np.asarray(inputs[0]).reshape(-1) if len(inputs) and np.size(inputs[0]) == self.model.nq else None
+            starts = ConfigurationSpace(self.model).quaternions           # the zero one(s), when q is at hand
+            zero = [i for i in starts if q is not None and not np.linalg.norm(q[i:i + 4]) >= 1e-12]
+            where = ", ".join(f"q[{i}:{i + 4}]" for i in (zero or starts))
             return ValueError(f"{where} is a zero quaternion; expected [qx, qy, qz, qw] of non-zero norm")
         if status == ERR_SINGULAR:
             return ValueError("the mass matrix is singular at this q: a joint moves a subtree without mass or "

@@ -10,7 +10,9 @@ joints of a urdf.URDFDescription, which model.build_model turns into bodies as f
   is welded to its parent (merged into the moving ancestor, its frame kept);
 - hinge and slide joints j of a body, in order, move its frame: X_b = X_0 T_1 ... T_n, T_j = Tr(p_j) Rot(a_j,
   qpos_j - qpos0_j) Tr(-p_j) for a hinge at jnt_pos p_j about jnt_axis a_j, T_j = Tr(a_j (qpos_j - qpos0_j)) for a
-  slide (MuJoCo's mj_kinematics; qpos0 is the joint's ref).  Each joint is a link of its own at its anchor, named
+  slide (MuJoCo's mj_kinematics; qpos0 is the joint's ref), T_j = Tr(p_j) Rot(quat0_j)^T Rot(quat_j) Tr(-p_j)
+  for a ball joint (qpos [qw, qx, qy, qz]; qvel the angular velocity in the body frame, as ours).  Each joint is a
+  link of its own at its anchor, named
   "<body>:<joint>", its placement turned by -qpos0_j so that our joint coordinate is MuJoCo's qpos_j itself; the
   last one is the body's own link (named as the body) when its anchor is the body's origin, else the body's frame
   is fixed to it at -p_n.  The joints before the last carry no mass (links between joints of one body);
@@ -30,8 +32,7 @@ joints of a urdf.URDFDescription, which model.build_model turns into bodies as f
 
 What the model cannot hold is a MJCFWarning naming the element -- tendons, other equality constraints, actuator
 activation dynamics, joint springs, gravity compensation, fluid forces, nonlinear damping, flexes, mocap bodies,
-plugins -- or a MJCFError where M, C or g would be wrong: ball joints (not yet a joint type here), tendons with
-armature, and the armature or damping of an actuator with a transmission other than a joint.
+plugins -- or a MJCFError where M, C or g would be wrong: tendons with armature, and the armature or damping of an actuator with a transmission other than a joint.
 """
 import dataclasses
 import os
@@ -114,26 +115,26 @@ def _body_joints(mujoco, m, names, b):
     if n == 0:
         return [_fixed(parent, names.body[b], R0, p0)], []
     JT = mujoco.mjtJoint
-    for j in range(adr, adr + n):
-        if m.jnt_type[j] == JT.mjJNT_BALL:
-            raise MJCFError(f"joint '{names.joint[j]}' (body '{names.body[b]}') is a ball joint, which "
-                            f"robot_dynamics does not support yet")
     if m.jnt_type[adr] == JT.mjJNT_FREE:                # alone in its body: MuJoCo allows 6 dofs per body
         return [Joint(names.joint[adr], "floating", parent, names.body[b], _EYE, _ZERO, np.array([1.0, 0, 0]),
                       None)], []
     joints, links = [], []
     link, R, p, anchor = parent, R0, p0, _ZERO
     for j in range(adr, adr + n):
-        hinge = m.jnt_type[j] == JT.mjJNT_HINGE
+        hinge, ball = m.jnt_type[j] == JT.mjJNT_HINGE, m.jnt_type[j] == JT.mjJNT_BALL
         a, ref = m.jnt_axis[j] / np.linalg.norm(m.jnt_axis[j]), float(m.qpos0[m.jnt_qposadr[j]])
-        p_j = m.jnt_pos[j].astype(float) if hinge else _ZERO
+        p_j = m.jnt_pos[j].astype(float) if hinge or ball else _ZERO
         p = p + R @ (p_j - anchor)                 # Tr(-p_{j-1}) Tr(p_j): from the last anchor to this one
         last = j == adr + n - 1
         child = names.body[b] if last and not p_j.any() else f"{names.body[b]}:{names.joint[j]}"
         # turned back by qpos0 so that the joint coordinate is qpos itself: X_0 T(qpos - qpos0)
-        R_j = R @ axis_angle_rotation(a, -ref) if hinge else R
-        p_out = p if hinge else p - ref * (R @ a)
-        joints.append(Joint(names.joint[j], "revolute" if hinge else "prismatic", link, child, R_j, p_out, a, None))
+        if ball:                                   # X_0 Rot(qpos0)^T Rot(qpos)
+            start = m.jnt_qposadr[j]
+            R_j, p_out, kind = R @ _rotation(m.qpos0[start:start + 4]).T, p, "ball"
+        else:
+            R_j = R @ axis_angle_rotation(a, -ref) if hinge else R
+            p_out, kind = (p, "revolute") if hinge else (p - ref * (R @ a), "prismatic")
+        joints.append(Joint(names.joint[j], kind, link, child, R_j, p_out, a, None))
         if not last:
             links.append(Link(child, None))
         link, R, p, anchor = child, _EYE, _ZERO, p_j
@@ -243,7 +244,8 @@ def _drives(mujoco, m, names, model):
     drives = np.zeros((3, model.nv))
     by_name = {joint.name: joint for joint in model.joints}
     for j, name in enumerate(names.joint):                # a mimic's drives onto its master's coordinate, reflected
-        joint, d, n = by_name[name], m.jnt_dofadr[j], 6 if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE else 1
+        joint, d = by_name[name], m.jnt_dofadr[j]
+        n = {int(mujoco.mjtJoint.mjJNT_FREE): 6, int(mujoco.mjtJoint.mjJNT_BALL): 3}.get(int(m.jnt_type[j]), 1)
         c = model.bodies["mult"][joint.body]
         drives[:, joint.idx_v:joint.idx_v + n] += (np.array([dof_armature, dof_damping, m.dof_frictionloss])[:, d:d + n]
                                                    * np.array([[c * c], [c * c], [abs(c)]]))
@@ -256,6 +258,7 @@ class MujocoCoordinates:
     (data.qfrc_applied[:] = coordinates.force_to_mujoco(q, tau)).
 
     Hinge and slide joints have the same numbers in both (our joint coordinate is qpos itself, not qpos - ref).
+    A ball joint: q = [qx, qy, qz, qw] where qpos = [qw, qx, qy, qz], and the same angular velocity (child frame).
     A free joint of body rotation R: q = [x, y, z, qx, qy, qz, qw] where qpos = [x, y, z, qw, qx, qy, qz], and
     v = [R^T v_0; w] where qvel = [v_0; w] (v_0 the body origin's velocity in the world frame, w the angular
     velocity in the body frame in both), so qvel = T(q) v with T = diag(R, E, ..., E) on the free joint's rows.
@@ -282,6 +285,9 @@ class MujocoCoordinates:
                 q_theirs += [a, a + 1, a + 2, a + 4, a + 5, a + 6, a + 3]    # [x, y, z, qx, qy, qz, qw]
                 v_theirs += range(d, d + 6)
                 self._free.append((joint.idx_q, joint.idx_v, d))
+            elif model.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
+                q_theirs += [a + 1, a + 2, a + 3, a]                         # [qx, qy, qz, qw]
+                v_theirs += range(d, d + 3)                                  # the body frame's in both
             else:
                 q_theirs.append(a)
                 v_theirs.append(d)

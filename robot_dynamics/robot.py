@@ -198,7 +198,8 @@ class Robot:
         return self._engine.space.random(rng), rng.normal(size=self.nv)
 
     def integrate(self, q, v, dt=1.0):
-        """q (+) v dt on the configuration manifold (SE(3) exponential for a free joint).  -> (..., nq)"""
+        """q (+) v dt on the configuration manifold (SE(3) exponential for a free joint, SO(3) for a ball joint).
+        -> (..., nq)"""
         q, v, shape = self._engine.batch(q=q, v=v)
         dt = scalar(dt, "dt")
         space = self._engine.space
@@ -213,7 +214,7 @@ class Robot:
 
     def integrate_jacobians(self, w):
         """(d/dq, d/dw) of integrate(q, w) in tangent coordinates, as Pinocchio's dIntegrate (they do not depend on
-        q): identity blocks for 1-DoF joints, Ad(exp(-w_j)) and the right Jacobian of exp for free and planar
+        q): identity blocks for 1-DoF joints, Ad(exp(-w_j)) and the right Jacobian of exp for free, ball and planar
         joints.  w: (nv,) -> (nv, nv), (nv, nv)"""
         Jq, Jw = self._engine.space.integrate_jacobians(check_vector("w", w, self.nv))
         return finite(Jq, "integrate_jacobians", "w"), finite(Jw, "integrate_jacobians", "w")

@@ -269,7 +269,7 @@ class SlotineLi:
         if compiled:
             self._vectors[6], self._vectors[7] = own.damping, own.friction
         space = self._space = ConfigurationSpace(robot.model)
-        self._tangent = bool(space.free or space.planar)                  # e = q_d (-) q by space.difference
+        self._tangent = space.lie                                       # e = q_d (-) q by space.difference
         self._index = np.zeros((2, 0), dtype=np.int64) if self._tangent else np.stack([space.scalar_q, space.scalar_v])
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
         self._Y, self._rate = np.zeros((n, p)), np.zeros(p)

@@ -255,7 +255,7 @@ class CompositeSlotineLi:
         self._law = self.LAWS.index(self.law_name)
         self._decay = (None, 1.0)                       # (dt, exp(-beta dt)) for the last dt
         space = self._space = ConfigurationSpace(robot.model)
-        self._lie = bool(space.free or space.planar)          # e = q_d (-) q by the space's difference
+        self._lie = space.lie                               # e = q_d (-) q by the space's difference
         self._B = np.ascontiguousarray(pseudo_inertia(np.eye(10)))          # J(e_j), (10, 4, 4)
         self._S, self._S_inv = np.ascontiguousarray(self.metric.S), np.ascontiguousarray(self.metric.S_inv)
         drives = robot.model.drives

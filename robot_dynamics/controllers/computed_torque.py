@@ -166,7 +166,7 @@ class ComputedTorque:
         if self.friction:
             self._drive = self._drive_rows(drives, dt)
         self._space = ConfigurationSpace(robot.model)                      # q_d (-) q for a floating base
-        self._subtract = not (self._space.free or self._space.planar)       # else e = q_d - q
+        self._subtract = not self._space.lie                              # else e = q_d - q
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
         self._e, self._a_cmd, self._tau_drive = np.zeros(n), np.empty(n), np.zeros(n)
         self.K_p, self.K_d = K_p, K_d

@@ -23,7 +23,7 @@ from robot_dynamics.algorithms import reference
 from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.controllers import Simulator
 from test_contacts import FEET, pin_contacts
-from test_identities import EXACT, FD_TOL, H, massive_parameters, make
+from test_identities import BALL_CASES, EXACT, FD_TOL, H, case_ids, make, massive_parameters
 from test_pinocchio import ROUNDOFF
 
 TOL = 1e-12
@@ -138,8 +138,8 @@ def test_constrained_and_task_space_dynamics_against_pinocchio():
         assert relative_error(task.J_bar, M_inv @ task.J.T @ Lam) < TOL
 
 
-TREES = [(seed, fb) for seed in range(3) for fb in (False, True)]
-TREE_IDS = [f"seed{seed}-{'floating' if fb else 'fixed'}" for seed, fb in TREES]
+TREES = [(seed, fb) for seed in range(3) for fb in (False, True)] + BALL_CASES   # ball joints from MJCF
+TREE_IDS = case_ids(TREES)
 
 
 def tree_pair(seed, floating_base, rng):

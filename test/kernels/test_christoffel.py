@@ -21,21 +21,21 @@ import robot_dynamics as rd
 from oracle import erd_path, relative_error
 from random_urdf import random_urdf
 from robot_dynamics.spatial import adj
-from test_identities import ROUNDOFF, make
+from test_identities import BALL_CASES, ROUNDOFF, case_ids, make
 from test_pinocchio import CASES, IDS, TOL, pair
 
 FD_TOL, H, EXACT = 1e-7, 1e-5, 1e-12
-TREES = [(seed, fb) for seed in range(6) for fb in (False, True)]
-TREE_IDS = [f"seed{seed}-{'floating' if fb else 'fixed'}" for seed, fb in TREES]
+TREES = [(seed, fb) for seed in range(6) for fb in (False, True)] + BALL_CASES   # ball joints from MJCF
+TREE_IDS = case_ids(TREES)
 ONE_DOF = ("revolute", "continuous", "prismatic", "fixed")        # coordinates that commute
 
 
 def structure_constants(robot):
     """c (nv, nv, nv) with [X_a, X_b] = sum_l c[l, a, b] X_l for the coordinate directions of integrate: the se(3)
-    bracket Xi^T adj(Xi_a) Xi_b within each free or planar joint (Xi orthonormal), zero elsewhere."""
+    bracket Xi^T adj(Xi_a) Xi_b within each free, ball or planar joint (Xi orthonormal), zero elsewhere."""
     c = np.zeros((robot.nv,) * 3)
     for joint in robot.model.joints:
-        if joint.type in ("free", "floating", "planar") and joint.mimic is None:
+        if joint.type in ("free", "floating", "ball", "planar") and joint.mimic is None:
             Xi, i = robot.model.bodies["Xi"][joint.body][:, :joint.nv], joint.idx_v
             for a in range(joint.nv):
                 for b in range(joint.nv):

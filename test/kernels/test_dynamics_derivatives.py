@@ -13,13 +13,13 @@ import pytest
 import robot_dynamics as rd
 from oracle import erd_path, relative_error
 from random_urdf import random_urdf
-from test_identities import massive_parameters
+from test_identities import BALL_CASES, BALL_SEEDS, case_ids, make, massive_parameters
 from test_pinocchio import CASES, IDS, TOL, pair
 
 FD_TOL, H = 1e-7, 1e-5
 EXACT = 1e-12
-TREES = [(seed, fb) for seed in range(6) for fb in (False, True)]
-TREE_IDS = [f"seed{seed}-{'floating' if fb else 'fixed'}" for seed, fb in TREES]
+TREES = [(seed, fb) for seed in range(6) for fb in (False, True)] + BALL_CASES   # ball joints from MJCF
+TREE_IDS = case_ids(TREES)
 
 
 @pytest.mark.parametrize("name, floating_base", CASES, ids=IDS)
@@ -48,8 +48,9 @@ def test_against_pinocchio(name, floating_base):
 
 
 def tree(seed, floating_base):
-    robot = rd.load_urdf(random_urdf(seed, n_links=8), floating_base=floating_base,
-                         gravity=np.random.default_rng(seed).normal(size=3) * 5)
+    robot = (make(seed, floating_base) if seed in BALL_SEEDS else
+             rd.load_urdf(random_urdf(seed, n_links=8), floating_base=floating_base,
+                          gravity=np.random.default_rng(seed).normal(size=3) * 5))
     rng = np.random.default_rng(500 + seed)
     return robot.with_parameters(massive_parameters(robot, rng)), rng
 

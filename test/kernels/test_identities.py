@@ -1,4 +1,5 @@
-"""Physical identities on seeded random trees: branching, every joint type, fixed and floating base.
+"""Physical identities on seeded random trees: branching, every joint type (ball joints from MJCF), fixed and floating
+base.
 
 Exact identities are held to 1e-12 relative (round-off: the worst seen is 2e-14); the two finite-difference checks (Mdot and the kinetic energy of
 bodies from differentiated poses) use central differences with h = 1e-5, whose truncation error ~h^2 and
@@ -10,19 +11,32 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics.spatial import parameters_from_inertial, rpy_rotation
 from oracle import relative_error
+from random_mjcf import random_ball_tree
 from random_urdf import random_urdf
 
 EXACT = 1e-12
 ROUNDOFF = 1e-13        # the same algorithm compiled twice (single state, parallel batch) agrees to round-off
 FD_TOL, H = 1e-7, 1e-5
 SEEDS = range(8)
-CASES = [(seed, fb) for seed in SEEDS for fb in (False, True)]
-IDS = [f"seed{seed}-{'floating' if fb else 'fixed'}" for seed, fb in CASES]
+BALL_SEEDS = (100, 101)  # random MJCF trees with ball joints (URDF has none): random_mjcf.random_ball_tree
+BALL_CASES = [(100, False), (101, True)]
+
+
+def case_ids(cases):
+    """seed3-floating, ball100-fixed, ... for (seed, floating_base) pairs."""
+    return [f"{'ball' if seed in BALL_SEEDS else 'seed'}{seed}-{'floating' if fb else 'fixed'}" for seed, fb in cases]
+
+
+CASES = [(seed, fb) for seed in SEEDS for fb in (False, True)] + BALL_CASES
+IDS = case_ids(CASES)
 
 
 def make(seed, floating_base, **kw):
-    return rd.load_urdf(random_urdf(seed, n_links=9, **kw), floating_base=floating_base,
-                        gravity=np.random.default_rng(seed).normal(size=3) * 5)
+    """A random tree: random_urdf's (every URDF joint type), or for BALL_SEEDS random_ball_tree's from MJCF."""
+    gravity = np.random.default_rng(seed).normal(size=3) * 5
+    if seed in BALL_SEEDS:
+        return rd.load_mjcf(random_ball_tree(seed, floating_base=floating_base), gravity=gravity)
+    return rd.load_urdf(random_urdf(seed, n_links=9, **kw), floating_base=floating_base, gravity=gravity)
 
 
 @pytest.fixture(params=CASES, ids=IDS)

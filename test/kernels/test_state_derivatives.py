@@ -13,12 +13,12 @@ import pytest
 
 import robot_dynamics as rd
 from oracle import erd_path, relative_error
-from test_identities import make
+from test_identities import BALL_CASES, case_ids, make
 from test_pinocchio import CASES, IDS, TOL, pair
 
 FD_TOL, H, EXACT = 1e-7, 1e-5, 1e-12
-TREES = [(seed, fb) for seed in range(6) for fb in (False, True)]
-TREE_IDS = [f"seed{seed}-{'floating' if fb else 'fixed'}" for seed, fb in TREES]
+TREES = [(seed, fb) for seed in range(6) for fb in (False, True)] + BALL_CASES   # ball joints from MJCF
+TREE_IDS = case_ids(TREES)
 
 
 def central(f, step, x0, n):

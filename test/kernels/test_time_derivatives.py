@@ -14,12 +14,12 @@ import pytest
 import robot_dynamics as rd
 from oracle import relative_error
 from random_urdf import random_urdf
-from test_identities import ROUNDOFF, make
+from test_identities import BALL_CASES, ROUNDOFF, case_ids, make
 from test_pinocchio import CASES, IDS, TOL, pair
 
 FD_TOL, H, EXACT = 1e-7, 1e-5, 1e-12
-TREES = [(seed, fb) for seed in range(6) for fb in (False, True)]
-TREE_IDS = [f"seed{seed}-{'floating' if fb else 'fixed'}" for seed, fb in TREES]
+TREES = [(seed, fb) for seed in range(6) for fb in (False, True)] + BALL_CASES   # ball joints from MJCF
+TREE_IDS = case_ids(TREES)
 
 FREE_BODY = """<robot name="brick"><link name="brick"><inertial><origin xyz="0.1 -0.05 0.2" rpy="0.3 0.2 0.1"/>
 <mass value="2.5"/><inertia ixx="0.3" ixy="0.01" ixz="0.02" iyy="0.2" iyz="0.03" izz="0.25"/></inertial></link>

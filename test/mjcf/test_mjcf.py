@@ -209,7 +209,62 @@ SCENE = """<mujoco model="scene">
   </worldbody>
 </mujoco>
 """
-MODELS = ["arm", "quadruped", "humanoid", "scene"]
+# ball joints (qpos [qw, qx, qy, qz]): at an offset anchor, after a hinge in one body, with armature and damping
+BALL_CHAIN = """<mujoco model="ball_chain">
+  <option gravity="0 0.5 -9.81"/>
+  <worldbody>
+    <body name="upper" pos="0 0 1" euler="20 0 10">
+      <joint name="shoulder" type="ball" pos="0 0 0.05" armature="0.02" damping="0.3"/>
+      <geom type="capsule" fromto="0 0 0 0 0.05 -0.3" size="0.04"/>
+      <body name="fore" pos="0 0.05 -0.3">
+        <joint name="elbow" axis="1 0 0.2" ref="10" damping="0.1"/>
+        <joint name="twist" type="ball" pos="0.01 0 -0.02"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.25" size="0.03"/>
+        <body name="hand" pos="0 0 -0.25" quat="0.9 0.3 0.1 0.2">
+          <joint name="wrist" type="ball" damping="0.1"/>
+          <geom type="box" size="0.04 0.03 0.02" pos="0.02 0 -0.03"/>
+          <site name="palm" pos="0 0.01 -0.05"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+# a humanoid-like tree on a free joint, ball hips and shoulders, hinge knees and elbows (radians)
+RAGDOLL = """<mujoco model="ragdoll">
+  <compiler angle="radian"/>
+  <default><joint armature="0.01" damping="0.2"/><geom density="900"/></default>
+  <worldbody>
+    <body name="pelvis" pos="0 0 1">
+      <freejoint name="root"/>
+      <geom type="box" size="0.1 0.15 0.05"/>
+      <body name="torso" pos="0 0 0.1"><joint name="waist" type="ball" pos="0 0 -0.05"/>
+        <geom type="capsule" fromto="0 0 0 0 0 0.4" size="0.08"/>
+        <body name="arm_l" pos="0 0.2 0.35" euler="0.4 0 0"><joint name="shoulder_l" type="ball"/>
+          <geom type="capsule" fromto="0 0 0 0 0.3 0" size="0.03"/>
+          <body name="forearm_l" pos="0 0.3 0"><joint name="elbow_l" axis="0 0 1"/>
+            <geom type="capsule" fromto="0 0 0 0 0.25 0" size="0.025"/><site name="hand_l" pos="0 0.25 0"/></body>
+        </body>
+        <body name="arm_r" pos="0 -0.2 0.35" euler="-0.4 0 0"><joint name="shoulder_r" type="ball"/>
+          <geom type="capsule" fromto="0 0 0 0 -0.3 0" size="0.03"/>
+        </body>
+      </body>
+      <body name="thigh_l" pos="0 0.1 -0.05"><joint name="hip_l" type="ball"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.05"/>
+        <body name="shin_l" pos="0 0 -0.4"><joint name="knee_l" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.04"/><site name="foot_l" pos="0 0 -0.4"/></body>
+      </body>
+      <body name="thigh_r" pos="0 -0.1 -0.05" euler="0.3 0 0"><joint name="hip_r" type="ball" pos="0 0 0.02"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.05"/>
+        <body name="shin_r" pos="0 0 -0.4"><joint name="knee_r" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.04"/></body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+MODELS = ["arm", "quadruped", "humanoid", "scene", "ball_chain", "ragdoll"]
 
 
 def write_arm(folder, name="arm.xml"):
@@ -230,15 +285,17 @@ def models(arm_file):
     """{name: (MjModel, Robot)}: the arm compiled from a file that includes another, the others from text."""
     return {"arm": (mujoco.MjModel.from_xml_path(str(arm_file)), rd.load_mjcf(arm_file)),
             **{name: (mujoco.MjModel.from_xml_string(xml), rd.load_mjcf(xml))
-               for name, xml in (("quadruped", QUADRUPED), ("humanoid", HUMANOID), ("scene", SCENE))}}
+               for name, xml in (("quadruped", QUADRUPED), ("humanoid", HUMANOID), ("scene", SCENE),
+                                 ("ball_chain", BALL_CHAIN), ("ragdoll", RAGDOLL))}}
 
 
 def random_mujoco_state(m, rng):
-    """(qpos, qvel) at random: joints within +-1.5 (rad or m), a free joint anywhere, at any attitude."""
+    """(qpos, qvel) at random: joints within +-1.5 (rad or m), free and ball joints at any attitude."""
     qpos, qvel = rng.uniform(-1.5, 1.5, m.nq), rng.uniform(-2.0, 2.0, m.nv)
-    for j in np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_FREE):
-        a = m.jnt_qposadr[j]
-        qpos[a + 3:a + 7] /= np.linalg.norm(qpos[a + 3:a + 7])
+    J = mujoco.mjtJoint
+    for j in np.flatnonzero((m.jnt_type == J.mjJNT_FREE) | (m.jnt_type == J.mjJNT_BALL)):
+        a = m.jnt_qposadr[j] + (3 if m.jnt_type[j] == J.mjJNT_FREE else 0)
+        qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
     return qpos, qvel
 
 
@@ -348,7 +405,7 @@ def test_coordinates_map_both_ways(models, name, rng):
     np.testing.assert_allclose(vs[1], 2 * v, rtol=0, atol=1e-14)
 
 
-@pytest.mark.parametrize("name", ["arm", "quadruped", "humanoid"])
+@pytest.mark.parametrize("name", ["arm", "quadruped", "humanoid", "ragdoll"])
 def test_computed_torque_closes_the_loop_in_mujoco(models, name):
     """ComputedTorque on the converted robot, fed from MjData through MujocoCoordinates and applied through
     qfrc_applied (the MJCF's actuators, contacts and frictionloss disabled), drives MuJoCo's own simulation to a
@@ -417,9 +474,6 @@ def test_cli_reads_mjcf(arm_file):
 
 
 @pytest.mark.parametrize("element, message", [
-    ('<body><joint name="shoulder" type="ball"/><geom size="0.1"/></body>', "joint 'shoulder'.*ball joint"),
-    ('<body><joint/><body><joint type="ball" name="wrist"/><geom size="0.1"/></body><geom size="0.1"/></body>',
-     "joint 'wrist'.*ball joint"),
     ('<body><joint name="x"/><geom size="0.1"/></body></worldbody><tendon><fixed name="belt" armature="0.1">'
      '<joint joint="x" coef="2"/></fixed></tendon><worldbody>', "tendons 'belt' have armature"),
     ('<body name="hand"><joint/><geom size="0.1"/><site name="hand"/><site name="hand_site"/></body>',
@@ -430,7 +484,7 @@ def test_cli_reads_mjcf(arm_file):
 ])
 @pytest.mark.filterwarnings("ignore::robot_dynamics.MJCFWarning")
 def test_what_cannot_be_represented_is_an_error(element, message):
-    """A ball joint; a tendon's armature (an inertia we cannot hold); a site named as a body whose name is taken twice (frames share one namespace); with
+    """A tendon's armature (an inertia we cannot hold); a site named as a body whose name is taken twice (frames share one namespace); with
     mimic=True, a chain of couplings."""
     with pytest.raises(rd.MJCFError, match=message):
         rd.load_mjcf(f"<mujoco><worldbody>{element}</worldbody></mujoco>", mimic=True)
