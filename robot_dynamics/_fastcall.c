@@ -64,14 +64,21 @@ typedef struct {
 static PyArray_Descr *float64;
 static PyObject *str_out;
 
+static int native_float64(PyArrayObject *a)
+{
+    /* a holds native float64: the dtype singleton, or an equal dtype object (numba returns arrays with its own) */
+    PyArray_Descr *d = PyArray_DESCR(a);
+    return d == float64 || (d->type_num == NPY_DOUBLE && PyArray_ISNBO(d->byteorder));
+}
+
 static int matches(PyObject *x, int ndim, const npy_intp *shape, int writeable)
 {
-    /* x is an exact float64 ndarray (native byte order: the dtype singleton) of this shape, C-contiguous and
-       aligned: what the kernel, compiled for that layout, can read (and write, if writeable). */
+    /* x is an exact float64 ndarray (native byte order) of this shape, C-contiguous and aligned: what the kernel,
+       compiled for that layout, can read (and write, if writeable). */
     if (!PyArray_CheckExact(x))
         return 0;
     PyArrayObject *a = (PyArrayObject *)x;
-    if (PyArray_DESCR(a) != float64 || PyArray_NDIM(a) != ndim || !PyArray_ISALIGNED(a)
+    if (!native_float64(a) || PyArray_NDIM(a) != ndim || !PyArray_ISALIGNED(a)
         || !PyArray_IS_C_CONTIGUOUS(a))
         return 0;
     if (writeable && !PyArray_ISWRITEABLE(a))
@@ -85,7 +92,7 @@ static int matches(PyObject *x, int ndim, const npy_intp *shape, int writeable)
 static int usable(PyObject *x)
 {
     /* x can be a constant input: an exact float64 ndarray, C-contiguous and aligned, of any shape */
-    return PyArray_CheckExact(x) && PyArray_DESCR((PyArrayObject *)x) == float64
+    return PyArray_CheckExact(x) && native_float64((PyArrayObject *)x)
         && PyArray_ISALIGNED((PyArrayObject *)x) && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)x);
 }
 
