@@ -66,6 +66,7 @@ error, a least-squares gain and a log-det barrier (log_det_metric, log_det_diver
 ``TrackingRecord`` holds what such a loop reports.
 """
 import functools
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -75,7 +76,7 @@ from ..configuration import ConfigurationSpace
 from ..drives import COULOMB_VELOCITY
 from ..friction import drive_parameters, drive_physical, drive_regressor, model_class
 from ..inertia import InertiaMetric, project_whitened
-from .computed_torque import check_vector, gain_matrix, tracking_error
+from .computed_torque import _F64, _ND, check_vector, gain_matrix, tracking_error
 
 
 class Sliding(NamedTuple):
@@ -399,13 +400,14 @@ class SlotineLi:
     def _state(self, q, v, q_d, v_d, a_d):
         """The tick's inputs as C-contiguous float arrays, their shapes checked; for a floating base, e <- q_d (-) q
         (ConfigurationSpace.difference, compiled)."""
-        q, v = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float)
-        q_d, v_d = np.ascontiguousarray(q_d, dtype=float), np.ascontiguousarray(v_d, dtype=float)
-        a_d = np.ascontiguousarray(a_d, dtype=float)
         state = q, v, q_d, v_d, a_d
-        if (q.shape, v.shape, q_d.shape, v_d.shape, a_d.shape) != self._shapes:
-            name, x, shape = next(t for t in zip(_INPUTS, state, self._shapes) if t[1].shape != t[2])
-            raise ValueError(f"{name} has shape {x.shape}, expected {shape}")
+        if not all([type(x) is _ND and x.dtype is _F64 and x.shape == shape and x.flags.c_contiguous
+                    for x, shape in zip(state, self._shapes)]):
+            state = tuple(np.ascontiguousarray(x, dtype=float) for x in state)
+            if tuple(x.shape for x in state) != self._shapes:
+                name, x, shape = next(t for t in zip(_INPUTS, state, self._shapes) if t[1].shape != t[2])
+                raise ValueError(f"{name} has shape {x.shape}, expected {shape}")
+            q, v, q_d, v_d, a_d = state
         if self._tangent:
             for name, x in (("q", q), ("q_d", q_d)):
                 if not np.isfinite(x).all():
@@ -455,7 +457,7 @@ class TrackingRecord(NamedTuple):
 
 def _check_dt(dt):
     dt = float(dt)
-    if not (np.isfinite(dt) and dt >= 0):
+    if not (math.isfinite(dt) and dt >= 0):
         raise ValueError(f"dt must be finite and non-negative, got {dt}")
     return dt
 

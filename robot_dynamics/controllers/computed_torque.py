@@ -34,30 +34,27 @@ velocity follows v_d + Lambda e within the tick), stable while Lambda dt < 2.  S
 by the spectral norm for full gains): Lambda dt never exceeds the rigid loop's own K_d dt (measured: with K_p 10^4,
 K_d 10 at 250 Hz, K_p dt / K_d = 4, the uncapped law diverged where friction=False did not; capped, 0.038 rad against
 friction=False's 0.62).  Coulomb friction is exact wherever the joint moves the way it is asked to.  The measured
-figures (benchmarks/bench_sampled_drives.py: MuJoCo's xArm7 with exactly the URDF's damping and frictionloss, a sum of
-sines, RMS error (rad) over the last second of 2 s):
+figures (benchmarks/bench_sampled_drives.py: MuJoCo's xArm7 with exactly the URDF's damping and frictionloss, the
+latter a hard constraint at the step, a sum of sines, RMS error (rad) over the last second of 2 s):
 
     controller's drives            K_p 100, K_d 20   1 kHz   250 Hz     K_p 400, K_d 40   1 kHz   250 Hz
     rigid plant and model                             1.0e-3  4.1e-3                       2.5e-4  9.9e-4
-    friction=False                                    1.70    1.69                         1.39    1.39
-    measured velocity, tau_f(v)                       11.3    11.1  (diverged)              9.0     8.9
-    reference (default)                               0.078   0.078                        0.040   0.041
-    measured, bounded (below)                         0.056   0.089                        0.016   0.052
+    friction=False                                    1.80    1.79                         1.42    1.42
+    measured velocity, tau_f(v)                       1.59    1.30                         1.03    1.09
+    reference (default)                               3.4e-4  1.2e-3                       1.8e-4  6.7e-4
+    measured, bounded (below)                         4.9e-3  2.5e-3                       1.4e-3  1.2e-3
 
-What is left of the default's error is joint 7's, and it is MuJoCo's friction, not the loop's: MuJoCo's frictionloss is
-a soft constraint whose force reaches the URDF's level only above a speed that grows as the joint's inertia falls --
-on joint 7 it is 2 % of F at 0.05-0.2 rad/s and 7 % at 0.2-1 rad/s (joints 1-6: F above ~0.2 rad/s; the benchmark
-prints the table) -- so that F s(v_d), the URDF's Coulomb law, over-compensates it; with no Coulomb compensation at
-all joint 7's error is 0.012 rad and the other joints' 0.004-0.09 rad (a model of the plant's friction, identified
-from a log with rd.identify(..., friction=...), is the remedy; not measured here).
+The default tracks 1400-7700x better than friction=False, and better than the rigid loop itself (presumably the
+plant's damping, acting within each held tick, damps the sampling's error).
 
-friction="measured" (with the control period dt) compensates from the measured velocity only up to what the sampled
-loop bears: the viscous part D_bar_i (v - v_r) with D_bar_i = min(D_i, RHO m_i / dt), the rest of D_i at v_r, and
-Coulomb as F_i tanh(v / w_i) with w_i = max(v_c, F_i dt / (RHO m_i)), so that each slope times dt / m_i stays within
-RHO = 0.5 (m_i the smallest M_ii over sampled configurations); a warning names every joint bounded so.  It suits a
-well-identified geared arm (armature in M); for a URDF without armature, give the rotors' reflected inertia
-(robot.with_drives(armature=...), I_m N^2 from the motor's datasheet) or identify the drives (rd.identify(...,
-armature=True)).  friction=False ignores the model's friction (M keeps its armature).
+friction="measured" (with the control period dt) compensates the viscous part from the measured velocity only up to
+what the sampled loop bears: D_bar_i (v - v_r) with D_bar_i = min(D_i, RHO m_i / dt), so that D_bar_i dt / m_i stays
+within RHO = 0.5 (m_i the smallest M_ii over sampled configurations), the rest of D_i at v_r; a warning names every
+joint bounded so.  Coulomb friction is fed forward at v_d, as the default does (bounding its slope F_i / w_i instead
+widened w_i = F_i dt / (RHO m_i) so far that joints 6 and 7 stuck: 0.38 / 0.091 rad RMS at K_p 100, 1 kHz, now 4.2e-3
+/ 2e-4).  It suits a well-identified geared arm (armature in M); for a URDF without armature, give the rotors'
+reflected inertia (robot.with_drives(armature=...), I_m N^2 from the motor's datasheet) or identify the drives
+(rd.identify(..., armature=True)).  friction=False ignores the model's friction (M keeps its armature).
 
 The tick: validation at construction, a finiteness check per tick, the command and the drives' torque in one
 compiled call, robot.inverse_dynamics through its fast entry into the controller's buffers.
@@ -110,9 +107,9 @@ OK, BAD = 0, 1             # _command's status; BAD + j: argument j (of _ARGUMEN
 @njit(cache=True)
 def _command(q, v, q_d, v_d, a_d, K_p, K_d, Lam, drive, subtract, e, a_cmd, tau_drive):
     """a_cmd = a_d + K_d (v_d - v) + K_p e and the drives' torque (module docstring), 0; or BAD + j for a non-finite
-    argument j, writing nothing.  subtract: e = q_d - q (else e holds it); drive (6, nv): rows D (at v_r), D_bar (at
-    the measured v), D (at v_d), F (at v_d, width COULOMB_VELOCITY), F (at the measured v), 1 / w; tau_drive is left
-    alone when drive has no columns."""
+    argument j, writing nothing.  subtract: e = q_d - q (else e holds it); drive (4, nv): rows D (at v_r), D_bar (at
+    the measured v), D (at v_d), F (at v_d, width COULOMB_VELOCITY); tau_drive is left alone when drive has no
+    columns."""
     for j, x in enumerate((q, v, q_d, v_d, a_d)):
         for i in range(x.shape[0]):
             if not np.isfinite(x[i]):
@@ -133,7 +130,7 @@ def _command(q, v, q_d, v_d, a_d, K_p, K_d, Lam, drive, subtract, e, a_cmd, tau_
         for j in range(n):
             v_r += Lam[i, j] * e[j]                                      # v_r = v_d + Lambda e
         tau_drive[i] = (drive[0, i] * (v_r - v_d[i]) + drive[1, i] * (v[i] - v_r) + drive[2, i] * v_d[i]
-                        + drive[3, i] * np.tanh(v_d[i] / COULOMB_VELOCITY) + drive[4, i] * np.tanh(v[i] * drive[5, i]))
+                        + drive[3, i] * np.tanh(v_d[i] / COULOMB_VELOCITY))
     return OK
 
 
@@ -162,7 +159,7 @@ class ComputedTorque:
         drives = robot.model.drives
         self.friction = mode if mode and not drives.frictionless else False
         self._model = drives.model if self.friction else None            # a friction model's tau_f(v_d): numpy
-        self._drive = np.zeros((6, 0))
+        self._drive = np.zeros((4, 0))
         if self.friction:
             self._drive = self._drive_rows(drives, dt)
         self._space = ConfigurationSpace(robot.model)                      # q_d (-) q for a floating base
@@ -172,26 +169,22 @@ class ComputedTorque:
         self.K_p, self.K_d = K_p, K_d
 
     def _drive_rows(self, drives, dt):
-        """The (6, nv) rows of _command's drive array for self.friction (module docstring)."""
+        """The (4, nv) rows of _command's drive array for self.friction (module docstring)."""
         n = len(drives.damping)
-        rows = np.zeros((6, n))
+        rows = np.zeros((4, n))
         rows[0] = drives.damping
+        if drives.model is None:
+            rows[2], rows[3] = drives.damping, drives.friction
         if self.friction == "reference":
-            if drives.model is None:
-                rows[2], rows[3] = drives.damping, drives.friction
             return rows
-        rows[2] = drives.damping
         if drives.model is not None:
             raise ValueError(f"friction='measured' takes viscous + Coulomb drives; these have a friction model "
                              f"({type(drives.model).__name__}): use friction='reference'")
         if dt is None or not (np.isfinite(float(dt)) and float(dt) > 0):
             raise ValueError(f"friction='measured' needs the control period dt > 0 (s), got {dt!r}")
         m = smallest_inertias(self.robot)
-        with np.errstate(divide="ignore"):
-            rows[1] = np.minimum(drives.damping, RHO * m / dt)                                   # D_bar
-            width = np.maximum(COULOMB_VELOCITY, drives.friction * dt / (RHO * m))
-        rows[4], rows[5] = drives.friction, 1.0 / width
-        bounded = [i for i in range(n) if rows[1, i] < drives.damping[i] or width[i] > COULOMB_VELOCITY]
+        rows[1] = np.minimum(drives.damping, RHO * m / dt)                                       # D_bar
+        bounded = [i for i in range(n) if rows[1, i] < drives.damping[i]]
         if bounded:
             names = self.robot.coordinate_names
             warnings.warn("ComputedTorque: at dt = {:g} s these drives are compensated from the measured velocity "

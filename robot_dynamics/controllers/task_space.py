@@ -34,7 +34,7 @@ from ..configuration import ConfigurationSpace, so3_log
 from ..dense import cholesky_into, solve_lower
 from ..drives import COULOMB_VELOCITY
 from ..model import FREE, PLANAR
-from .computed_torque import check_vector, gain_matrix
+from .computed_torque import _F64, _ND, check_vector, gain_matrix
 
 OK, SINGULAR, OVERFLOW, BAD_Q, BAD_V, BAD_T_D, BAD_V_D, BAD_A_D = range(8)      # _operational_step's status
 _CULPRITS = {BAD_Q: "q", BAD_V: "v", BAD_T_D: "T_d", BAD_V_D: "V_d", BAD_A_D: "A_d"}
@@ -171,10 +171,15 @@ class OperationalSpace:
     def _inputs(self, q, v, T_d, V_d, A_d):
         """The tick's arguments as C-contiguous float arrays of their shapes (finiteness: the step's);
         a ValueError naming the first that is not."""
+        k = self.K_p.shape[0]
+        args = q, v, T_d, V_d, A_d
+        if all([type(x) is _ND and x.dtype is _F64 and x.flags.c_contiguous for x in args]) and (
+                q.shape == self._q_posture.shape and v.shape == self._h.shape and T_d.shape == (4, 4)
+                and V_d.shape == (k,) and A_d.shape == (k,)):
+            return args
         q, v = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float)
         V_d, A_d = np.ascontiguousarray(V_d, dtype=float), np.ascontiguousarray(A_d, dtype=float)
         T_d = np.ascontiguousarray(T_d, dtype=float)
-        k = self.K_p.shape[0]
         if q.shape != self._q_posture.shape or v.shape != self._h.shape or V_d.shape != (k,) or A_d.shape != (k,):
             for name, x, n in (("q", q, self.robot.nq), ("v", v, self.robot.nv), ("V_d", V_d, k), ("A_d", A_d, k)):
                 if x.shape != (n,):

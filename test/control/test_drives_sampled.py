@@ -106,8 +106,9 @@ def test_underdamped_gains_at_250_hz_do_no_worse_than_ignoring_the_drives(arm):
 
 def test_measured_compensation_is_bounded_by_the_rate_and_names_the_joints(arm):
     """friction="measured" needs dt, warns naming each joint it bounds (joint 7: D dt / M_77 = 14 at 1 kHz) and
-    tracks without diverging, better than friction=False (0.39 rad against 1.8: bounded, the compensation of joint
-    7 falls short of its friction); a friction model is fed forward only."""
+    tracks at least 10x better than friction=False (measured 4.9e-3 rad against 1.8: the viscous part bounded, Coulomb
+    fed forward at v_d; bounding the Coulomb slope instead left joints 6 and 7 stuck, 0.39 rad); a friction model
+    is fed forward only."""
     robot = arm.robot
     with pytest.raises(ValueError, match="dt"):
         ComputedTorque(robot, 100.0, 20.0, friction="measured")
@@ -124,7 +125,7 @@ def test_measured_compensation_is_bounded_by_the_rate_and_names_the_joints(arm):
         t, e = tracking_errors(arm.twin, motion(arm, 0), lambda t, q, v, r: law.torque(q, v, r.q, r.v, r.a),
                                DURATION, 1e-3)
         errors.append(rms(t, e, DURATION - 1.0, DURATION))
-    assert np.isfinite(errors[0]) and errors[0] < 0.5 * errors[1], errors
+    assert np.isfinite(errors[0]) and errors[0] < 0.1 * errors[1], errors
 
 
 def test_the_default_adaptive_controller_learns_an_unknown_tool_on_the_driven_arm():
