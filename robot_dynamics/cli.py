@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from . import load_mjcf, load_urdf
+from .robot import is_mjcf
 from .bundled import bundled_urdf
 from .identification.least_squares import FRICTION_MODELS
 from .spatial import PARAMETER_NAMES
@@ -38,17 +39,17 @@ def _numbers(text):
 
 
 def _load(args):
-    """The robot of args.urdf: a URDF or MJCF file (told by its extension, as robot_dynamics.load), URDF text or a
-    bundled robot's name.  An MJCF's gravity is its own unless --gravity is given; its free joint is its floating
+    """The robot of args.urdf: a URDF or MJCF file or text (told as robot_dynamics.load tells them) or a bundled
+    robot's name.  An MJCF's gravity is its own unless --gravity is given; its free joint is its floating
     base, so --floating-base, --strict-inertia and --xacro-arg are URDF options only."""
     source = args.urdf if Path(args.urdf).exists() or args.urdf.lstrip().startswith("<") else bundled_urdf(args.urdf)
     gravity = None if args.gravity is None else tuple(args.gravity)
-    if Path(source).suffix.lower() in (".xml", ".mjcf") and not args.urdf.lstrip().startswith("<"):
+    if is_mjcf(source):
         given = [option for option, value in (("--floating-base", args.floating_base),
                                               ("--strict-inertia", args.strict_inertia),
                                               ("--xacro-arg", args.xacro_arg)) if value]
         if given:
-            raise ValueError(f"{', '.join(given)}: URDF options, not for the MJCF file '{source}' (its free joint, "
+            raise ValueError(f"{', '.join(given)}: URDF options, not for an MJCF model (its free joint, "
                              f"if any, is its floating base)")
         return load_mjcf(source, gravity=gravity, mimic=args.mimic)
     return load_urdf(source, floating_base=args.floating_base, mimic=args.mimic,

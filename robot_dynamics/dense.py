@@ -24,7 +24,7 @@ def cholesky_into(A, L, shift=0.0, tolerance=0.0):
     / L_jj, eight dot products sharing their loads (70 x 70 in ~8 us, LAPACK's dpotrf ~20 us here)."""
     n = A.shape[0]
     for j in range(0, n, 2):
-        if not _pivot(A, L, j, j, shift, tolerance):
+        if not _pivot(A, L, j, shift, tolerance):
             return False
         if j + 1 == n:
             break
@@ -32,7 +32,7 @@ def cholesky_into(A, L, shift=0.0, tolerance=0.0):
         for m in range(j):
             s -= L[j + 1, m] * L[j, m]
         L[j + 1, j] = s / L[j, j]
-        if not _pivot(A, L, j + 1, j + 1, shift, tolerance):
+        if not _pivot(A, L, j + 1, shift, tolerance):
             return False
         _column_pair(A, L, j)
     for j in range(n):
@@ -42,10 +42,10 @@ def cholesky_into(A, L, shift=0.0, tolerance=0.0):
 
 
 @njit(cache=True, fastmath=REORDER, inline="always")
-def _pivot(A, L, j, count, shift, tolerance):
-    """L_jj = sqrt(A_jj - shift - sum_m<count L_jm^2); False unless the radicand exceeds tolerance."""
+def _pivot(A, L, j, shift, tolerance):
+    """L_jj = sqrt(A_jj - shift - sum_m<j L_jm^2); False unless the radicand exceeds tolerance."""
     d = A[j, j] - shift
-    for m in range(count):
+    for m in range(j):
         d -= L[j, m] * L[j, m]
     if not d > tolerance:
         return False

@@ -353,11 +353,8 @@ class MujocoCoordinates:
 
 def _rotations(xyzw):
     """(..., 3, 3) rotations of the quaternions (..., 4) [qx, qy, qz, qw], normalized first (as MuJoCo does)."""
-    x, y, z, w = np.moveaxis(xyzw / np.linalg.norm(xyzw, axis=-1, keepdims=True), -1, 0)
-    return np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w),
-                     2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
-                     2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1).reshape(
-                         xyzw.shape[:-1] + (3, 3))
+    unit = np.reshape(xyzw / np.linalg.norm(xyzw, axis=-1, keepdims=True), (-1, 4))
+    return np.array([quaternion_rotation(x) for x in unit]).reshape(np.shape(xyzw)[:-1] + (3, 3))
 
 
 def _check_supported(mujoco, m, names, couplings=()):

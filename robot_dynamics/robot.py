@@ -77,7 +77,7 @@ def from_mujoco(model, gravity=None, mimic=False, drives=None):
     are the drives.  gravity: (3,), None for the model's opt.gravity.  mimic: False -> every joint is a DoF and
     equality constraints are left out (a MJCFWarning); True -> a linear coupling of two joints (an MJCF <equality>
     <joint>) makes the first a mimic of the second, as load_urdf's mimic.  drives: as load_urdf's, replacing the
-    model's.  MJCFError (a ValueError) naming an element the library cannot represent (a ball joint); a
+    model's.  MJCFError (a ValueError) naming an element the library cannot represent (a tendon's armature); a
     MJCFWarning naming each element it leaves out (tendons, equality constraints, ...).  Our q and v differ from
     MuJoCo's qpos and qvel at a free joint: mjcf.MujocoCoordinates maps them."""
     robot_model = model_from_mujoco(model, gravity=gravity, mimic=mimic)
@@ -93,19 +93,27 @@ def load_mjcf(source, gravity=None, mimic=False, drives=None):
     return from_mujoco(compile_mjcf(source), gravity=gravity, mimic=mimic, drives=drives)
 
 
+MJCF_SUFFIXES, URDF_SUFFIXES = (".xml", ".mjcf"), (".urdf", ".xacro")
+
+
+def is_mjcf(source):
+    """Whether source is MJCF: XML text whose root element is <mujoco>, or a path ending in one of MJCF_SUFFIXES."""
+    if is_xml_text(source):
+        text = source.decode(errors="ignore") if isinstance(source, bytes) else source
+        root = re.search(r"<(?![?!])\s*([^\s/>]+)", text)
+        return root is not None and root.group(1) == "mujoco"
+    return os.path.splitext(os.fsdecode(source))[1].lower() in MJCF_SUFFIXES
+
+
 def load(source, **options):
     """Robot of a URDF (``.urdf``, ``.xacro``) or MJCF (``.xml``, ``.mjcf``) file, told by its extension, or of XML
     text, told by its root element (<robot> or <mujoco>); options go to load_urdf or load_mjcf."""
-    if is_xml_text(source):
-        text = source.decode(errors="ignore") if isinstance(source, bytes) else source
-        mjcf = re.search(r"<(?![?!])\s*([^\s/>]+)", text).group(1) == "mujoco"
-    else:
+    if not is_xml_text(source):
         suffix = os.path.splitext(os.fsdecode(source))[1].lower()
-        if suffix not in (".urdf", ".xacro", ".xml", ".mjcf"):
+        if suffix not in URDF_SUFFIXES + MJCF_SUFFIXES:
             raise ValueError(f"'{os.fsdecode(source)}': a model file ends in .urdf or .xacro (URDF), .xml or .mjcf "
                              f"(MJCF)")
-        mjcf = suffix in (".xml", ".mjcf")
-    return load_mjcf(source, **options) if mjcf else load_urdf(source, **options)
+    return load_mjcf(source, **options) if is_mjcf(source) else load_urdf(source, **options)
 
 
 class Robot:

@@ -248,7 +248,7 @@ class CompositeSlotineLi:
         robot, nv, p = self.robot, self.robot.nv, self.pi_ref.size
         self._states = np.zeros((2, kernel.state_size(nv, p)))
         # (F, Omega, pi_hat, error, tau) of each copy, viewed again as numpy's own float64: the arrays numba
-        # returns carry a dtype equal to it but not it, which the robot's fast calls refuse (their slow route)
+        # returns carry a dtype equal to it but not it (the robot's fast calls take both; a user's `is` does not)
         self._copies = [tuple(y.view(np.float64) for y in kernel.state_views(x, nv, p)) for x in self._states]
         self._current = 0
         self._work = np.empty(kernel.work_size(nv, p, len(self._adapted)))

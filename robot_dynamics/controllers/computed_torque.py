@@ -44,8 +44,8 @@ latter a hard constraint at the step, a sum of sines, RMS error (rad) over the l
     reference (default)                               3.4e-4  1.2e-3                       1.8e-4  6.7e-4
     measured, bounded (below)                         4.9e-3  2.5e-3                       1.4e-3  1.2e-3
 
-The default tracks 1400-7700x better than friction=False, and better than the rigid loop itself (presumably the
-plant's damping, acting within each held tick, damps the sampling's error).
+The default tracks 1400-7700x better than friction=False, and better than the rigid loop itself (why is not
+measured).
 
 friction="measured" (with the control period dt) compensates the viscous part from the measured velocity only up to
 what the sampled loop bears: D_bar_i (v - v_r) with D_bar_i = min(D_i, RHO m_i / dt), so that D_bar_i dt / m_i stays
