@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys, numpy as np, robot_dynamics as rd
@@ -51,16 +53,20 @@ def test_read_only_install_caches_in_user_directory(tmp_path):
     assert not list(site.rglob("*.nbi")) and not list(site.rglob("*.nbc")), "nothing written beside the package"
 
 
-def test_a_changed_kernel_source_gets_a_new_cache_directory(tmp_path):
+@pytest.mark.parametrize("numba_cache_dir", [False, True], ids=["default", "NUMBA_CACHE_DIR"])
+def test_a_changed_kernel_source_gets_a_new_cache_directory(tmp_path, monkeypatch, numba_cache_dir):
     """numba validates a cached kernel against its own file only; kernel_cache names the cache directory after a
     hash of every kernel source, so that editing a callee (kinematics.py) cannot leave a caller loading stale
-    code -- and nothing is deleted.  Kernels decorated inside the context cache there; numba's setting is
-    restored after it."""
+    code -- and nothing is deleted.  Kernels decorated inside the context cache there, beside the package or,
+    when the user set NUMBA_CACHE_DIR (as Docker images and clusters do), under that directory; numba's setting
+    is restored after it.  Both cases are set here, whatever the environment running the tests says."""
     import importlib.util
     import numba
     from robot_dynamics import compiled
 
     package, sources = tmp_path / "package", tmp_path / "src"
+    user_dir = tmp_path / "user-numba-cache"
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(user_dir) if numba_cache_dir else "")
     package.mkdir()
     sources.mkdir()
     callee, kernel = sources / "callee.py", package / "kernel_module.py"
@@ -79,7 +85,8 @@ def test_a_changed_kernel_source_gets_a_new_cache_directory(tmp_path):
         return compiled._cache_dir
 
     first = load()
-    assert first.parent == package / "__pycache__" and list(first.rglob("*.nbi")), "cached in the hashed folder"
+    assert first.parent == (user_dir if numba_cache_dir else package / "__pycache__")
+    assert list(first.rglob("*.nbi")), "cached in the hashed folder"
     assert load() == first, "unchanged sources: the same folder"
     callee.write_text("# a callee, edited\n")
     second = load()
