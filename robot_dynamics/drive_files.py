@@ -1,6 +1,6 @@
 """Drives in files: a drives YAML file read and written, a URDF's <dynamics> written back, ROS 2 parameters.
 
-The drives (drives.py: armature, damping, friction per coordinate of v) come from the URDF (urdf.py: <dynamics> and
+The drives (drives.py: armature, damping, friction per coordinate of v) come from the URDF (urdf/: <dynamics> and
 the motor inertias of transmissions); a drives file gives what the URDF lacks or corrects it,
 ``load_urdf(path, drives="drives.yaml")`` or ``robot.with_drives(**read_drives("drives.yaml", robot))``.  Its
 format, one row per joint:

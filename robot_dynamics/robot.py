@@ -55,9 +55,9 @@ def load_urdf(source, floating_base=False, gravity=(0.0, 0.0, -9.81), mimic=Fals
     A path ending in ``.xacro`` is expanded with the xacro package and ``xacro_args`` ({name: value} or
     ["name:=value", ...]).  Raises URDFError (a ValueError) naming the element at fault.
     The drives (robot.armature, damping, friction) are the URDF's -- joint <dynamics>, and the motor inertias of
-    transmissions (urdf.py) -- and then those of ``drives``: the path of a drives YAML file or its content as a
-    mapping (drive_files.py), each field a row names replacing the URDF's (a ValueError naming the file, the
-    joint and the key at fault).
+    transmissions (urdf/transmissions.py) -- and then those of ``drives``: the path of a drives YAML file or its
+    content as a mapping (drive_files.py), each field a row names replacing the URDF's (a ValueError naming the
+    file, the joint and the key at fault).
     """
     try:
         description = parse_urdf(source, strict_inertia=strict_inertia, xacro_args=xacro_args)

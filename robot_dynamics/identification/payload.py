@@ -45,7 +45,7 @@ import scipy.linalg
 
 from ..controllers.simulator import with_payload
 from ..spatial import PARAMETER_NAMES, inertia_matrix, parameters_from_inertial, transform_parameters
-from ..urdf import _inertial_of, _inertial_xml, is_xacro, parse_urdf
+from ..urdf import inertial_values, inertial_xml, is_xacro, parse_urdf
 from .consistent import consistent_fit, is_consistent, prior_metric
 from .estimate import in_memory_arrays
 from .least_squares import NormalEquations, gautier_weights, sums
@@ -160,7 +160,7 @@ class PayloadIdentification:
         """The payload as URDF text: a <link> with its <inertial> (origin at the CoM, inertia about it) and a
         <joint type="fixed"> to the frame's link, to append inside <robot> (written as urdf.rewrite_inertials
         writes a link's <inertial>)."""
-        inertial = _inertial_xml(*_inertial_of(name, self.parameters), "    ", "      ", "\n")
+        inertial = inertial_xml(*inertial_values(name, self.parameters), "    ", "      ", "\n")
         return (f'  <link name="{name}">\n    {inertial}\n  </link>\n'
                 f'  <joint name="{name}_joint" type="fixed">\n    <parent link="{self.frame}"/>\n'
                 f'    <child link="{name}"/>\n    <origin xyz="0 0 0" rpy="0 0 0"/>\n  </joint>\n')
