@@ -87,10 +87,15 @@ def kernel_cache(package_dir, sources):
         numba.config.CACHE_DIR = previous
 
 
+def cache_is_cold():
+    """True when the kernel cache holds no compiled kernel yet: this machine's first run."""
+    return not (_cache_dir and any(_cache_dir.rglob("*.nbi")))
+
+
 def announce_if_cold():
     """Say once per process, on stderr, that the kernels are being compiled when their cache is empty."""
     global _announced
-    if not _announced and not (_cache_dir and any(_cache_dir.rglob("*.nbi"))):
+    if not _announced and cache_is_cold():
         print("robot_dynamics: compiling the dynamics kernels for this machine (once; later runs load them from "
               "numba's cache)...", file=sys.stderr, flush=True)
     _announced = True

@@ -31,10 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import load_urdf
+from . import compiled, load_urdf
 from .bundled import bundled_urdf
 from .controllers import (InertiaMetric, PiecewiseTrajectory, RelativeGains, Simulator, SumOfSines, TrackingRecord,
                           with_payload)
+from .precompile import in_workers
 
 READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])      # rad, a pose well inside arm7's joint limits
 PAYLOAD_BODY = "link7"
@@ -217,15 +218,45 @@ def plot(sc, rec, summary, path, mode):
 
 # --- the command -----------------------------------------------------------------------------------------------
 
-def warm_up(sc, dynamics=False):
+def warm_up(sc, dynamics=False, stream=None):
     """Load, or on a first run compile (and cache), every kernel the loop uses, here, before any node starts: the
-    nodes then load them from the cache instead of compiling side by side."""
+    nodes then load them from the cache instead of compiling side by side.  On a first run (an empty kernel cache)
+    the parts of warm_task are compiled at once on every core, as ``robot-dynamics compile`` does, and then
+    loaded here."""
+    if compiled.cache_is_cold() and (os.cpu_count() or 1) > 1:
+        stream = stream or sys.stderr
+        stream.write(f"  first run: compiling the kernels the demo uses on {os.cpu_count()} processes (once)\n")
+        in_workers(warm_task, WARM_TASKS, stream=stream)
     q, z = sc.reference(0.0).q, np.zeros(sc.nominal.nv)
     sc.truth.forward_dynamics(q, z, z)
     sc.nominal.regressor(q, z, z, z), sc.nominal.mass_matrix(q), sc.nominal.inverse_dynamics(q, z, z)
     sc.nominal.momentum_regressor(q, z)
     if dynamics:
         sc.nominal.dynamics(q, z, z, z)
+
+
+WARM_TASKS = ("controller", "simulator", "model")       # the longest first: the controller's tick
+
+
+def warm_task(name):
+    """Compile (or load) one part of what the demo and its nodes run, in a worker process: the controller's update
+    and its reference, the simulator's step, or the model's methods (those of warm_up, the nodes' check of a
+    description and the summary's batch of regressors).  Returns (name, seconds)."""
+    start = time.perf_counter()
+    sc = make_scenario(2.0, 1000.0)
+    q, z = sc.reference(0.0).q, np.zeros(sc.nominal.nv)
+    if name == "controller":
+        controller = make_controller(sc)
+        controller.update(q, z, q, z, z, 0.0), controller.update(q, z, q, z, z, 1e-3)
+        sc.reference.evaluate(0.5, sc.reference(0.0))
+    elif name == "simulator":
+        Simulator(sc.truth, 1e-3).run(q, z, z, 2e-3, control_period=1e-3)
+    else:
+        robot, ones = sc.nominal, np.ones(sc.nominal.nv)
+        robot.regressor(q, z, z, z), robot.mass_matrix(q), robot.inverse_dynamics(q, z, z)
+        robot.momentum_regressor(q, z), robot.dynamics(q, ones, ones, ones), robot.dynamics(q, ones)
+        robot.regressor(*np.stack([[q, z, z, z]] * 2, axis=1))
+    return name, time.perf_counter() - start
 
 
 def ros_unavailable():

@@ -65,15 +65,16 @@ def run_task(name):
     return name, time.perf_counter() - start
 
 
-def compile_all(jobs=None, stream=None):
-    """Run every task, the first alone and the others on ``jobs`` processes; a progress bar on ``stream`` (default
-    stderr).  Returns {task: seconds} and the wall time."""
+def in_workers(task, names, jobs=None, stream=None, first_alone=False):
+    """Run ``task(name)`` for every name on ``jobs`` spawned processes (default: the machine's cores; fork is not
+    safe with numba), each returning (name, seconds); with ``first_alone`` the first runs here, before the others
+    (the shared helpers it compiles are then loaded, not compiled side by side).  A progress bar on ``stream``
+    (default stderr).  Returns {name: seconds} and the wall time."""
     stream = sys.stderr if stream is None else stream
     jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
-    names = list(TASKS)
-    names.insert(0, names.pop(names.index("mass_matrix")))   # first: the outward pass and checks every kernel shares
+    names = list(names)
     began = time.perf_counter()
     done = {}
 
@@ -81,16 +82,26 @@ def compile_all(jobs=None, stream=None):
         stream.write(f"\r  [{'#' * round(30 * len(done) / len(names)):<30}] {len(done)}/{len(names)} {name:<30}")
         stream.flush()
 
-    first, *rest = names
-    progress(first)
-    done.update([run_task(first)])                # the shared helpers (the outward pass, the checks), once
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:   # no fork of numba
-        for future in as_completed([pool.submit(run_task, name) for name in rest]):
+    rest = names
+    if first_alone:
+        first, *rest = names
+        progress(first)
+        done.update([task(first)])
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for future in as_completed([pool.submit(task, name) for name in rest]):
             name, seconds = future.result()
             done[name] = seconds
             progress(name)
     stream.write("\n")
     return done, time.perf_counter() - began
+
+
+def compile_all(jobs=None, stream=None):
+    """Every task of TASKS, the first (mass_matrix: the outward pass and checks every kernel shares) alone and the
+    others on ``jobs`` processes; see in_workers."""
+    names = list(TASKS)
+    names.insert(0, names.pop(names.index("mass_matrix")))
+    return in_workers(run_task, names, jobs, stream, first_alone=True)
 
 
 def main(args, out):

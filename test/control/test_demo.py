@@ -119,3 +119,13 @@ def test_ros_demo_starts_from_initial_parameters(tmp_path):
     for name in ros:                                     # (1 %: the recorder may miss a tick on a busy machine)
         assert ros[name] == pytest.approx(local[name], rel=1e-2), name
     assert ros["rms"][0] < 0.01                          # the demo's own guess starts at ~0.13 rad
+
+
+def test_a_first_run_compiles_the_demo_in_worker_processes():
+    """On an empty kernel cache the demo compiles what it runs on every core (warm_up): each part of warm_task
+    runs in a spawned worker process (nothing of the parent's is inherited: it must import and build what it
+    compiles), and the worker's kernels are then in the cache that the demo and its nodes load."""
+    from robot_dynamics.precompile import in_workers
+
+    done, wall = in_workers(demo.warm_task, demo.WARM_TASKS, jobs=2, stream=io.StringIO())
+    assert sorted(done) == sorted(demo.WARM_TASKS) and all(seconds > 0 for seconds in done.values())
