@@ -62,9 +62,9 @@ setup(
             "sim_node = robot_dynamics.ros.sim_node:main",
         ],
     },
-    # the single-state calls in C (robot_dynamics/_fastcall.c); optional: without a C compiler the package
+    # the single-state calls in C (robot_dynamics/calls/_fastcall.c); optional: without a C compiler the package
     # installs and every method runs its Python path (test_fast_calls.py fails, to say so)
-    ext_modules=[Extension(PACKAGE + "._fastcall", [PACKAGE + "/_fastcall.c"], optional=True,
+    ext_modules=[Extension(PACKAGE + ".calls._fastcall", [PACKAGE + "/calls/_fastcall.c"], optional=True,
                            extra_compile_args=["-O2"])],
     cmdclass={"build_ext": BuildExt},
     zip_safe=False,

@@ -76,7 +76,7 @@ def every(jobs):
         times = sorted(((name, float(s)) for name, s in (p.split("=") for p in out.stdout.split())),
                        key=lambda p: -p[1])
         print(f"  then a fresh process: {out.stderr.strip().splitlines()[-1]} (numba's target made ready: "
-              f"compiled.prepare_target); first call of each method: slowest {times[0][0]} {times[0][1]:.3f} s, "
+              f"compiling.prepare_target); first call of each method: slowest {times[0][0]} {times[0][1]:.3f} s, "
               f"median {times[len(times) // 2][1]:.3f} s, total {sum(t for _, t in times):.2f} s "
               f"({len(times)} methods)")
 

@@ -27,6 +27,6 @@ def __getattr__(name):
         from . import identification
         return getattr(identification, name)
     if name == "joint_limits":
-        from .urdf import joint_limits
+        from .robot import joint_limits
         return joint_limits
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -170,8 +170,8 @@ def main(argv=None, out=None):
 def add_identification_parsers(sub):
     """The subcommands excite, simulate, identify and identify-payload (robot_dynamics.identification.command runs
     them)."""
-    urdf_help = "URDF file, or the name of a bundled robot (arm7, ...)"
-    p = sub.add_parser("excite", help="an excitation trajectory within the URDF's joint limits")
+    urdf_help = "URDF or MJCF file (.xml, .mjcf), or the name of a bundled robot (arm7, ...)"
+    p = sub.add_parser("excite", help="an excitation trajectory within the model's joint limits")
     p.add_argument("urdf", help=urdf_help)
     p.add_argument("--out", required=True, help="the trajectory's .npz file")
     p.add_argument("--duration", type=_positive, default=10.0, help="period of the trajectory in s (default 10)")

@@ -4,7 +4,7 @@ linearized dynamics.  Each function takes the Robot first; robot.py's methods of
 """
 import numpy as np
 
-from .dispatch import checked_out, finite, refuse_shared
+from .calls.checks import checked_out, finite, refuse_shared
 from .results import GlobalFactorization, ParameterDerivatives, TaskSpaceDynamics
 
 _PLOEN_FIELDS = ("S", "G", "Gamma", "J", "ad_Gamma", "C_bar")
@@ -32,7 +32,7 @@ def external_torques(robot, q, f_ext, reference):
 
 
 def task_space_dynamics(robot, frames, q, v, frame, reference, position_only, damping, out):
-    """Robot.task_space_dynamics (frames: the robot's dispatch.FrameTable): M^-1 J^T by one solve per row
+    """Robot.task_space_dynamics (frames: the robot's frames.FrameTable): M^-1 J^T by one solve per row
     (solve_mass_matrix: O(n), no M formed), eta from the unactuated acceleration a_0 = forward_dynamics(q, v, 0):
     eta = -Lambda (J a_0 + Jdot v)."""
     if out is not None and type(out) is not TaskSpaceDynamics:

@@ -13,7 +13,9 @@ import numpy as np
 from .algorithms import contacts as _contacts
 from .algorithms.frames import REFERENCES
 from .algorithms.kinematics import ERR_SINGULAR
-from .dispatch import ROWS, Quantity, dense_out, dense_state, finite, refuse_shared, row_kernel
+from .calls.checks import dense_out, dense_state, finite, refuse_shared
+from .calls.kernels import row_kernel, ROWS
+from .calls.quantity import Quantity
 
 _empty = np.empty
 KINDS = {"point": 3, "surface": 6}                       # rows of a contact

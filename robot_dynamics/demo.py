@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compiled, load_urdf
+from . import load_urdf
 from .bundled import bundled_urdf
+from .calls.cache import cache_is_cold
 from .controllers import (InertiaMetric, PiecewiseTrajectory, RelativeGains, Simulator, SumOfSines, TrackingRecord,
                           with_payload)
 from .precompile import in_workers
@@ -223,7 +224,7 @@ def warm_up(sc, dynamics=False, stream=None):
     nodes then load them from the cache instead of compiling side by side.  On a first run (an empty kernel cache)
     the parts of warm_task are compiled at once on every core, as ``robot-dynamics compile`` does, and then
     loaded here."""
-    if compiled.cache_is_cold() and (os.cpu_count() or 1) > 1:
+    if cache_is_cold() and (os.cpu_count() or 1) > 1:
         stream = stream or sys.stderr
         stream.write(f"  first run: compiling the kernels the demo uses on {os.cpu_count()} processes (once)\n")
         in_workers(warm_task, WARM_TASKS, stream=stream)

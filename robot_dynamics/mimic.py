@@ -2,7 +2,7 @@
 
 The articulated-body recursions (ABA, the innovations factorization) do not apply to coupled joints: forward
 dynamics, M^-1 and M^-1 x go through a Cholesky factor of M, and the quantities built on those recursions say why
-they are not available.  CoupledCalls is the strategy a Robot with such joints uses in place of dispatch.Calls: the
+they are not available.  CoupledCalls is the strategy a Robot with such joints uses in place of methods.Calls: the
 same entries by the same names, these overridden.
 """
 import types
@@ -11,7 +11,9 @@ import weakref
 import numpy as np
 
 from .algorithms.kinematics import ERR_SINGULAR
-from .dispatch import ROWS, Calls, checked_out, finite, refuse_shared
+from .calls.checks import checked_out, finite, refuse_shared
+from .calls.kernels import ROWS
+from .calls.methods import Calls
 
 _empty = np.empty
 
@@ -31,7 +33,7 @@ def _no_derivatives(*args, **kwargs):
 
 
 class CoupledCalls(Calls):
-    """dispatch.Calls with the articulated-body rows replaced (see the module's docstring): their entries are the
+    """methods.Calls with the articulated-body rows replaced (see the module's docstring): their entries are the
     methods below (or refusals), bound to a weak proxy of the Calls, which hold them (no reference cycle)."""
 
     REFUSED = {"_innovations": _no_innovations, "_diagonalized": _no_innovations,

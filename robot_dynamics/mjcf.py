@@ -404,3 +404,37 @@ def _check_supported(mujoco, m, names, couplings=()):
         messages.append("sites named as bodies are the frames " + ", ".join(f"'{site}_site'" for site in names.renamed))
     for message in messages:
         warnings.warn(f"MJCF '{names.model}': {message}", MJCFWarning, stacklevel=4)
+
+
+def joint_limits(source, robot):
+    """The joint limits of an MJCF -- a path, XML text or a compiled mujoco.MjModel -- over the coordinates of
+    ``robot`` loaded from it, as urdf.joint_limits gives a URDF's (a urdf.Limits, the 6 coordinates of a free
+    joint left out).
+
+    lower, upper: a limited hinge's or slide's ``range`` as MuJoCo compiled it (radians whatever <compiler
+    angle>; the robot's coordinate is qpos itself, model_from_mujoco), -inf/+inf for an unlimited joint and for
+    a ball joint's three coordinates (its range is a cone, not a box); velocity: +inf (MJCF has no velocity
+    limit); effort: the smaller magnitude of a limited ``actuatorfrcrange`` (what the actuators may apply in
+    both directions), else +inf.  MJCFError naming a joint of the robot that the MJCF lacks."""
+    from .urdf import Limits
+    mujoco = _mujoco()
+    m = source if hasattr(source, "jnt_range") else compile_mjcf(source)
+    ids = {name: j for j, name in enumerate(_Names(mujoco, m).joint)}
+    offset = 6 if robot.floating_base else 0
+    n = robot.nv - offset
+    lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
+    velocity, effort = np.full(n, np.inf), np.full(n, np.inf)
+    for joint in robot.model.joints:
+        if joint.mimic is not None or joint.idx_v < offset:
+            continue
+        j = ids.get(joint.name)
+        if j is None:
+            raise MJCFError(f"joint '{joint.name}' of the robot is not in the MJCF given for its limits")
+        if joint.nv != 1:
+            continue
+        i = joint.idx_v - offset
+        if m.jnt_limited[j]:
+            lower[i], upper[i] = m.jnt_range[j]
+        if m.jnt_actfrclimited[j]:
+            effort[i] = np.abs(m.jnt_actfrcrange[j]).min()
+    return Limits(lower, upper, velocity, effort)

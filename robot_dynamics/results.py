@@ -1,7 +1,7 @@
 """What the Robot methods return when a quantity has several parts: dataclasses of arrays, each of which can be
 handed back as `out=` to receive the next state's results in place.
 
-RESULT_TYPES says which registry rows return which class (dispatch.Quantity builds them, and takes them as `out`):
+RESULT_TYPES says which registry rows return which class (quantity.Quantity builds them, and takes them as `out`):
 the row's outputs fill the class's fields in order, any further field stays None (Dynamics without the regressor's Y).
 """
 from dataclasses import dataclass

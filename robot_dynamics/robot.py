@@ -1,10 +1,10 @@
 """The public face of the library: Robot, every method written here with its signature and docstring.
 
 Each method that computes from a state hands its arguments -- positionally, `out` last -- to the entry of its
-quantity in the registry (algorithms/registry.py), `self._calls.<row>`: dispatch.py's one call protocol (one state
+quantity in the registry (algorithms/registry.py), `self._calls.<row>`: calls/'s one call protocol (one state
 in C straight into the compiled kernel, strided views, batches on all cores, `out=` and overlap checks, errors that
 name the culprit); a method marked `@forwards(row, ...)` does nothing else, and with the C extension makes that
-hand-over in C (dispatch.forwards).  Every state argument may carry leading batch dimensions: q (..., nq),
+hand-over in C (methods.forwards).  Every state argument may carry leading batch dimensions: q (..., nq),
 v (..., nv) -> results (..., .).  `out`: a writeable float64 array of the result's shape (any strides), a tuple of
 them, or the result's dataclass, that receives the result and is returned -- no allocation per call; an `out` that
 shares memory with an input or another out is a ValueError.
@@ -16,14 +16,18 @@ import numpy as np
 
 from . import composed
 from .contact_sets import Contact, ContactDynamics, contact_list
-from .dispatch import Calls, Constant, Engine, check_vector, finite, forwards, scalar
+from .calls.checks import check_vector, finite, scalar
+from .calls.engine import Engine
+from .calls.methods import Calls, Constant, forwards
 from .drive_files import drive_values
 from .mimic import CoupledCalls
 from .mjcf import compile_mjcf, model_from_mujoco
+from .mjcf import joint_limits as mjcf_joint_limits
 from .model import build_model
 from .results import (Diagonalized, Dynamics, GlobalFactorization, Innovations, ParameterDerivatives,
                       StateDerivatives, TaskSpaceDynamics, TimeDerivatives)
 from .urdf import MAX_LINKS, URDFError, is_xml_text, parse_urdf
+from .urdf import joint_limits as urdf_joint_limits
 
 __all__ = ["Contact", "Diagonalized", "Dynamics", "GlobalFactorization", "Innovations", "ParameterDerivatives",
            "Robot", "StateDerivatives", "TaskSpaceDynamics", "TimeDerivatives", "contact_list", "from_mujoco", "load",
@@ -105,6 +109,15 @@ def is_mjcf(source):
     return os.path.splitext(os.fsdecode(source))[1].lower() in MJCF_SUFFIXES
 
 
+def joint_limits(source, robot):
+    """The joint limits (urdf.Limits: lower, upper, velocity, effort over robot's coordinates, a free base's left
+    out) of the model file or text ``robot`` was loaded from: a URDF's <limit> tags (urdf.joint_limits) or an
+    MJCF's ranges (mjcf.joint_limits, which also takes a compiled mujoco.MjModel), told as `load` tells them."""
+    if hasattr(source, "jnt_range") or is_mjcf(source):
+        return mjcf_joint_limits(source, robot)
+    return urdf_joint_limits(source, robot)
+
+
 def load(source, **options):
     """Robot of a URDF (``.urdf``, ``.xacro``) or MJCF (``.xml``, ``.mjcf``) file, told by its extension, or of XML
     text, told by its root element (<robot> or <mujoco>); options go to load_urdf or load_mjcf."""
@@ -137,7 +150,7 @@ class Robot:
         self.parameters.flags.writeable = False
         self.total_mass = float(model.pi[:, 0].sum())
         self._engine = Engine(model)
-        # the entry of each quantity (dispatch.Calls); joints coupled by mimics have no articulated-body recursion
+        # the entry of each quantity (methods.Calls); joints coupled by mimics have no articulated-body recursion
         self._calls = (CoupledCalls if self._engine.coupled else Calls)(
             self._engine, routes={"_constrained_dynamics": ContactDynamics})
         self._weightless = None                     # the same robot without gravity (parameter_derivatives)

@@ -27,7 +27,7 @@ WORK = [
 
 # Status codes of every kernel: 0 is success; ERR_INPUT + i names the i-th input of the quantity (non-finite).
 # ERR_OVERFLOW (a result is not finite) and ERR_OVERLAP (an output's memory overlaps an input's or another
-# output's) come from the checks around every kernel (compiled.checked_kernels).
+# output's) come from the checks around every kernel (generated.checked_kernels).
 ERR_QUAT, ERR_SINGULAR, ERR_OVERFLOW, ERR_OVERLAP, ERR_INPUT = 1, 2, 3, 4, 16
 
 

@@ -67,7 +67,7 @@ from numba import njit
 from ..configuration import ConfigurationSpace
 from ..drives import COULOMB_VELOCITY
 
-from ..dispatch import check_vector
+from ..calls.checks import check_vector
 
 
 def gain_matrix(gain, n, name="gain"):

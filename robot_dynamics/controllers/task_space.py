@@ -29,7 +29,7 @@ a_0', and N^T tau_0 = tau_0 - J^T Lambda (M^-1 J^T)^T tau_0:
 import numpy as np
 from numba import njit
 
-from ..compiled import compiled, signature
+from ..calls.compiling import compiled, signature
 from ..configuration import ConfigurationSpace, so3_log
 from ..dense import cholesky_into, solve_lower
 from ..drives import COULOMB_VELOCITY

@@ -22,21 +22,32 @@ import numpy as np
 from .. import drive_files
 from ..bundled import bundled_urdf
 from ..friction import CoulombFriction, moving_coordinates
-from ..robot import load_urdf
-from ..urdf import joint_limits
+from ..robot import is_mjcf, joint_limits, load_mjcf, load_urdf
 from .least_squares import friction_names
 from .logs import Log, coordinate_names, read_log, save_parameters, save_ros_parameters, write_corrected_urdf, write_log
 
 
 def robot_and_path(urdf, floating_base=False, drives=None):
-    """(robot, path) of a URDF file or of a bundled robot's name (arm7, quadruped, ...); drives: load_urdf's."""
+    """(robot, path) of a URDF or MJCF file (rd.load tells them apart) or of a bundled robot's name (arm7,
+    quadruped, ...); drives: load_urdf's.  An MJCF's base floats by its free joint, not by --floating-base."""
     path = Path(urdf)
     if not path.exists():
         try:
             path = bundled_urdf(urdf)
         except FileNotFoundError:
-            raise FileNotFoundError(f"no URDF file '{urdf}', nor a bundled robot of that name") from None
+            raise FileNotFoundError(f"no URDF or MJCF file '{urdf}', nor a bundled robot of that name") from None
+    if is_mjcf(path):
+        if floating_base:
+            raise ValueError(f"--floating-base: the base of the MJCF '{path}' floats when it has a free joint")
+        return load_mjcf(path, drives=drives), path
     return load_urdf(path, floating_base=floating_base, drives=drives), path
+
+
+def refuse_urdf_output(args, path):
+    """--write-urdf writes into the URDF the robot came from: a ValueError for an MJCF model."""
+    if getattr(args, "write_urdf", None) and is_mjcf(path):
+        raise ValueError(f"--write-urdf writes into a URDF, and '{path}' is MJCF: save the parameters with --out "
+                         f"or --ros-params")
 
 
 class Progress:
@@ -66,7 +77,7 @@ class Progress:
 # --- robot-dynamics excite ---------------------------------------------------------------------------------------
 
 def excite(args, out):
-    """An excitation trajectory within the URDF's joint limits, saved to args.out (.npz)."""
+    """An excitation trajectory within the model's joint limits (URDF or MJCF), saved to args.out (.npz)."""
     from .excitation import excitation_trajectory
 
     robot, path = robot_and_path(args.urdf, args.floating_base)
@@ -78,7 +89,7 @@ def excite(args, out):
                                        rng=args.seed, **({} if args.maxiter is None else {"maxiter": args.maxiter}))
     trajectory.save(args.out)
     out.write(f"excitation trajectory of '{robot.model.name}': {args.duration:g} s, {args.harmonics} harmonics per "
-              f"joint, within the URDF's position and velocity limits\n")
+              f"joint, within the model's position and velocity limits\n")
     out.write(f"condition number of the stacked base regressor: {trajectory.condition:.4g} (the random start: "
               f"{trajectory.initial_condition:.4g})\n")
     out.write(f"wrote {args.out}\n")
@@ -133,6 +144,7 @@ def identify(args, out):
     model = friction_option(args)
     armature = getattr(args, "armature", False)
     robot, path = robot_and_path(args.urdf, args.floating_base)
+    refuse_urdf_output(args, path)
     method = "consistent" if args.consistent else "wls"
     several = len(args.logs) > 1
     in_memory = model in ("all", "sigmoid", "stribeck")
@@ -316,6 +328,7 @@ def identify_payload(args, out):
         if value is not None and Path(value).suffix not in suffixes:
             raise ValueError(f"{option} '{value}': write {' or '.join(suffixes)}")
     robot, path = robot_and_path(args.urdf, args.floating_base, args.drives)
+    refuse_urdf_output(args, path)
     logs = [samples(robot, log, args) for log in args.logs]
     q, v, a, tau = (np.concatenate(x) for x in list(zip(*logs))[1:])
     result = identify_logs(robot, q, v, a, tau, args.body)

@@ -169,8 +169,8 @@ def coordinate_limits(robot, limits=None):
             raise ValueError(f"limits: upper <= lower at joint coordinates {empty}")
         if np.any(velocity <= 0):
             raise ValueError(f"limits.velocity must be positive, got {velocity}")
-        center = np.where(bounded, 0.5 * (lower + upper), 0.0)
-        half = np.where(bounded, 0.5 * (upper - lower), half)
+        center[bounded] = 0.5 * (lower[bounded] + upper[bounded])    # only there: inf - inf is NaN elsewhere
+        half[bounded] = 0.5 * (upper[bounded] - lower[bounded])
         vel = np.where(np.isfinite(velocity), velocity, vel)
     if robot.floating_base:
         center = np.concatenate([np.zeros(6), center])

@@ -13,7 +13,7 @@ import pytest
 import robot_dynamics as rd
 from oracle import erd_path
 from reliability_helpers import ROOT, ROWS, arguments, call, joint, link, robot_xml
-from robot_dynamics.compiled import SAFE_MAGNITUDE
+from robot_dynamics.calls.compiling import SAFE_MAGNITUDE
 from robot_dynamics.model import MAX_PARAMETER
 from robot_dynamics.urdf import MAX_MAGNITUDE, URDFError
 
@@ -103,7 +103,7 @@ def bounds_urdf(n, seed, mimic):
 
 @pytest.mark.parametrize("mimic", [False, True], ids=["independent", "coupled"])
 def test_a_model_at_the_bounds_overflows_nothing(mimic):
-    """compiled.checked_kernels checks the bounded outputs of the registry for overflow only when a state entry
+    """generated.checked_kernels checks the bounded outputs of the registry for overflow only when a state entry
     exceeds SAFE_MAGNITUDE.  That is sound: at the bounds of every URDF number (and of with_parameters' pi), with
     every state entry at +-SAFE_MAGNITUDE, every such output is finite -- with a margin of more than 1e100 below
     float64's 1.8e308 (the largest is ~1e51 here, ~1e140 with pi at MAX_PARAMETER and mimic multipliers of 1e12),

@@ -10,8 +10,10 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.algorithms.registry import QUANTITIES
-from robot_dynamics.compiled import FAST_CALLS, Method, batch_loop, compiled
-from robot_dynamics.dispatch import loop_types
+from robot_dynamics.calls.batch import batch_loop
+from robot_dynamics.calls.compiling import compiled
+from robot_dynamics.calls.native import FAST_CALLS, Method
+from robot_dynamics.calls.kernels import loop_types
 from robot_dynamics.bundled import bundled_urdf
 
 PACKAGE = Path(rd.__file__).parent
@@ -23,9 +25,9 @@ def module_name(path):
 
 
 def imports(path):
-    """The robot_dynamics modules (and top-level packages) that the module at `path` imports, at any depth; `from
-    package import submodule` imports the submodule (and the package's __init__, an ancestor), `from package import
-    name` the package itself."""
+    """The robot_dynamics modules (and top-level packages) that the module at `path` imports, at any depth: `from
+    package import submodule` imports the submodule (and runs the package's __init__, which must then import
+    nothing above the importer: calls/__init__ imports nothing), `from package import name` the package itself."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
@@ -37,9 +39,17 @@ def imports(path):
             if node.level:
                 parts = package.split(".")
                 base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+            named = {f"{base}.{alias.name}" for alias in node.names}
+            found |= named
+            if not all(is_module(m) for m in named):      # a name defined in the package itself
+                found.add(base)
     return found
+
+
+def is_module(name):
+    """A module or package of robot_dynamics by that dotted name exists."""
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def package_modules():
@@ -81,8 +91,9 @@ def test_no_import_cycle(graph):
 LAYERS = (
     ("foundation", ("spatial", "dense", "inertia", "drives", "friction", "memory", "results", "bundled")),
     ("description", ("urdf", "mjcf", "model", "configuration", "drive_files")),
-    ("kernels", ("algorithms", "compiled")),
-    ("calls", ("dispatch", "composed", "contact_sets", "mimic", "observers", "precompile")),
+    ("compiling", tuple(f"calls.{m}" for m in ("cache", "compiling", "generated", "native", "batch"))),
+    ("kernels", ("algorithms",)),
+    ("calls", ("calls", "composed", "contact_sets", "mimic", "observers", "precompile")),
     ("facade", ("robot",)),
     ("applications", ("controllers", "identification")),
     ("namespace", ("",)),                       # robot_dynamics/__init__.py: the public names
@@ -119,7 +130,7 @@ def test_layers(graph):
 def test_layers_catch_an_upward_import(graph):
     """The rule above fails for the reason it guards: the same graph with one upward edge added (the kernel cache
     importing Robot; the URDF parser importing a controller) is refused, naming the edge."""
-    for module, target in (("robot_dynamics.compiled", "robot_dynamics.robot"),
+    for module, target in (("robot_dynamics.calls.cache", "robot_dynamics.robot"),
                            ("robot_dynamics.urdf", "robot_dynamics.controllers.composite")):
         broken = {m: set(t) | ({target} if m == module else set()) for m, t in graph.items()}
         assert upward_imports(broken) == [(module, target)]
@@ -170,7 +181,7 @@ FORWARDING = sorted(name for name, member in vars(rd.Robot).items()
 
 @pytest.mark.parametrize("name", FORWARDING)
 def test_a_method_called_in_c_hands_over_as_its_def(name):
-    """dispatch.forwards: a Robot method written as a def that hands its arguments to self._calls[row] is, with the
+    """methods.forwards: a Robot method written as a def that hands its arguments to self._calls[row] is, with the
     C extension, a _fastcall.Method that binds them in C. For every way of calling it -- positionally, by keyword,
     with each optional parameter given (the very default, and another value), too few or unknown arguments -- the
     Method and its def must reach the same entries with the same arguments, or raise the same error (a robot

@@ -11,9 +11,9 @@ from robot_dynamics.model import BODY
 
 
 def test_the_batch_extent_check_is_numpys_bounds():
-    """compiled.overlapping (C, _fastcall) and its stand-in without the extension against np.may_share_memory's
+    """native.overlapping (C, _fastcall) and its stand-in without the extension against np.may_share_memory's
     bounds test on views of one buffer -- forward, reversed, strided, interleaved, empty -- and separate arrays."""
-    from robot_dynamics.compiled import _fastcall, extents_overlap
+    from robot_dynamics.calls.native import extension as _fastcall, extents_overlap
     base = np.arange(60.0).reshape(6, 10)
     views = [base, base[:2], base[3:], base[::-1], base[:, ::2], base[:, 1::2], base[2, :], base[:, 3], base[4:, ::-3],
              base[:0], base[5:, 9:], np.zeros(3), np.zeros((2, 0))]
@@ -34,9 +34,10 @@ def test_the_batch_extent_check_is_numpys_bounds():
 
 
 def test_the_batch_layout_in_c_is_the_python_one():
-    """compiled.layout (C, _fastcall) and its stand-in batch_layout write the same addresses, strides and dims;
+    """batch.layout (C, _fastcall) and its stand-in batch_layout write the same addresses, strides and dims;
     and batch_loop, given that layout, hands a kernel state i's rows, thread t's copies and the constants."""
-    from robot_dynamics.compiled import _fastcall, batch_layout, batch_loop, thread_count
+    from robot_dynamics.calls.batch import batch_layout, batch_loop, thread_count
+    from robot_dynamics.calls.native import extension as _fastcall
     rng = np.random.default_rng(7)
     threads = thread_count()
     per_thread = (rng.normal(size=(threads, 3, 2)), rng.normal(size=(threads, 5)))

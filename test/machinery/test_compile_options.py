@@ -1,4 +1,4 @@
-"""The kernels of compiled.WITHOUT_LSR compile without LLVM's loop strength reduction, and only they: the option
+"""The kernels of compiling.WITHOUT_LSR compile without LLVM's loop strength reduction, and only they: the option
 is global to the process, so it must be back on after their compilation.  (What it saves is measured by
 benchmarks/compile_phases.py, not here.)
 """
@@ -8,7 +8,7 @@ import threading
 from numba import njit
 from numba import types as nt
 
-from robot_dynamics import compiled
+from robot_dynamics.calls import compiling
 from robot_dynamics.algorithms.registry import QUANTITIES
 
 
@@ -30,15 +30,15 @@ def probe_assembly():
 
 def test_loop_strength_reduction_is_off_inside_the_block_only():
     before = probe_assembly()
-    with compiled._loop_strength_reduction(False):
+    with compiling.loop_strength_reduction(False):
         inside = probe_assembly()
-        with compiled._loop_strength_reduction(False):       # a compilation inside another one
+        with compiling.loop_strength_reduction(False):       # a compilation inside another one
             pass
         assert probe_assembly() == inside    # still off: only the outermost block turns it back on
     after = probe_assembly()
     assert inside != before                  # the option took effect: other address arithmetic
     assert after == before                   # and is back on for every later compilation
-    with compiled._loop_strength_reduction(True):
+    with compiling.loop_strength_reduction(True):
         assert probe_assembly() == before
 
 
@@ -48,13 +48,13 @@ def test_another_thread_compiles_only_once_the_block_is_closed():
 
     def other():
         opened.wait()
-        with compiled._loop_strength_reduction(True):
+        with compiling.loop_strength_reduction(True):
             order.append("other compiles")
             entered.set()
 
     thread = threading.Thread(target=other)
     thread.start()
-    with compiled._loop_strength_reduction(False):
+    with compiling.loop_strength_reduction(False):
         opened.set()
         assert not entered.wait(0.3)          # held back while LSR is off
         order.append("block closes")
@@ -64,7 +64,7 @@ def test_another_thread_compiles_only_once_the_block_is_closed():
 
 def test_the_rows_compiled_without_it_are_registry_rows():
     """A misspelt name would silently compile its kernel with the option on."""
-    assert compiled.WITHOUT_LSR and compiled.WITHOUT_LSR <= {row.name for row in QUANTITIES}
+    assert compiling.WITHOUT_LSR and compiling.WITHOUT_LSR <= {row.name for row in QUANTITIES}
 
 
 def test_forced_helpers_leave_no_call_in_their_callers():

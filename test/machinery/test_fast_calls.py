@@ -1,9 +1,9 @@
-"""The single-state calls in C (robot_dynamics/_fastcall.c, compiled.fast_call): built, made at a quantity's first
+"""The single-state calls in C (robot_dynamics/calls/_fastcall.c, native.fast_call): built, made at a quantity's first
 use, the numbers of the route written in Python, and its errors.
 
-Each check compares a robot's entry of a registry row (robot._calls[row], a Call: dispatch.Calls) with the row's
+Each check compares a robot's entry of a registry row (robot._calls[row], a Call: methods.Calls) with the row's
 Quantity on the same robot (robot._calls.quantity(row)), the route in Python the Call hands over to: two routes
-into one compiled entry (the kernel's C entry point, compiled.fast_kernel), whose arguments (pointers, shapes,
+into one compiled entry (the kernel's C entry point, calls.generated.fast_kernel), whose arguments (pointers, shapes,
 strides) are assembled independently -- by the Call in C, by the Quantity through a _fastcall.Entry -- so the two
 give the same bits.
 
@@ -26,7 +26,7 @@ import pytest
 
 import robot_dynamics as rd
 from random_urdf import random_urdf
-from robot_dynamics import compiled
+from robot_dynamics.calls import native
 from robot_dynamics.algorithms.registry import QUANTITIES
 from robot_dynamics.bundled import bundled_urdf
 
@@ -37,13 +37,13 @@ FRAME_METHODS = {"frame_placement": "q", "frame_jacobian": "q", "frame_velocity"
 def test_the_extension_is_built_and_used():
     """pip install -e . compiles _fastcall.c (setup.py, optional=True): without it every method still works, in
     Python, ~0.6 us slower a call -- this test is what says so."""
-    from robot_dynamics import _fastcall
-    assert compiled.FAST_CALLS and compiled._fastcall is _fastcall
+    from robot_dynamics.calls import _fastcall
+    assert native.FAST_CALLS and native.extension is _fastcall
 
 
 def close(x, y, what):
     """x equals y bit for bit: the route written in Python computes with the row's C entry point too
-    (compiled.checked_entry), the one compiled entry of its quantity."""
+    (calls.native.checked_entry), the one compiled entry of its quantity."""
     np.testing.assert_array_equal(x, y, err_msg=what)
 
 
@@ -298,7 +298,7 @@ def test_fast_calls_can_be_switched_off():
             "print(type(r._calls['mass_matrix']).__name__)")
     env = dict(os.environ, ROBOT_DYNAMICS_FAST_CALLS="0")
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert result.stdout.strip() == "function", result.stderr          # dispatch.lean_entry, not a C Call
+    assert result.stdout.strip() == "function", result.stderr          # quantity.lean_entry, not a C Call
 
 
 LEAN = """
@@ -315,7 +315,7 @@ cases = [("mass_matrix", (q,), ()), ("inverse_dynamics", (q, v, a), ()), ("kinet
 for name, state, keys in cases:
     row = getattr(type(robot), name).forwards[0]                            # its registry row
     lean = getattr(robot, name)(*state, *keys)
-    assert type(robot._calls[row]).__name__ == "function", name           # dispatch.lean_entry
+    assert type(robot._calls[row]).__name__ == "function", name           # quantity.lean_entry
     python = route(row)(*map(wide, state), *keys)
     assert np.array_equal(lean, python), name
     if np.ndim(lean):
@@ -369,7 +369,7 @@ print("ok")
 
 
 def test_without_the_extension_the_lean_entries_give_the_routes_numbers():
-    """ROBOT_DYNAMICS_FAST_CALLS=0: each entry (dispatch.lean_entry, ContactDynamics.lean) calls the row's checked
+    """ROBOT_DYNAMICS_FAST_CALLS=0: each entry (quantity.lean_entry, ContactDynamics.lean) calls the row's checked
     kernel itself for one state of C-contiguous float64 vectors -- and the set last solved without gains -- and
     hands everything else (strided views and outs, other sets, gains, errors) to the Quantity: the same kernel, so
     the same bits as the Quantity's route for a strided view of the same numbers."""
@@ -379,7 +379,7 @@ def test_without_the_extension_the_lean_entries_give_the_routes_numbers():
 
 
 def test_the_python_routes_entry_takes_only_what_its_kernel_was_compiled_for(robot):
-    """_fastcall.Entry, the C entry point as the routes written in Python call it (dispatch._Contiguous): the
+    """_fastcall.Entry, the C entry point as the routes written in Python call it (kernels.AnyStrides): the
     checked kernel's arguments, C-contiguous arrays of the kernel's dimensions, float64 inputs and outputs; anything
     else a TypeError (never a guess at a layout); an out overlapping the input: ERR_OVERLAP, nothing written."""
     from robot_dynamics.algorithms.kinematics import ERR_OVERLAP

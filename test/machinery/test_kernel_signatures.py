@@ -6,7 +6,9 @@ import numpy as np
 import robot_dynamics as rd
 from reliability_helpers import ROOT, ROWS, SMALL, arguments, call, link, robot_xml
 from robot_dynamics.algorithms.registry import CHECKED
-from robot_dynamics.compiled import FAST_CALLS, _fast_kernels, batch_loop
+from robot_dynamics.calls.batch import batch_loop
+from robot_dynamics.calls.generated import _fast_kernels
+from robot_dynamics.calls.native import FAST_CALLS
 
 
 def test_one_kernel_set_for_every_nv():

@@ -19,7 +19,7 @@ def resident_mb():
 
 
 def test_loading_leaves_no_memory_behind():
-    """Each load used to leave 10-19 kB behind (kernel set-up in compiled.py): 2,000 loads would keep 20-38 MB.
+    """Each load used to leave 10-19 kB behind (kernel set-up in calls/): 2,000 loads would keep 20-38 MB.
     benchmarks/bench_loading.py measures 10,000."""
     xml = robot_xml(link("a"), link("b"), link("c"), joint("j1", "a", "b"), joint("j2", "b", "c", "prismatic"))
     for _ in range(300):

@@ -62,7 +62,7 @@ def test_a_changed_kernel_source_gets_a_new_cache_directory(tmp_path, monkeypatc
     is restored after it.  Both cases are set here, whatever the environment running the tests says."""
     import importlib.util
     import numba
-    from robot_dynamics import compiled
+    from robot_dynamics.calls import cache
 
     package, sources = tmp_path / "package", tmp_path / "src"
     user_dir = tmp_path / "user-numba-cache"
@@ -76,13 +76,13 @@ def test_a_changed_kernel_source_gets_a_new_cache_directory(tmp_path, monkeypatc
     setting = numba.config.CACHE_DIR
 
     def load():
-        with compiled.kernel_cache(package, files):
+        with cache.kernel_cache(package, files):
             spec = importlib.util.spec_from_file_location("kernel_module", kernel)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
         assert numba.config.CACHE_DIR == setting
         assert module.twice(21) == 42
-        return compiled._cache_dir
+        return cache._cache_dir
 
     first = load()
     assert first.parent == (user_dir if numba_cache_dir else package / "__pycache__")

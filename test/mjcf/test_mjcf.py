@@ -586,3 +586,60 @@ def test_mujoco_compile_of_a_urdf_is_the_urdf_robot(name, rng):
         q, _ = urdf.random_state(rng)
         assert relative(converted.mass_matrix(q), urdf.mass_matrix(q)) < 1e-13
         assert relative(converted.gravity_vector(q), urdf.gravity_vector(q)) < 1e-13
+
+
+LIMITED = """<mujoco><compiler angle="degree"/>
+  <worldbody><body name="base"><freejoint name="root"/><geom size="0.1"/>
+    <body name="a"><joint name="hinge" axis="0 0 1" range="-90 45" actuatorfrcrange="-5 3"/><geom size="0.05"/>
+      <body name="b" pos="0 0 0.2"><joint name="slide" type="slide" axis="1 0 0" range="-0.1 0.2"/>
+        <geom size="0.05"/>
+        <body name="c" pos="0 0 0.2"><joint name="free_hinge" axis="0 1 0" limited="false" range="-10 10"/>
+          <geom size="0.05"/>
+          <body name="d" pos="0 0 0.2"><joint name="shoulder" type="ball" range="0 60"/><geom size="0.05"/>
+          </body></body></body></body></body></worldbody></mujoco>"""
+
+
+def test_joint_limits_of_an_mjcf(tmp_path):
+    """rd.joint_limits reads an MJCF's limits as it reads a URDF's (the free joint's 6 coordinates left out): the
+    numbers as written in the file, degrees turned to radians by hand here; a joint without limits and a ball
+    joint's three coordinates are unbounded, an MJCF has no velocity limit, the effort is the smaller magnitude
+    of actuatorfrcrange; the same from the path, the text and the compiled model."""
+    path = tmp_path / "limited.xml"
+    path.write_text(LIMITED)
+    robot = rd.load(path)
+    assert robot.floating_base and robot.nv == 6 + 3 + 3
+    inf = np.inf
+    expected = ([-np.pi / 2, -0.1, -inf, -inf, -inf, -inf], [np.pi / 4, 0.2, inf, inf, inf, inf], [inf] * 6,
+                [3.0, inf, inf, inf, inf, inf])
+    import mujoco
+    for source in (path, LIMITED, mujoco.MjModel.from_xml_string(LIMITED)):
+        limits = rd.joint_limits(source, robot)
+        for got, want in zip(limits, expected):
+            np.testing.assert_allclose(got, want, rtol=1e-15)
+    other = rd.load_mjcf(LIMITED.replace('name="slide"', 'name="renamed"'))
+    with pytest.raises(rd.MJCFError, match="joint 'renamed' of the robot is not in the MJCF"):
+        rd.joint_limits(path, other)
+
+
+def test_excite_reads_an_mjcf_and_stays_within_its_limits(tmp_path, capsys):
+    """robot-dynamics excite takes an MJCF as it takes a URDF: the trajectory it writes stays within the MJCF's
+    position limits (checked here on the saved trajectory's samples, the limits as written in the file);
+    --write-urdf of identify-payload refuses an MJCF by name rather than writing a URDF it cannot."""
+    from robot_dynamics.identification.excitation import FourierTrajectory
+
+    path = tmp_path / "arm.xml"
+    path.write_text(LIMITED.replace('<freejoint name="root"/>', "").replace(
+        '<joint name="shoulder" type="ball" range="0 60"/>', '<joint name="wrist" axis="1 0 0" range="-30 30"/>'))
+    trajectory = tmp_path / "excite.npz"
+    assert cli(["excite", str(path), "--out", str(trajectory), "--duration", "2", "--harmonics", "2",
+                "--maxiter", "5"], out=io.StringIO()) == 0
+    q = FourierTrajectory.load(trajectory).coordinates(np.linspace(0.0, 2.0, 201))[0]
+    lower = np.array([-np.pi / 2, -0.1, -np.inf, -np.pi / 6])
+    upper = np.array([np.pi / 4, 0.2, np.inf, np.pi / 6])
+    assert np.all(q >= lower - 1e-9) and np.all(q <= upper + 1e-9)
+    log = tmp_path / "log.csv"
+    log.write_text("t\n0\n")
+    capsys.readouterr()
+    code = cli(["identify-payload", str(path), str(log), "--body", "d", "--write-urdf", str(tmp_path / "x.urdf")],
+               out=io.StringIO())
+    assert code != 0 and "is MJCF" in capsys.readouterr().err

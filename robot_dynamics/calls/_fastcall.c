@@ -6,12 +6,12 @@
  * the state arguments (exact float64 ndarrays of the sizes it was given, C-contiguous, aligned) and `out` (no out
  * may overlap an input or another out), takes the constant input its key arguments select (a nested table of
  * arrays, or the one remembered for a sequence of the very same elements), allocates the results, and calls the
- * kernel's C entry point (compiled.fast_kernel: a numba cfunc around the kernel with its result checks) with the
+ * kernel's C entry point (generated.fast_kernel: a numba cfunc around the kernel with its result checks) with the
  * data pointers and shapes.  Anything else -- a batch, a list, a strided view, another dtype, a keyword other than
  * out, an unknown key, an overlapping `out`, a kernel that reports an error -- goes to the route written in Python
  * (`function`), which computes it or raises the error naming the culprit: a Call never decides anything on its own.
  *
- * dispatch.Calls makes a Call the entry of a registry row at its first use; the Call holds its Python route only
+ * methods.Calls makes a Call the entry of a registry row at its first use; the Call holds its Python route only
  * weakly (no reference cycle) and the arrays its kernel reads (bodies, workspace, per-robot arrays, gravity)
  * strongly.
  */
@@ -29,7 +29,7 @@
 #define MAX_NDIM 4
 
 typedef long long i64;
-/* compiled.fast_kernel's C signature: pointers to the body records and workspace, then the other arrays' data
+/* generated.fast_kernel's C signature: pointers to the body records and workspace, then the other arrays' data
    pointers in the kernel's argument order, and dims: nb, then every array's shape (all are C-contiguous).
    Returns the kernel's status (0: success). */
 typedef i64 (*kernel_t)(void *bodies, void *work, void **pointers, i64 *dims);
@@ -40,7 +40,7 @@ typedef struct {
     kernel_t kernel;
     PyObject *fixed;            /* tuple (bodies, work, *arrays, [gravity]): kept alive for the kernel */
     PyObject *function;         /* the route written in Python, called as function(owner, *args, **kwargs) */
-    PyObject *owner;            /* weak reference to its owner (dispatch.Quantity) */
+    PyObject *owner;            /* weak reference to its owner (quantity.Quantity) */
     int keys;                   /* how many arguments after the state select the constant input (0: none) */
     PyObject *table;            /* NULL, or nested dicts: table[key_1]...[key_keys] is the constant input */
     PyObject *last_key;         /* NULL, or the tuple of the remembered key's elements (`remember`) */
@@ -117,7 +117,7 @@ static void extent(PyArrayObject *a, char **lo, char **hi)
 }
 
 /* 1 when an output among given[first:n] may share bytes with an array before it in given (the inputs, then the
-   outputs before it): what a Call compares before its kernel (whose entry point does not, compiled.fast_source)
+   outputs before it): what a Call compares before its kernel (whose entry point does not, generated.fast_source)
    and `overlapping` for whole batches. */
 static int any_overlap(PyArrayObject **given, int first, int n)
 {
@@ -524,7 +524,7 @@ static PyGetSetDef call_getset[] = {
 
 static PyTypeObject CallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "robot_dynamics._fastcall.Call",
+    .tp_name = "robot_dynamics.calls._fastcall.Call",
     .tp_doc = "A quantity for one state, called in C (robot_dynamics/_fastcall.c).",
     .tp_basicsize = sizeof(Call),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
@@ -538,9 +538,9 @@ static PyTypeObject CallType = {
     .tp_methods = call_methods,
 };
 
-/* ---- Contiguous: a checked kernel for the routes written in Python (dispatch._Contiguous) ---------------------
+/* ---- Contiguous: a checked kernel for the routes written in Python (kernels.AnyStrides) ---------------------
  * The kernels are compiled for C-contiguous arrays.  A Contiguous calls `kernel` (the compiled function) when its
- * last `n` arguments are C-contiguous ndarrays, and `slow` (dispatch._Contiguous: copies, then the kernel) otherwise
+ * last `n` arguments are C-contiguous ndarrays, and `slow` (kernels.AnyStrides: copies, then the kernel) otherwise
  * or while `kernel` is None (not compiled yet): the check costs ~10 ns here against 0.3 us in Python. */
 typedef struct {
     PyObject_HEAD
@@ -627,7 +627,7 @@ static PyGetSetDef contiguous_getset[] = {
 
 static PyTypeObject ContiguousType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "robot_dynamics._fastcall.Contiguous",
+    .tp_name = "robot_dynamics.calls._fastcall.Contiguous",
     .tp_doc = "Contiguous(slow, n): a kernel for C-contiguous arrays, else slow (robot_dynamics/_fastcall.c).",
     .tp_basicsize = sizeof(Contiguous),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
@@ -640,8 +640,8 @@ static PyTypeObject ContiguousType = {
     .tp_getset = contiguous_getset,
 };
 
-/* ---- Entry: a kernel's C entry point for the routes written in Python (dispatch._Contiguous) ------------------
- * Entry(address, ndims, n_inputs, n_outputs, overlap)(bodies, work, *arrays) -> status calls compiled.fast_kernel's
+/* ---- Entry: a kernel's C entry point for the routes written in Python (kernels.AnyStrides) ------------------
+ * Entry(address, ndims, n_inputs, n_outputs, overlap)(bodies, work, *arrays) -> status calls generated.fast_kernel's
  * C function, the quantity's one compiled entry, with the arguments a checked kernel takes (registry.CHECKED, the
  * route without the extension): every one an ndarray of the kernel's ndims[i] dimensions, C-contiguous, the last
  * n_inputs + n_outputs float64 -- a TypeError otherwise.  Like the checked kernel it returns `overlap`, nothing
@@ -733,7 +733,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 static PyTypeObject EntryType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "robot_dynamics._fastcall.Entry",
+    .tp_name = "robot_dynamics.calls._fastcall.Entry",
     .tp_doc = "Entry(address, ndims, n_inputs, n_outputs, overlap): a kernel's C entry point called with arrays "
               "(robot_dynamics/_fastcall.c).",
     .tp_basicsize = sizeof(Entry),
@@ -985,7 +985,7 @@ static PyGetSetDef method_getset[] = {
 
 static PyTypeObject MethodType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "robot_dynamics._fastcall.Method",
+    .tp_name = "robot_dynamics.calls._fastcall.Method",
     .tp_doc = "A Robot method's def, called in C when it only hands over to self._calls[row] (robot.forwards).",
     .tp_basicsize = sizeof(Method),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
@@ -1024,7 +1024,7 @@ static PyObject *overlapping(PyObject *module, PyObject *const *args, Py_ssize_t
     return PyBool_FromLong(any_overlap(arrays, (int)n_in, (int)n));
 }
 
-/* ---- layout(nbodies, per_thread, constants, per_state): compiled.batch_layout in C ---------------------------- */
+/* ---- layout(nbodies, per_thread, constants, per_state): batch.batch_layout in C ---------------------------- */
 
 static PyObject *layout(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1082,7 +1082,7 @@ static PyMethodDef module_methods[] = {
     {"overlapping", (PyCFunction)(void (*)(void))overlapping, METH_FASTCALL,
      "overlapping(inputs, outputs): True when an output's byte extent overlaps an input's or another output's"},
     {"layout", (PyCFunction)(void (*)(void))layout, METH_FASTCALL,
-     "layout(nbodies, per_thread, constants, per_state): compiled.batch_layout's int64 array, in C"},
+     "layout(nbodies, per_thread, constants, per_state): batch.batch_layout's int64 array, in C"},
     {NULL},
 };
 

@@ -1,0 +1,106 @@
+"""Where the compiled kernels are cached.
+
+numba checks a cached kernel against its own source file only, so a kernel whose callee in another module has
+changed would load stale machine code.  `kernel_cache` therefore gives numba (through its documented setting
+numba.config.CACHE_DIR, for the duration of the kernels' import only) a directory named after a hash of every
+kernel source: editing any of them starts a new directory, and nothing is ever deleted.  The directory lies beside
+the package when that is writable, else in the user's cache directory (a read-only site-packages).  The first use
+on a machine compiles for tens of seconds and says so on stderr, once.  Generated modules (the C entry points and
+checks of generated.py) are written there too (`generated_module`), so that numba caches them as well.
+"""
+import atexit
+import contextlib
+import hashlib
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numba
+
+_cache_dir = None
+_announced = False
+
+
+def _writable(directory):
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            return True
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def kernel_cache(package_dir, sources):
+    """numba caches the kernels defined (decorated) within this context in a directory named after the hash of
+    the files `sources`: beside the package (package_dir/__pycache__) when writable, else in the user cache."""
+    global _cache_dir
+    digest = hashlib.sha256(b"".join(Path(s).read_bytes() for s in sorted(map(str, sources)))).hexdigest()[:16]
+    name = f"robot_dynamics-kernels-{digest}"
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
+    base = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else None
+    for candidate in ([base] if base else [Path(package_dir) / "__pycache__", user]):
+        if _writable(candidate / name):
+            _cache_dir = candidate / name
+            break
+    previous = numba.config.CACHE_DIR
+    numba.config.CACHE_DIR = str(_cache_dir) if _cache_dir else previous
+    try:
+        yield
+    finally:
+        numba.config.CACHE_DIR = previous
+
+
+def cache_is_cold():
+    """True when the kernel cache holds no compiled kernel yet: this machine's first run."""
+    return not (_cache_dir and any(_cache_dir.rglob("*.nbi")))
+
+
+def announce_if_cold():
+    """Say once per process, on stderr, that the kernels are being compiled when their cache is empty."""
+    global _announced
+    if not _announced and cache_is_cold():
+        print("robot_dynamics: compiling the dynamics kernels for this machine (once; later runs load them from "
+              "numba's cache)...", file=sys.stderr, flush=True)
+    _announced = True
+
+
+_scratch = None                 # a temporary directory for generated modules when the cache directory is read-only
+
+
+def generated_module(name, source, namespace):
+    """(module, cacheable): the module of `source`, run with `namespace` among its globals and registered in
+    sys.modules (numba's cache imports a compiled function's module by name when it loads it back) -- a file in the
+    kernels' cache directory named after its hash and written once (numba dates its cache by the file; a reader can
+    open it), or, without a writable one, in a temporary directory of this process, which numba does not cache."""
+    global _scratch
+    stem, suffix = os.path.splitext(name)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    for cacheable in (True, False):
+        if cacheable and _cache_dir is None:
+            continue
+        if not cacheable and _scratch is None:
+            _scratch = Path(tempfile.mkdtemp(prefix="robot_dynamics-generated-"))
+            atexit.register(shutil.rmtree, _scratch, True)
+        path = (_cache_dir if cacheable else _scratch) / f"{stem}_{digest}{suffix}"
+        try:
+            if not path.exists():
+                temporary = path.with_suffix(f".{os.getpid()}.tmp")
+                temporary.write_text(source)
+                os.replace(temporary, path)        # atomic: another process never reads half a file
+            break
+        except OSError:
+            if not cacheable:
+                raise
+    name = f"robot_dynamics_generated_{stem}_{digest}"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        module.__dict__.update(namespace)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module, cacheable
