@@ -416,25 +416,16 @@ def joint_limits(source, robot):
     a ball joint's three coordinates (its range is a cone, not a box); velocity: +inf (MJCF has no velocity
     limit); effort: the smaller magnitude of a limited ``actuatorfrcrange`` (what the actuators may apply in
     both directions), else +inf.  MJCFError naming a joint of the robot that the MJCF lacks."""
-    from .urdf import Limits
+    from .urdf.limits import one_coordinate_joints, unbounded
     mujoco = _mujoco()
     m = source if hasattr(source, "jnt_range") else compile_mjcf(source)
     ids = {name: j for j, name in enumerate(_Names(mujoco, m).joint)}
-    offset = 6 if robot.floating_base else 0
-    n = robot.nv - offset
-    lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
-    velocity, effort = np.full(n, np.inf), np.full(n, np.inf)
-    for joint in robot.model.joints:
-        if joint.mimic is not None or joint.idx_v < offset:
-            continue
-        j = ids.get(joint.name)
-        if j is None:
-            raise MJCFError(f"joint '{joint.name}' of the robot is not in the MJCF given for its limits")
-        if joint.nv != 1:
-            continue
-        i = joint.idx_v - offset
+    lower, upper, velocity, effort = limits = unbounded(robot)
+    missing = "joint '{}' of the robot is not in the MJCF given for its limits"
+    for i, joint in one_coordinate_joints(robot, ids, lambda name: MJCFError(missing.format(name))):
+        j = ids[joint.name]
         if m.jnt_limited[j]:
             lower[i], upper[i] = m.jnt_range[j]
         if m.jnt_actfrclimited[j]:
             effort[i] = np.abs(m.jnt_actfrcrange[j]).min()
-    return Limits(lower, upper, velocity, effort)
+    return limits

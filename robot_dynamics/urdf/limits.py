@@ -29,18 +29,10 @@ def joint_limits(source, robot) -> Limits:
     its limit is unreadable or has lower > upper or a negative velocity or effort.
     """
     elements = {element.get("name"): element for element in read_robot(source).iterchildren("joint")}
-    offset = 6 if robot.floating_base else 0
-    n = robot.nv - offset
-    lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
-    velocity, effort = np.full(n, np.inf), np.full(n, np.inf)
-    for joint in robot.model.joints:
-        if joint.mimic is not None or joint.idx_v < offset:
-            continue
-        if joint.name not in elements:
-            raise URDFError(f"joint '{joint.name}' of the robot is not in the URDF given for its limits")
-        if joint.nv != 1:                                  # planar: no limits in URDF's sense
-            continue
-        i, where = joint.idx_v - offset, f"joint '{joint.name}'"
+    lower, upper, velocity, effort = limits = unbounded(robot)
+    missing = "joint '{}' of the robot is not in the URDF given for its limits"
+    for i, joint in one_coordinate_joints(robot, elements, lambda name: URDFError(missing.format(name))):
+        where = f"joint '{joint.name}'"
         limit = elements[joint.name].find("limit")
         values = {key: np.inf if limit is None or limit.get(key) is None else attribute_floats(limit, key, 1, where)[0]
                   for key in ("lower", "upper", "velocity", "effort")}
@@ -52,4 +44,25 @@ def joint_limits(source, robot) -> Limits:
             raise URDFError(f"{where}: <limit lower=\"{lower[i]:g}\" upper=\"{upper[i]:g}\" velocity="
                             f"\"{velocity[i]:g}\" effort=\"{effort[i]:g}\"> needs lower <= upper and velocity, "
                             f"effort >= 0")
-    return Limits(lower, upper, velocity, effort)
+    return limits
+
+
+def unbounded(robot) -> Limits:
+    """Limits over the joint coordinates of ``robot`` (a free base's 6 left out), every entry unbounded."""
+    n = robot.nv - (6 if robot.floating_base else 0)
+    return Limits(np.full(n, -np.inf), np.full(n, np.inf), np.full(n, np.inf), np.full(n, np.inf))
+
+
+def one_coordinate_joints(robot, names, missing):
+    """(i, joint) for every joint of ``robot`` with one coordinate of its own, i its index among the joint
+    coordinates (a free base's 6 left out), in order; ``missing(name)`` is raised for a joint that owns
+    coordinates and is not in ``names`` (those of the file); joints of several coordinates (planar, ball) have no
+    limits in URDF's sense and are passed over."""
+    offset = 6 if robot.floating_base else 0
+    for joint in robot.model.joints:
+        if joint.mimic is not None or joint.idx_v < offset:
+            continue
+        if joint.name not in names:
+            raise missing(joint.name)
+        if joint.nv == 1:
+            yield joint.idx_v - offset, joint
