@@ -23,8 +23,9 @@ from ..drives import COULOMB_VELOCITY
 if FAST_CALLS:
     from .._fastcall import Entry
 
-HEADER, ENTRIES = 0, 1          # the plan's rows: sizes and addresses, the calls' entries, then two rows a call
-BODIES, WORK = 4, 5             # the header's columns of the body records' and workspace's addresses
+HEADER, ENTRIES = 0, 1          # the plan's rows: counts and addresses, the calls' entries, then two rows a call
+# the header's columns: how many calls, the addresses of the body records and workspace, then the tick's integers
+CALLS, BODIES, WORK, USER = 0, 1, 2, 3
 OVERLAP = -1                    # the tick's status when out overlaps an input (_fastcall.Entry's check)
 
 
@@ -44,7 +45,7 @@ def call_entry(typingctx, address, bodies, work, pointers, dims):
 def robot_calls(plan):
     """Every call of the plan in order (Plan); KERNEL-relative: -1 when all succeed, else the index of the first
     whose status is not 0."""
-    for c in range(plan[HEADER, 3]):
+    for c in range(plan[HEADER, CALLS]):
         status = call_entry(plan[ENTRIES, c], plan[HEADER, BODIES], plan[HEADER, WORK],
                             plan[2 + 2 * c].ctypes.data, plan[3 + 2 * c].ctypes.data)
         if status != 0:
@@ -64,8 +65,8 @@ def plan(model, calls, header):
     the row's kernel called on the model's body records, a workspace and the row's per-robot arrays (made here, as
     dispatch.Engine makes them), then these (C-contiguous arrays the caller keeps alive, in the row's order; a
     frame_input among the inputs) -- and the arrays the table points into besides those, for the caller to keep.
-    header: up to 3 integers the tick reads (table[HEADER, :3]); column 3 is the number of calls, BODIES and WORK
-    the addresses of the body records and workspace."""
+    header: up to 5 integers the tick reads (table[HEADER, USER:]); the header's CALLS is the number of calls,
+    BODIES and WORK the addresses of the body records and workspace."""
     bodies, work, gravity = model.bodies.copy(), workspace(model.nbodies), np.array(model.gravity, dtype=float)
     kept, rows = [bodies, work, gravity], []
     for name, inputs, outputs in calls:
@@ -77,8 +78,8 @@ def plan(model, calls, header):
         rows.append([x.__array_interface__["data"][0] for x in arrays])
         rows.append([model.nbodies] + [d for x in arrays for d in x.shape])
     table = np.zeros((2 + len(rows), max(8, max(len(r) for r in rows))), dtype=np.int64)
-    table[HEADER, :len(header)] = header
-    table[HEADER, 3] = len(calls)
+    table[HEADER, USER:USER + len(header)] = header
+    table[HEADER, CALLS] = len(calls)
     table[HEADER, BODIES] = bodies.__array_interface__["data"][0]
     table[HEADER, WORK] = work.__array_interface__["data"][0]
     table[ENTRIES, :len(calls)] = [fast_kernel(name, kernel_types(name)) for name, _, _ in calls]
@@ -161,11 +162,11 @@ def command(q, v, q_d, v_d, a_d, K_p, K_d, Lam, drive, subtract, e, a_cmd, tau_d
 @njit(cache=True)
 def ct_tick(plan, data, q, v, q_d, v_d, a_d, tau):
     """tau = ID(q, v, a_cmd) + tau_drive (command), plan: inverse_dynamics from data's q, v, a_cmd into its tau_id,
-    plan[HEADER, :3] = nv, nq, subtract (e = q_d - q, else data's e holds q_d (-) q).  Returns OK, BAD + j (nothing
+    plan[HEADER, USER:] = nv, nq, subtract (e = q_d - q, else data's e holds q_d (-) q).  Returns OK, BAD + j (nothing
     written), KERNEL or OVERFLOW."""
-    nv, nq = plan[HEADER, 0], plan[HEADER, 1]
+    nv, nq = plan[HEADER, USER], plan[HEADER, USER + 1]
     q_b, v_b, e, a_cmd, tau_id, tau_drive, K_p, K_d, Lam, drive = ct_views(data, nv, nq)
-    status = command(q, v, q_d, v_d, a_d, K_p, K_d, Lam, drive, plan[HEADER, 2] != 0, e, a_cmd, tau_drive)
+    status = command(q, v, q_d, v_d, a_d, K_p, K_d, Lam, drive, plan[HEADER, USER + 2] != 0, e, a_cmd, tau_drive)
     if status != OK:
         return status
     q_b[:] = q

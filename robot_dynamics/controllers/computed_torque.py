@@ -142,8 +142,8 @@ class ComputedTorque:
         q, v, self._e, self._a_cmd, tau_id, _, self._K_p, self._K_d, self._Lam, rows = kernel.ct_views.py_func(
             self._data, n, robot.nq)
         rows[:] = drive
-        self._plan, self._arrays = kernel.plan(robot.model, [("inverse_dynamics", (q, v, self._a_cmd), (tau_id,))],
-                                         (n, robot.nq, self._subtract))
+        calls = [("inverse_dynamics", (q, v, self._a_cmd), (tau_id,))]
+        self._plan, self._arrays = kernel.plan(robot.model, calls, (n, robot.nq, self._subtract))
         self._fixed = self._arrays[:2] + (self._plan, self._data)       # the body records and workspace first
         example = (self._plan, self._data, q, v, q, v, v, v)
         self._tick = kernel.tick_entry(kernel.ct_tick, kernel.ct_entry, example, 5)
@@ -214,8 +214,8 @@ class ComputedTorque:
         if not all([type(x) is _ND and x.dtype is _F64 and x.shape == shape and x.flags.c_contiguous
                     for x, shape in zip(args, self._shapes)]):
             args = tuple(check_vector(name, x, shape[0]) for name, x, shape in zip(_ARGUMENTS, args, self._shapes))
-        if not self._subtract:
-            self._space.difference(args[0], args[2], out=self._e)
+        if not self._subtract and np.isfinite(args[0]).all() and np.isfinite(args[2]).all():   # (else the tick
+            self._space.difference(args[0], args[2], out=self._e)                           # names them)
         tau = np.empty(self.robot.nv) if out is None else self._checked_out(out)
         status = self._tick(*self._fixed, *args, tau)
         if status != kernel.OK:
