@@ -7,10 +7,10 @@ from numba import carray, njit, types
 from ..configuration import so3_log
 from ..dense import cholesky_into, solve_lower
 from ..drives import COULOMB_VELOCITY
-from ._ct_tick import HEADER, USER, robot_calls
+from ._ct_tick import HEADER, SHAPE, SUBTRACT, TICK, USER, robot_calls, space_difference
 
-OK, SINGULAR, OVERFLOW, BAD_Q, BAD_V, BAD_T_D, BAD_V_D, BAD_A_D = range(8)      # osc_tick's status, or KERNEL + c:
-KERNEL = 8                                                                      # CALLS[c] refused the state
+# osc_tick's status, or KERNEL + c: CALLS[c] refused the state
+OK, SINGULAR, OVERFLOW, BAD_Q, BAD_V, BAD_T_D, BAD_V_D, BAD_A_D, QUATERNION, KERNEL = range(10)
 CALLS = ("_frame_jacobian", "_frame_acceleration_bias", "_frame_placement", "mass_matrix", "inverse_dynamics")
 
 
@@ -43,21 +43,26 @@ def osc_size(nv, nq, k):
 @njit(cache=True)
 def osc_tick(plan, data, q, v, T_d, V_d, A_d, tau):
     """tau (task_space.py's module docstring) at q, v towards T_d, V_d, A_d; plan: CALLS on data's q and v into
-    its J, bias, T, M, h (osc_views), plan[HEADER, USER:] = nv, nq, k, posture (1: q_0 - q from data's q_posture,
-    0: data's dq holds q_0 (-) q).  Returns OK, SINGULAR, OVERFLOW, the first non-finite input's status (nothing
-    computed) or KERNEL + c."""
-    nv, nq, k = plan[HEADER, USER], plan[HEADER, USER + 1], plan[HEADER, USER + 2]
+    its J, bias, T, M, h (osc_views), plan[HEADER, USER:] = nv, nq, k and how the posture error q_0 (-) q is taken
+    (_ct_tick.SUBTRACT, TICK, or PYTHON: data's dq holds it).  Returns OK, SINGULAR, OVERFLOW, SHAPE, the first
+    non-finite input's status or QUATERNION (nothing computed), or KERNEL + c."""
+    nv, nq, k, mode = plan[HEADER, USER], plan[HEADER, USER + 1], plan[HEADER, USER + 2], plan[HEADER, USER + 3]
+    if q.shape[0] != nq or v.shape[0] != nv or T_d.shape[0] != 4 or T_d.shape[1] != 4 or V_d.shape[0] != k \
+            or A_d.shape[0] != k or tau.shape[0] != nv:
+        return SHAPE
     J, bias, T, M, h, _, q_b, v_b, dq, q_posture, work_n, work_k, K_p, K_d, K_p0, K_d0, drives, mu = osc_views(
         data, nv, nq, k)
     status = _finite_status(q, v, T_d, V_d, A_d)
     if status != OK:
         return status
+    if mode == TICK and space_difference(plan, q, q_posture, dq) >= 0:
+        return QUATERNION
     q_b[:] = q
     v_b[:] = v
     c = robot_calls(plan)
     if c >= 0:
         return KERNEL + c
-    return _operational_step(J, bias, T, M, h, q, v, T_d, V_d, A_d, q_posture[:nq * plan[HEADER, USER + 3]], dq,
+    return _operational_step(J, bias, T, M, h, q, v, T_d, V_d, A_d, q_posture[:nq * (mode == SUBTRACT)], dq,
                              K_p, K_d, K_p0, K_d0, mu[0], drives, work_n, work_k, tau)
 
 

@@ -129,7 +129,6 @@ class ComputedTorque:
         self._model = drives.model if self.friction else None            # a friction model's tau_f(v_d): numpy
         drive = self._drive_rows(drives, dt) if self.friction else np.zeros((4, n))
         self._space = ConfigurationSpace(robot.model)                      # q_d (-) q for a floating base
-        self._subtract = not self._space.lie                              # else e = q_d - q
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
         self._buffers(drive)
         self.K_p, self.K_d = K_p, K_d
@@ -143,7 +142,9 @@ class ComputedTorque:
             self._data, n, robot.nq)
         rows[:] = drive
         calls = [("inverse_dynamics", (q, v, self._a_cmd), (tau_id,))]
-        self._plan, self._arrays = kernel.plan(robot.model, calls, (n, robot.nq, self._subtract))
+        self._mode = kernel.difference_mode(self._space)
+        self._direct = self._mode != kernel.PYTHON                          # the tick alone, when the inputs are
+        self._plan, self._arrays = kernel.plan(robot.model, calls, (n, robot.nq, self._mode), self._space)
         self._fixed = self._arrays[:2] + (self._plan, self._data)       # the body records and workspace first
         example = (self._plan, self._data, q, v, q, v, v, v)
         self._tick = kernel.tick_entry(kernel.ct_tick, kernel.ct_entry, example, 5)
@@ -210,14 +211,19 @@ class ComputedTorque:
     def torque(self, q, v, q_d, v_d, a_d, out=None):
         """Joint torques (nv,) for state q (nq,), v (nv,) and reference q_d (nq,), v_d (nv,), a_d (nv,) (into out,
         (nv,), if given).  A bad argument raises a ValueError naming it."""
+        tau = np.empty(self._shapes[1][0]) if out is None else out
+        try:                                        # float64 arrays of the tick's shapes, straight in (else SHAPE)
+            status = self._tick(*self._fixed, q, v, q_d, v_d, a_d, tau) if self._direct and (
+                out is None or out.flags.writeable) else kernel.SHAPE
+        except (TypeError, AttributeError):
+            status = kernel.SHAPE
         args = (q, v, q_d, v_d, a_d)
-        if not all([type(x) is _ND and x.dtype is _F64 and x.shape == shape and x.flags.c_contiguous
-                    for x, shape in zip(args, self._shapes)]):
+        if status == kernel.SHAPE:                  # converted and checked, each culprit named
             args = tuple(check_vector(name, x, shape[0]) for name, x, shape in zip(_ARGUMENTS, args, self._shapes))
-        if not self._subtract and np.isfinite(args[0]).all() and np.isfinite(args[2]).all():   # (else the tick
-            self._space.difference(args[0], args[2], out=self._e)                           # names them)
-        tau = np.empty(self.robot.nv) if out is None else self._checked_out(out)
-        status = self._tick(*self._fixed, *args, tau)
+            if self._mode == kernel.PYTHON and np.isfinite(args[0]).all() and np.isfinite(args[2]).all():  # (else
+                self._space.difference(args[0], args[2], out=self._e)                       # the tick names them)
+            tau = np.empty(self.robot.nv) if out is None else self._checked_out(out)
+            status = self._tick(*self._fixed, *args, tau)
         if status != kernel.OK:
             self._refuse(status, args)
         if self._model is not None:
@@ -231,10 +237,12 @@ class ComputedTorque:
         return out
 
     def _refuse(self, status, args):
-        """The ValueError of a tick's status: the argument that is not finite, the inverse dynamics' own refusal,
-        an out that overlaps an input, or an overflow."""
+        """The ValueError of a tick's status: the argument that is not finite, a zero quaternion (the space's
+        message), the inverse dynamics' own refusal, an out that overlaps an input, or an overflow."""
         if kernel.BAD <= status < kernel.BAD + len(_ARGUMENTS):
             raise ValueError(f"{_ARGUMENTS[status - kernel.BAD]} is not finite")
+        if status == kernel.QUATERNION:
+            self._space.difference(args[0], args[2])
         if status == kernel.KERNEL:
             self.robot.inverse_dynamics(args[0], args[1], self._a_cmd)
         if status == kernel.OVERLAP:

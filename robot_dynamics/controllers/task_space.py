@@ -29,10 +29,10 @@ M a_0' + h for the posture's acceleration a_0', and N^T tau_0 = tau_0 - J^T Lamb
 import numpy as np
 
 from ..configuration import ConfigurationSpace, so3_log
-from ..model import FREE, PLANAR
 from . import _ct_tick, _osc_tick as kernel
-from ._osc_tick import BAD_A_D, BAD_Q, BAD_T_D, BAD_V, BAD_V_D, KERNEL, OVERFLOW, SINGULAR
-from .computed_torque import _F64, _ND, check_vector, gain_matrix
+from ._ct_tick import SHAPE
+from ._osc_tick import BAD_A_D, BAD_Q, BAD_T_D, BAD_V, BAD_V_D, KERNEL, OVERFLOW, QUATERNION, SINGULAR
+from .computed_torque import check_vector, gain_matrix
 
 _CULPRITS = {BAD_Q: "q", BAD_V: "v", BAD_T_D: "T_d", BAD_V_D: "V_d", BAD_A_D: "A_d"}
 
@@ -111,15 +111,16 @@ class OperationalSpace:
         self._numpy_friction = robot.model.drives.model is not None
         if not self._numpy_friction:
             drives[:] = robot.model.drives.damping, robot.model.drives.friction
-        scalar = nq == nv and not np.isin(robot.model.bodies["jtype"], (FREE, PLANAR)).any()
-        self._space = None if scalar else ConfigurationSpace(robot.model)    # q_0 (-) q, else q_0 - q in the tick
+        self._space = ConfigurationSpace(robot.model)
+        self._mode = _ct_tick.difference_mode(self._space)                 # how the tick takes q_0 (-) q
+        self._direct = self._mode != _ct_tick.PYTHON                        # the tick alone, when the inputs are
         model, f = robot.model, self._frame
         frames = (_ct_tick.frame_input(model, f, "local_world_aligned"), _ct_tick.frame_input(model, f, "local"))
         calls = [("_frame_jacobian", (q, frames[0]), (self._J,)), ("_frame_acceleration_bias", (q, v, frames[0]),
                  (self._bias,)), ("_frame_placement", (q, frames[1]), (self._T,)), ("mass_matrix", (q,), (self._M,)),
                  ("inverse_dynamics", (q, v, zero), (self._h,))]
         assert tuple(name for name, _, _ in calls) == kernel.CALLS
-        self._plan, arrays = _ct_tick.plan(model, calls, (nv, nq, k, scalar))
+        self._plan, arrays = _ct_tick.plan(model, calls, (nv, nq, k, self._mode), self._space)
         self._arrays = arrays + frames
         self._fixed = arrays[:2] + (self._plan, self._data)               # the body records and workspace first
         example = (self._plan, self._data, q, v, self._T_d, self._h[:k], self._h[:k], v)
@@ -152,11 +153,18 @@ class OperationalSpace:
         """Joint torques (nv,) at the state q (nq,), v (nv,) towards the frame's desired pose T_d (4, 4) (or
         position (3,) with position_only), velocity V_d and classical acceleration A_d ((6,) [linear; angular] or
         (3,), local_world_aligned: world axes at the frame's origin).  out: an (nv,) array to write into."""
-        q, v, T_d, V_d, A_d = self._inputs(q, v, T_d, V_d, A_d)
-        if self._space is not None and np.isfinite(q).all():              # (else the tick names q)
-            self._space.difference(q, self._q_posture, out=self._dq)
-        tau = np.empty(self.robot.nv) if out is None else self._checked_out(out)
-        status = self._tick(*self._fixed, q, v, T_d, V_d, A_d, tau)
+        tau = np.empty(self._h.shape[0]) if out is None else out
+        try:                                        # float64 arrays of the tick's shapes, straight in (else SHAPE)
+            status = self._tick(*self._fixed, q, v, T_d, V_d, A_d, tau) if self._direct and (
+                out is None or out.flags.writeable) else SHAPE
+        except (TypeError, AttributeError):
+            status = SHAPE
+        if status == SHAPE:                         # converted and checked, each culprit named
+            q, v, T_d, V_d, A_d = self._inputs(q, v, T_d, V_d, A_d)
+            if self._mode == _ct_tick.PYTHON and np.isfinite(q).all():     # (else the tick names q)
+                self._space.difference(q, self._q_posture, out=self._dq)
+            tau = np.empty(self.robot.nv) if out is None else self._checked_out(out)
+            status = self._tick(*self._fixed, q, v, T_d, V_d, A_d, tau)
         if status:
             self._refuse(status, q, v)
         if self._numpy_friction:
@@ -173,6 +181,8 @@ class OperationalSpace:
             raise ValueError("the torque overflows float64: the state or the targets are out of range")
         if status in _CULPRITS:
             raise ValueError(f"{_CULPRITS[status]} is not finite")
+        if status == QUATERNION:
+            self._space.difference(q, self._q_posture)
         if status == _ct_tick.OVERLAP:
             raise ValueError("out must not overlap q, v, T_d, V_d or A_d")
         robot, f = self.robot, self._frame          # KERNEL + c: a call refused q or v; the robot's own message
@@ -190,14 +200,9 @@ class OperationalSpace:
         return out
 
     def _inputs(self, q, v, T_d, V_d, A_d):
-        """The tick's arguments as C-contiguous float arrays of their shapes (finiteness: the step's);
-        a ValueError naming the first that is not."""
+        """The tick's arguments as C-contiguous float arrays of their shapes (finiteness: the tick's); a ValueError
+        naming the first that is not."""
         k = self.K_p.shape[0]
-        args = q, v, T_d, V_d, A_d
-        if all([type(x) is _ND and x.dtype is _F64 and x.flags.c_contiguous for x in args]) and (
-                q.shape == self._q_posture.shape and v.shape == self._h.shape and T_d.shape == (4, 4)
-                and V_d.shape == (k,) and A_d.shape == (k,)):
-            return args
         q, v = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float)
         V_d, A_d = np.ascontiguousarray(V_d, dtype=float), np.ascontiguousarray(A_d, dtype=float)
         T_d = np.ascontiguousarray(T_d, dtype=float)
