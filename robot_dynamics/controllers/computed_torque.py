@@ -150,7 +150,7 @@ class ComputedTorque:
         self._tick = kernel.tick_entry(kernel.ct_tick, kernel.ct_entry, example, 5)
 
     def _drive_rows(self, drives, dt):
-        """The (4, nv) rows of _command's drive array for self.friction (module docstring)."""
+        """The (4, nv) rows of _ct_tick.command's drive array for self.friction (module docstring)."""
         n = len(drives.damping)
         rows = np.zeros((4, n))
         rows[0] = drives.damping
@@ -195,9 +195,9 @@ class ComputedTorque:
         self._gains_changed()
 
     def _gains_changed(self):
-        """Lambda, the reference velocity's gain (module docstring), once both gains are set: K_d^+ K_p, capped at
-        K_d -- per joint for diagonal gains, by the spectral norm for full ones (zero when the drives are left
-        out).  Called again when K_d follows K_p at construction (K_d zero the first time)."""
+        """Lambda, the reference velocity's gain (module docstring), into the tick's data whenever a gain is set:
+        K_d^+ K_p, capped at K_d -- per joint for diagonal gains, by the spectral norm for full ones (zero when the
+        drives are left out; at construction K_p is set while K_d is still zero, then K_d)."""
         K_p, K_d = self._K_p, self._K_d
         if not self.friction:
             return
