@@ -56,18 +56,17 @@ widened w_i = F_i dt / (RHO m_i) so far that joints 6 and 7 stuck: 0.38 / 0.091 
 reflected inertia (robot.with_drives(armature=...), I_m N^2 from the motor's datasheet) or identify the drives
 (rd.identify(..., armature=True)).  friction=False ignores the model's friction (M keeps its armature).
 
-The tick: validation at construction, a finiteness check per tick, the command and the drives' torque in one
-compiled call, robot.inverse_dynamics through its fast entry into the controller's buffers.
+The tick: validation at construction, then one compiled call (_ct_tick.ct_tick): the finiteness check, the command
+and the drives' torque, and the robot's inverse dynamics called from it (its C entry point) on the controller's
+buffers.
 """
 import warnings
 
 import numpy as np
-from numba import njit
-
-from ..configuration import ConfigurationSpace
-from ..drives import COULOMB_VELOCITY
 
 from ..calls.checks import check_vector
+from ..configuration import ConfigurationSpace
+from . import _ct_tick as kernel
 
 
 def gain_matrix(gain, n, name="gain"):
@@ -101,37 +100,6 @@ def tracking_error(robot, q, v, q_d, v_d):
 RHO = 0.5                  # the largest slope dt / m_i a measured-velocity compensation takes (module docstring)
 _ND, _F64 = np.ndarray, np.dtype(np.float64)
 _ARGUMENTS = ("q", "v", "q_d", "v_d", "a_d")
-OK, BAD = 0, 1             # _command's status; BAD + j: argument j (of _ARGUMENTS) is not finite
-
-
-@njit(cache=True)
-def _command(q, v, q_d, v_d, a_d, K_p, K_d, Lam, drive, subtract, e, a_cmd, tau_drive):
-    """a_cmd = a_d + K_d (v_d - v) + K_p e and the drives' torque (module docstring), 0; or BAD + j for a non-finite
-    argument j, writing nothing.  subtract: e = q_d - q (else e holds it); drive (4, nv): rows D (at v_r), D_bar (at
-    the measured v), D (at v_d), F (at v_d, width COULOMB_VELOCITY); tau_drive is left alone when drive has no
-    columns."""
-    for j, x in enumerate((q, v, q_d, v_d, a_d)):
-        for i in range(x.shape[0]):
-            if not np.isfinite(x[i]):
-                return BAD + j
-    n = v.shape[0]
-    if subtract:
-        for i in range(n):
-            e[i] = q_d[i] - q[i]
-    for i in range(n):
-        x = a_d[i]
-        for j in range(n):
-            x += K_d[i, j] * (v_d[j] - v[j]) + K_p[i, j] * e[j]
-        a_cmd[i] = x
-    if drive.shape[1] == 0:
-        return OK
-    for i in range(n):
-        v_r = v_d[i]
-        for j in range(n):
-            v_r += Lam[i, j] * e[j]                                      # v_r = v_d + Lambda e
-        tau_drive[i] = (drive[0, i] * (v_r - v_d[i]) + drive[1, i] * (v[i] - v_r) + drive[2, i] * v_d[i]
-                        + drive[3, i] * np.tanh(v_d[i] / COULOMB_VELOCITY))
-    return OK
 
 
 def smallest_inertias(robot, samples=32, rng=0):
@@ -159,17 +127,30 @@ class ComputedTorque:
         drives = robot.model.drives
         self.friction = mode if mode and not drives.frictionless else False
         self._model = drives.model if self.friction else None            # a friction model's tau_f(v_d): numpy
-        self._drive = np.zeros((4, 0))
-        if self.friction:
-            self._drive = self._drive_rows(drives, dt)
+        drive = self._drive_rows(drives, dt) if self.friction else np.zeros((4, n))
         self._space = ConfigurationSpace(robot.model)                      # q_d (-) q for a floating base
-        self._subtract = not self._space.lie                              # else e = q_d - q
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
-        self._e, self._a_cmd, self._tau_drive = np.zeros(n), np.empty(n), np.zeros(n)
+        self._buffers(drive)
         self.K_p, self.K_d = K_p, K_d
 
+    def _buffers(self, drive):
+        """The tick's data (_ct_tick.ct_views: its state, gains and drive rows) and the plan of its inverse
+        dynamics, into the data's tau_id from its q, v and a_cmd."""
+        robot, n = self.robot, self.robot.nv
+        self._data = np.zeros(kernel.ct_size(n, robot.nq))
+        q, v, self._e, self._a_cmd, tau_id, _, self._K_p, self._K_d, self._Lam, rows = kernel.ct_views.py_func(
+            self._data, n, robot.nq)
+        rows[:] = drive
+        calls = [("inverse_dynamics", (q, v, self._a_cmd), (tau_id,))]
+        self._mode = kernel.difference_mode(self._space)
+        self._direct = self._mode != kernel.PYTHON                          # the tick alone, when the inputs are
+        self._plan, self._arrays = kernel.plan(robot.model, calls, (n, robot.nq, self._mode), self._space)
+        self._fixed = self._arrays[:2] + (self._plan, self._data)       # the body records and workspace first
+        example = (self._plan, self._data, q, v, q, v, v, v)
+        self._tick = kernel.tick_entry(kernel.ct_tick, kernel.ct_entry, example, 5)
+
     def _drive_rows(self, drives, dt):
-        """The (4, nv) rows of _command's drive array for self.friction (module docstring)."""
+        """The (4, nv) rows of _ct_tick.command's drive array for self.friction (module docstring)."""
         n = len(drives.damping)
         rows = np.zeros((4, n))
         rows[0] = drives.damping
@@ -201,7 +182,7 @@ class ComputedTorque:
 
     @K_p.setter
     def K_p(self, gain):
-        self._K_p = gain_matrix(gain, self.robot.nv, "K_p")
+        self._K_p[:] = gain_matrix(gain, self.robot.nv, "K_p")
         self._gains_changed()
 
     @property
@@ -210,42 +191,60 @@ class ComputedTorque:
 
     @K_d.setter
     def K_d(self, gain):
-        self._K_d = gain_matrix(gain, self.robot.nv, "K_d")
+        self._K_d[:] = gain_matrix(gain, self.robot.nv, "K_d")
         self._gains_changed()
 
     def _gains_changed(self):
-        """Lambda, the reference velocity's gain (module docstring), once both gains are set: K_d^+ K_p, capped at
-        K_d -- per joint for diagonal gains, by the spectral norm for full ones."""
-        if not (hasattr(self, "_K_p") and hasattr(self, "_K_d")):
-            return
+        """Lambda, the reference velocity's gain (module docstring), into the tick's data whenever a gain is set:
+        K_d^+ K_p, capped at K_d -- per joint for diagonal gains, by the spectral norm for full ones (zero when the
+        drives are left out; at construction K_p is set while K_d is still zero, then K_d)."""
         K_p, K_d = self._K_p, self._K_d
         if not self.friction:
-            self._Lam = np.zeros((0, 0))
-        elif not (np.count_nonzero(K_p - np.diag(np.diag(K_p))) or np.count_nonzero(K_d - np.diag(np.diag(K_d)))):
+            return
+        if not (np.count_nonzero(K_p - np.diag(np.diag(K_p))) or np.count_nonzero(K_d - np.diag(np.diag(K_d)))):
             p, d = np.diag(K_p), np.diag(K_d)
-            self._Lam = np.diag(np.minimum(np.where(d > 0, p / np.where(d > 0, d, 1.0), 0.0), np.abs(d)))
+            self._Lam[:] = np.diag(np.minimum(np.where(d > 0, p / np.where(d > 0, d, 1.0), 0.0), np.abs(d)))
         else:
             Lam = np.linalg.pinv(K_d) @ K_p
-            self._Lam = Lam * min(1.0, np.linalg.norm(K_d, 2) / max(np.linalg.norm(Lam, 2), 1e-300))
+            self._Lam[:] = Lam * min(1.0, np.linalg.norm(K_d, 2) / max(np.linalg.norm(Lam, 2), 1e-300))
 
     def torque(self, q, v, q_d, v_d, a_d, out=None):
         """Joint torques (nv,) for state q (nq,), v (nv,) and reference q_d (nq,), v_d (nv,), a_d (nv,) (into out,
         (nv,), if given).  A bad argument raises a ValueError naming it."""
-        robot = self.robot
+        tau = np.empty(self._shapes[1][0]) if out is None else out
+        try:                                        # float64 arrays of the tick's shapes, straight in (else SHAPE)
+            status = self._tick(*self._fixed, q, v, q_d, v_d, a_d, tau) if self._direct and (
+                out is None or out.flags.writeable) else kernel.SHAPE
+        except (TypeError, AttributeError):
+            status = kernel.SHAPE
         args = (q, v, q_d, v_d, a_d)
-        if not all([type(x) is _ND and x.dtype is _F64 and x.shape == shape and x.flags.c_contiguous
-                    for x, shape in zip(args, self._shapes)]):
+        if status == kernel.SHAPE:                  # converted and checked, each culprit named
             args = tuple(check_vector(name, x, shape[0]) for name, x, shape in zip(_ARGUMENTS, args, self._shapes))
-        q, v, q_d, v_d, a_d = args
-        if not self._subtract:
-            self._space.difference(q, q_d, out=self._e)
-        status = _command(q, v, q_d, v_d, a_d, self._K_p, self._K_d, self._Lam, self._drive, self._subtract,
-                          self._e, self._a_cmd, self._tau_drive)
-        if status != OK:
-            raise ValueError(f"{_ARGUMENTS[status - BAD]} is not finite")
-        tau = robot.inverse_dynamics(q, v, self._a_cmd, out)
-        if self.friction:
-            tau += self._tau_drive
-            if self._model is not None:
-                tau += self._model.torque(v_d)
+            if self._mode == kernel.PYTHON and np.isfinite(args[0]).all() and np.isfinite(args[2]).all():  # (else
+                self._space.difference(args[0], args[2], out=self._e)                       # the tick names them)
+            tau = np.empty(self.robot.nv) if out is None else self._checked_out(out)
+            status = self._tick(*self._fixed, *args, tau)
+        if status != kernel.OK:
+            self._refuse(status, args)
+        if self._model is not None:
+            tau += self._model.torque(args[3])
         return tau
+
+    def _checked_out(self, out):
+        if not (type(out) is _ND and out.dtype is _F64 and out.shape == self._shapes[1] and out.flags.c_contiguous
+                and out.flags.writeable):
+            raise ValueError(f"out must be a writeable C-contiguous float64 array of shape {self._shapes[1]}")
+        return out
+
+    def _refuse(self, status, args):
+        """The ValueError of a tick's status: the argument that is not finite, a zero quaternion (the space's
+        message), the inverse dynamics' own refusal, an out that overlaps an input, or an overflow."""
+        if kernel.BAD <= status < kernel.BAD + len(_ARGUMENTS):
+            raise ValueError(f"{_ARGUMENTS[status - kernel.BAD]} is not finite")
+        if status == kernel.QUATERNION:
+            self._space.difference(args[0], args[2])
+        if status == kernel.KERNEL:
+            self.robot.inverse_dynamics(args[0], args[1], self._a_cmd)
+        if status == kernel.OVERLAP:
+            raise ValueError("out must not overlap q, v, q_d, v_d or a_d")
+        raise ValueError("the torque overflows float64: the state or the reference is out of range")

@@ -135,6 +135,39 @@ def test_controller_rejects_bad_states():
         controller.torque(zero, zero + np.nan, zero, zero, zero)
 
 
+def test_computed_torque_refusals_name_the_culprit_and_write_nothing():
+    """On a floating base (q_d (-) q in the compiled tick): a NaN in q or q_d, a zero base quaternion, an out that
+    is an input -- each a ValueError naming it, out untouched; a strided or integer input gives the same torque as
+    its float64 copy, and gains set between ticks act as a new controller's (M a_cmd + h by the robot's own
+    inverse dynamics)."""
+    robot = load("quadruped.urdf", floating_base=True)
+    rng = np.random.default_rng(21)
+    q, q_d = robot.random_configuration(rng), robot.random_configuration(rng)
+    v, v_d, a_d = rng.normal(size=(3, robot.nv))
+    controller = ComputedTorque(robot, 100.0, 20.0)
+    out = np.full(robot.nv, 7.0)
+    for i, name in ((0, "q"), (2, "q_d")):
+        args = [q, v, q_d, v_d, a_d]
+        args[i] = args[i].copy()
+        args[i][0] = np.nan
+        with pytest.raises(ValueError, match=f"^{name} is not finite"):
+            controller.torque(*args, out=out)
+        args[i][0] = 0.0
+        args[i][3:7] = 0.0
+        with pytest.raises(ValueError, match="zero or non-finite quaternion"):
+            controller.torque(*args, out=out)
+    with pytest.raises(ValueError, match="overlap"):
+        controller.torque(q, v, q_d, v_d, a_d, out=v)
+    assert np.all(out == 7.0)
+    tau = controller.torque(q, v, q_d, v_d, a_d)
+    strided = np.stack([v, v], axis=1)[:, 0]
+    np.testing.assert_array_equal(controller.torque(q, strided, q_d, v_d, a_d), tau)
+    controller.K_p, controller.K_d = np.linspace(10.0, 50.0, robot.nv), 5.0
+    a_cmd = a_d + 5.0 * (v_d - v) + np.linspace(10.0, 50.0, robot.nv) * robot.difference(q, q_d)
+    np.testing.assert_allclose(controller.torque(q, v, q_d, v_d, a_d), robot.inverse_dynamics(q, v, a_cmd),
+                               rtol=1e-12, atol=1e-9)
+
+
 # ---- Slotine-Li ------------------------------------------------------------------------------------------------
 
 def mismatched(robot, rng, spread=0.3):

@@ -156,3 +156,35 @@ def test_out_and_refused_inputs(panda):
     with pytest.raises(ValueError, match="K_p"):
         controller.K_p = np.ones(5)
     assert np.array_equal(controller.torque(*args), tau)
+
+
+def test_floating_base_refusals_and_gains_between_ticks():
+    """On a floating base (the posture's q_0 (-) q in the compiled tick): a NaN in q and a zero base quaternion are
+    ValueErrors naming it, an out that is an input is refused, none writes out; gains and damping set between ticks
+    act as a new controller's; a negative damping is refused."""
+    import pathlib
+    robot = rd.load_urdf(str(pathlib.Path(__file__).resolve().parents[2] / "urdf" / "quadruped.urdf"),
+                         floating_base=True)
+    frame = robot.frame_names[-1]
+    rng = np.random.default_rng(8)
+    q, v = robot.random_configuration(rng), rng.normal(size=robot.nv)
+    args = [q, v, robot.frame_placement(robot.random_configuration(rng), frame)[:3, 3].copy(), rng.normal(size=3),
+            rng.normal(size=3)]
+    controller = OperationalSpace(robot, frame, K_p=100.0, K_d=20.0, position_only=True, damping=1e-3)
+    out = np.full(robot.nv, 7.0)
+    bad = q.copy()
+    bad[0] = np.nan
+    with pytest.raises(ValueError, match="^q is not finite"):
+        controller.torque(bad, *args[1:], out=out)
+    bad[0], bad[3:7] = 0.0, 0.0
+    with pytest.raises(ValueError, match=r"\[3:7\] is a zero or non-finite quaternion"):
+        controller.torque(bad, *args[1:], out=out)
+    with pytest.raises(ValueError, match="overlap"):
+        controller.torque(*args, out=v)
+    assert np.all(out == 7.0)
+    with pytest.raises(ValueError, match="damping"):
+        controller.damping = -1.0
+    controller.K_p, controller.K_d0, controller.damping = [50.0, 60.0, 70.0], 3.0, 0.1
+    fresh = OperationalSpace(robot, frame, K_p=[50.0, 60.0, 70.0], K_d=20.0, K_d0=3.0, position_only=True,
+                             damping=0.1)
+    np.testing.assert_array_equal(controller.torque(*args), fresh.torque(*args))
