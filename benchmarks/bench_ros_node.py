@@ -68,7 +68,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 
 import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.controllers import ComputedTorque  # noqa: E402
-from robot_dynamics.ros.controller_nodes import trajectory_from_msg  # noqa: E402
+from robot_dynamics.ros.conversions import trajectory_from_msg  # noqa: E402
 from robot_dynamics.ros.qos import OUTPUT_QOS, STATE_QOS  # noqa: E402
 from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
 
@@ -135,7 +135,7 @@ class Target:
             topics = [f"{self.namespace}/{node}/{topic}:{cls.__module__}.{cls.__name__}"
                       for topic, cls in ALL_OUTPUTS.items()]
             self.sink = subprocess.Popen([sys.executable, "-c", SINK, *topics], env=env, start_new_session=True)
-        module = ["robot_dynamics.ros.controller_nodes", kind] if self.controller else [f"robot_dynamics.ros.{node}"]
+        module = [f"robot_dynamics.ros.{node}"]
         self.process = subprocess.Popen(
             [sys.executable, "-m", *module, "--ros-args", "-r", f"__ns:={self.namespace}",
              "--log-level", "warn", *params], env=env, start_new_session=True)

@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
+from ..controllers import PiecewiseTrajectory
 from ..model import BASE_COORDINATES
 
 
@@ -192,17 +193,83 @@ def base_state_from_odometry(msg, root_link):
     return q_base, v_base
 
 
-# --- trajectory_msgs/JointTrajectoryPoint -------------------------------------------------------------------
+# --- trajectory_msgs/JointTrajectoryPoint and JointTrajectory ----------------------------------------------
 
-def reference_from_point(msg, nv):
-    """``(v_ref, a_ref)``, each ``(nv,)``, from a JointTrajectoryPoint's velocities and accelerations."""
-    v_ref, a_ref = as_float_array(msg.velocities), as_float_array(msg.accelerations)
-    if len(v_ref) != nv or len(a_ref) != nv:
-        raise BadMessage("reference_length", f"reference has {len(v_ref)} velocities and {len(a_ref)} "
-                                             f"accelerations; the model has nv = {nv}")
-    if not (np.isfinite(v_ref).all() and np.isfinite(a_ref).all()):
-        raise BadMessage("reference_non_finite", "reference has NaN or infinite velocities or accelerations")
-    return v_ref.copy(), a_ref.copy()
+POINT_FIELDS = ("positions", "velocities", "accelerations")
+
+
+def reference_from_point(msg, n, required, optional=()):
+    """The fields of a JointTrajectoryPoint that ``required`` and ``optional`` name (of POINT_FIELDS), each a new
+    float64 array (n,), in the order of POINT_FIELDS; None for a field not named, or optional and empty.
+
+    BadMessage ``reference_length`` unless every required field has n values and every optional one 0 or n;
+    ``reference_non_finite`` when one holds NaN or inf.
+    """
+    arrays = tuple(as_float_array(getattr(msg, field)) if field in required or field in optional else None
+                   for field in POINT_FIELDS)
+    for field, a in zip(POINT_FIELDS, arrays):
+        if a is not None and len(a) != n and (field in required or len(a)):
+            given = ", ".join(f"{len(a)} {field}" for field, a in zip(POINT_FIELDS, arrays) if a is not None)
+            optional_text = f" ({' and '.join(optional)} may be empty)" if optional else ""
+            raise BadMessage("reference_length", f"reference has {given}; {n} are needed{optional_text}")
+    if not all(a is None or np.isfinite(a).all() for a in arrays):
+        raise BadMessage("reference_non_finite", "reference has NaN or infinite values")
+    return tuple(None if a is None or not len(a) else a.copy() for a in arrays)
+
+
+def trajectory_from_msg(msg, joint_names):
+    """``(trajectory, start)`` of a JointTrajectory: a PiecewiseTrajectory over time_from_start.
+
+    Parameters
+    ----------
+    msg : trajectory_msgs.msg.JointTrajectory
+        Its ``joint_names`` must name every joint of ``joint_names`` once, in any order.
+    joint_names : list of str
+        The model's joints: the order of the trajectory's arrays.
+
+    Returns
+    -------
+    trajectory : controllers.PiecewiseTrajectory
+        Of degree 1, 3 or 5 as every point gives positions, velocities, accelerations; arrays (N, n).
+    start : float or None
+        ``header.stamp`` in seconds; None for a zero stamp (start at the next joint state).
+    """
+    if not msg.points:
+        raise BadMessage("trajectory_empty", "joint trajectory has no points")
+    names = list(msg.joint_names)
+    if sorted(names) != sorted(joint_names):
+        raise BadMessage("trajectory_joints", f"joint trajectory names {names}; the controlled joints are "
+                                              f"{list(joint_names)}")
+    columns = [names.index(name) for name in joint_names]
+    positions = _point_arrays(msg.points, "positions", columns, required=True)
+    velocities = _point_arrays(msg.points, "velocities", columns, required=False)
+    accelerations = _point_arrays(msg.points, "accelerations", columns, required=False)
+    if accelerations is not None and velocities is None:
+        raise BadMessage("trajectory_lengths", "joint trajectory has accelerations without velocities")
+    if not all(a is None or np.isfinite(a).all() for a in (positions, velocities, accelerations)):
+        raise BadMessage("trajectory_non_finite", "joint trajectory has NaN or infinite values")
+    times = np.array([seconds(p.time_from_start) for p in msg.points])
+    if np.any(np.diff(times) <= 0):
+        raise BadMessage("trajectory_times", f"joint trajectory time_from_start is not strictly increasing: "
+                                             f"{times.tolist()}")
+    start = seconds(msg.header.stamp) if (msg.header.stamp.sec or msg.header.stamp.nanosec) else None
+    return PiecewiseTrajectory(times, positions, velocities, accelerations), start
+
+
+def _point_arrays(points, field, columns, required):
+    """``field`` of every point, its columns reordered by ``columns``: (N, n); None when optional and absent.
+
+    Raises BadMessage unless every point gives all n values (or, for an optional field, every point none).
+    """
+    values = [as_float_array(getattr(p, field)) for p in points]
+    n = len(columns)
+    if not required and all(len(v) == 0 for v in values):
+        return None
+    if any(len(v) != n for v in values):
+        lengths = sorted({len(v) for v in values})
+        raise BadMessage("trajectory_lengths", f"joint trajectory {field} have lengths {lengths}; every point needs "
+                                               f"{n}" + ("" if required else " (or every point none)"))
+    return np.array(values)[:, columns]
 
 
 @njit(cache=True)

@@ -1,4 +1,4 @@
-"""What every node of the package shares about the robot it serves and the messages it cannot use.
+"""What every node of the package shares about the robot it serves.
 
 The robot description follows the MoveIt pattern: the string parameter ``robot_description``; if empty, the
 file named by ``urdf_path``; if both are empty, the ``robot_description`` topic (see qos.DESCRIPTION_QOS), to
@@ -144,16 +144,3 @@ def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_d
     for warning in caught:
         logger.warning(f"robot description: {warning.category.__name__}: {warning.message}")
     return robot
-
-
-class SkipsBadMessages:
-    """Mixin for a node with a ``skipped`` collections.Counter: ``_skip(err)`` counts a message that cannot be
-    used (a conversions.BadMessage) under its kind of fault and logs it, throttled per kind."""
-
-    def _skip(self, err):
-        self.skipped[err.kind] += 1
-        loggers = self.__dict__.setdefault("_kind_loggers", {})
-        logger = loggers.get(err.kind)
-        if logger is None:
-            logger = loggers[err.kind] = self.get_logger().get_child(err.kind)
-        logger.warning(f"skipped: {err}", throttle_duration_sec=WARN_PERIOD)

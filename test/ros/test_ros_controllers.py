@@ -41,7 +41,8 @@ import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.controllers import (ComputedTorque, PiecewiseTrajectory, RelativeGains, Simulator,  # noqa: E402
                                         SumOfSines)
 from robot_dynamics.demo import PAYLOAD_BODY, PAYLOAD_COM, make_scenario, run_in_process  # noqa: E402
-from robot_dynamics.ros.controller_nodes import AdaptiveControllerNode, ComputedTorqueNode  # noqa: E402
+from robot_dynamics.ros.adaptive_controller_node import AdaptiveControllerNode  # noqa: E402
+from robot_dynamics.ros.computed_torque_node import ComputedTorqueNode  # noqa: E402
 from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
 from robot_dynamics.ros.sim_node import SimNode  # noqa: E402
 
@@ -328,7 +329,7 @@ def test_computed_torque_with_the_exact_model_converges(executor, namespace, pro
         "-p", "lockstep:=true", "-p", "real_time_factor:=0.0",
         "-p", f"initial_positions:={as_list((start.q - offset)[order])}",
         "-p", f"initial_velocities:={as_list(start.v[order])}"], tmp_path / "sim.log")
-    controller = processes.start(["robot_dynamics.ros.controller_nodes", "computed_torque"],
+    controller = processes.start(["robot_dynamics.ros.computed_torque_node"],
                                  common + ["-p", "kp:=100.0", "-p", "kd:=20.0"], tmp_path / "controller.log")
     probe = Probe(executor, namespace, topics=("joint_states",), spin_here=True)
     try:
@@ -387,7 +388,7 @@ def test_disabling_publishes_zero_once_and_enabling_resumes(executor, namespace,
     zeros, answered = probe.count("commands"), node.answered
     moved = q + 0.01                                        # joint states keep coming: none is answered
     assert probe.published(probe.joint_states, joint_state(names, moved, v, k=next(k)),
-                           until=lambda: np.allclose(node._merger.q, moved))
+                           until=lambda: np.allclose(node.inputs.merger.q, moved))
     assert not probe.wait_until(lambda: probe.count("commands") > zeros, timeout=0.5)
     assert node.answered == answered
 
@@ -509,8 +510,8 @@ def test_bad_messages_are_skipped_and_the_last_good_reference_stays(probe, start
         ("trajectory_times", probe.trajectory, with_points(not_increasing)),
         ("trajectory_lengths", probe.trajectory, with_points(short)),
         ("trajectory_non_finite", probe.trajectory, with_points(nan)),
-        ("reference_lengths", probe.reference, JointTrajectoryPoint(positions=q[:-1].tolist())),
-        ("reference_lengths", probe.reference, JointTrajectoryPoint(positions=q.tolist(), velocities=[0.0])),
+        ("reference_length", probe.reference, JointTrajectoryPoint(positions=q[:-1].tolist())),
+        ("reference_length", probe.reference, JointTrajectoryPoint(positions=q.tolist(), velocities=[0.0])),
         ("reference_non_finite", probe.reference, JointTrajectoryPoint(positions=[float("nan")] * 7)),
     ]
     k = 1
