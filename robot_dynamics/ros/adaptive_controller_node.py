@@ -16,7 +16,7 @@ from std_msgs.msg import Float64MultiArray
 
 from robot_dynamics.controllers import RelativeGains
 from robot_dynamics.ros.controller_node import ControllerNode
-from robot_dynamics.ros.conversions import multiarray_layout, set_multiarray_data
+from robot_dynamics.ros.conversions import float_field, multiarray_layout
 from robot_dynamics.ros.description import describe
 from robot_dynamics.ros.runner import run
 
@@ -94,8 +94,8 @@ class AdaptiveControllerNode(ControllerNode):
         self._initial_parameters = self.declare_parameter("initial_parameters", Parameter.Type.DOUBLE_ARRAY, describe(
             "Initial estimate pi_hat0, 10 per body in body_names order; default: the description's.",
             read_only=True)).value
-        self.declare_parameter("max_adaptation_step", 0.01, describe(
-            "Longest time [s] one adaptation step integrates (a gap between joint states counts as this)."))
+        self._max_step = self.declare_parameter("max_adaptation_step", 0.01, describe(
+            "Longest time [s] one adaptation step integrates (a gap between joint states counts as this).")).value
         rate = self.declare_parameter("state_rate", 100.0, describe(
             "Rate [Hz] of ~/tracking_error, ~/parameter_estimate and ~/prediction_error, by the joint states' "
             "stamps; 0: after every answered joint state.", read_only=True)).value
@@ -147,9 +147,14 @@ class AdaptiveControllerNode(ControllerNode):
         trial.update(q, zero, q, zero, zero, 1e-3)
         self.declare_parameter("body_names", list(robot.body_names), describe(
             "Read-only. The bodies in the order of the rows of ~/parameter_estimate.", read_only=True))
+        n = len(self.joints)
         self._estimate = Float64MultiArray(layout=multiarray_layout((robot.nbodies, 10)))
-        self._error = JointState(name=list(self.joints))
+        self._estimate_view = float_field(self._estimate, "data", robot.parameters.size)
+        self._error = JointState(name=list(self.joints))             # e and edot, joints order
+        self._e, self._edot = float_field(self._error, "position", n), float_field(self._error, "velocity", n)
         self._prediction = JointState(name=list(self.joints))
+        self._prediction_view = float_field(self._prediction, "effort", n)
+        self._difference = np.empty(n)                                  # q_d - q or v_d - v, model order
 
     def _settings(self, robot):
         """RelativeGains from the parameters: lambda and kd (n,) in model order or None, gamma (nbodies,)."""
@@ -161,6 +166,11 @@ class AdaptiveControllerNode(ControllerNode):
                              prediction=None if p["prediction"] < 0 else p["prediction"], memory=p["memory"],
                              cutoff=p["cutoff"], barrier=p["barrier"], law=p["law"])
 
+    def _apply_parameters(self, params):
+        super()._apply_parameters(params)
+        if any(p.name == "max_adaptation_step" for p in params):
+            self._max_step = self.get_parameter("max_adaptation_step").value
+
     def _set_gains(self):
         if self.controller is not None:
             settings = self._settings(self.robot)
@@ -169,12 +179,12 @@ class AdaptiveControllerNode(ControllerNode):
     def _torque(self, q, v, reference, dt):
         if self.controller is None:
             self.controller = self._settings(self.robot).slotine_li(self.robot, self._pi_hat0)
-        dt = min(dt, self.get_parameter("max_adaptation_step").value)
-        tau = self.controller.update(q, v, reference.q, reference.v, reference.a, dt)
+        tau = self.controller.update(q, v, reference.q, reference.v, reference.a, min(dt, self._max_step))
         status = self.controller.status
-        for kind in ("step_limited", "gains_capped"):
-            if getattr(status, kind):
-                self.flagged[kind] += 1
+        if status.step_limited:
+            self.flagged["step_limited"] += 1
+        if status.gains_capped:
+            self.flagged["gains_capped"] += 1
         return tau
 
     def _publish_diagnostics(self, stamp, t, q, v, reference):
@@ -182,14 +192,15 @@ class AdaptiveControllerNode(ControllerNode):
             return
         self._state_reported = t
         i = self.joint_index
+        difference = self._difference
         self._error.header.stamp = stamp
-        self._error.position = (reference.q - q)[i].tolist()
-        self._error.velocity = (reference.v - v)[i].tolist()
+        np.subtract(reference.q, q, out=difference).take(i, out=self._e)
+        np.subtract(reference.v, v, out=difference).take(i, out=self._edot)
         self._error_pub.publish(self._error)
-        set_multiarray_data(self._estimate, self.controller.pi_hat)
+        self._estimate_view[:] = self.controller.pi_hat
         self._estimate_pub.publish(self._estimate)
         self._prediction.header.stamp = stamp
-        self._prediction.effort = self.controller.prediction_error[i].tolist()
+        self.controller.prediction_error.take(i, out=self._prediction_view)
         self._prediction_pub.publish(self._prediction)
 
 

@@ -6,6 +6,8 @@ clock and shared parameters: robot_dynamics.ros.controller_node.
 """
 import sys
 
+import numpy as np
+
 from robot_dynamics.controllers import ComputedTorque, gain_matrix
 from robot_dynamics.ros.controller_node import ControllerNode
 from robot_dynamics.ros.description import describe
@@ -33,6 +35,7 @@ class ComputedTorqueNode(ControllerNode):
 
     def _prepare(self, robot):
         self.controller = ComputedTorque(robot, 0.0, 0.0)
+        self._tau = np.empty(robot.nv)            # the torque of each state, model order
         self._set_gains()
 
     def _set_gains(self):
@@ -41,7 +44,7 @@ class ComputedTorqueNode(ControllerNode):
         c.K_d = gain_matrix(self._per_joint("kd", self.get_parameter("kd").value), nv)
 
     def _torque(self, q, v, reference, dt):
-        return self.controller.torque(q, v, *reference)
+        return self.controller.torque(q, v, *reference, out=self._tau)
 
 
 def main(args=None):

@@ -58,7 +58,6 @@ Parameters (read-only unless marked *)::
                                three outputs of its state after the joint state that follows 1 / state_rate s
                                after the last ones; 0: after every answered joint state); body_names (output)
 """
-import array
 import time
 
 import numpy as np
@@ -71,8 +70,8 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics.controllers import Reference
-from robot_dynamics.ros.conversions import (BadMessage, multiarray_layout, reference_from_point, seconds,
-                                            trajectory_from_msg)
+from robot_dynamics.ros.conversions import (BadMessage, float_field, multiarray_layout, reference_from_point,
+                                            seconds, trajectory_from_msg)
 from robot_dynamics.ros.description import describe
 from robot_dynamics.ros.diagnostics import Diagnostics
 from robot_dynamics.ros.dynamics_parameters import MAX_JOINT_STATE_NAMES
@@ -126,8 +125,7 @@ class ControllerNode(RobotNode):
         knows the controller is ready to take it."""
         self.inputs.adopt(robot, None)
         self._command.layout = multiarray_layout((len(self.joints),))
-        self._effort = array.array("d", bytes(8 * len(self.joints)))      # the command's data, joints order,
-        self._effort_view = np.frombuffer(self._effort, dtype=np.float64)  # written through this view
+        self._effort = float_field(self._command, "data", len(self.joints))   # the efforts, joints order
         n = robot.nv
         self._reference = Reference(np.empty(n), np.empty(n), np.empty(n))   # a trajectory's point, each state
         q, z = robot.neutral(), np.zeros(robot.nv)          # load (or compile) the kernels before the first state
@@ -266,8 +264,7 @@ class ControllerNode(RobotNode):
 
     def _publish_command(self, tau):
         """Publish the efforts tau (nv,), model order, in the order of ``joints``."""
-        np.take(tau, self.joint_index, out=self._effort_view)
-        self._command.data = self._effort
+        tau.take(self.joint_index, out=self._effort)
         self._command_pub.publish(self._command)
         self._commanding = True
 
@@ -278,7 +275,8 @@ class ControllerNode(RobotNode):
     def publish_zero(self):
         """Publish zero effort once (when the robot is known): what disabling and shutting down do."""
         if self.robot is not None:
-            self._publish_command(np.zeros(len(self.joints)))
+            self._effort.fill(0.0)
+            self._command_pub.publish(self._command)
             self._commanding = False
 
     def destroy_node(self):

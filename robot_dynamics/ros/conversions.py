@@ -45,6 +45,14 @@ def multiarray_layout(shape, labels=None):
     return MultiArrayLayout(dim=dims, data_offset=0)
 
 
+def float_field(msg, field, n):
+    """Set the float64 sequence ``field`` of ``msg`` to n zeros and return a numpy view (n,) of the array the
+    message then holds: a message published again and again is filled through it (rclpy serializes at publish),
+    not given a new sequence each time (which the field's setter copies)."""
+    setattr(msg, field, array.array("d", bytes(8 * n)))
+    return np.frombuffer(getattr(msg, field), dtype=np.float64) if n else np.zeros(0)
+
+
 def set_multiarray_data(msg, a):
     """Copy the float64 array ``a`` into ``msg.data`` in row-major order (one memcpy, no per-element check)."""
     msg.data = array.array("d", np.ascontiguousarray(a, dtype=np.float64).tobytes())
@@ -105,23 +113,24 @@ class JointStateMerger:
         self.v_known = np.zeros(n, dtype=bool)
         self.effort = np.zeros(n)                 # (n,) joint efforts, as the messages gave them
         self.effort_known = np.zeros(n, dtype=bool)
+        self._missing = Q_MISSING | V_MISSING | E_MISSING       # which of q, v, effort some joint lacks (_merge)
         self._names = None                        # the last message's names, and their match:
         self._rows = self._cols = np.zeros(0, dtype=np.intp)   # msg.name[rows[k]] == joint_names[cols[k]]
 
     @property
     def complete(self):
         """True once every joint has a known position."""
-        return bool(self.q_known.all())
+        return not self._missing & Q_MISSING
 
     @property
     def velocities_known(self):
         """True when every joint has a known velocity."""
-        return bool(self.v_known.all())
+        return not self._missing & V_MISSING
 
     @property
     def efforts_known(self):
         """True when every joint has had an effort, in its last message."""
-        return bool(self.effort_known.all())
+        return not self._missing & E_MISSING
 
     def merge(self, msg):
         """Merge one JointState into the state.
@@ -138,11 +147,13 @@ class JointStateMerger:
                                                     f"positions, {len(velocity)} velocities and {len(effort)} "
                                                     "efforts")
         rows, cols = self._match(names)
-        if not _merge(position, velocity, effort, rows, cols, self.q, self.v, self.effort, self.q_known, self.v_known,
-                      self.effort_known):
+        missing = _merge(position, velocity, effort, rows, cols, self.q, self.v, self.effort, self.q_known,
+                         self.v_known, self.effort_known)
+        if missing == NOT_FINITE:
             raise BadMessage("joint_state_non_finite", "joint_states has NaN or infinite positions or velocities "
                                                        f"among {[names[r] for r in rows]}")
-        if not self.complete:
+        self._missing = missing
+        if missing & Q_MISSING:
             missing = [name for name, known in zip(self.joint_names, self.q_known) if not known]
             raise BadMessage("joint_state_missing_joints", f"joint_states never gave a position for {missing}")
 
@@ -272,20 +283,28 @@ def _point_arrays(points, field, columns, required):
     return np.array(values)[:, columns]
 
 
+NOT_FINITE, Q_MISSING, V_MISSING, E_MISSING = 1, 2, 4, 8       # what _merge returns, or-ed
+
+
 @njit(cache=True)
 def _merge(position, velocity, effort, rows, cols, q, v, e, q_known, v_known, e_known):
     """JointStateMerger.merge's arrays: q[cols] = position[rows], v and e likewise (zero where the message has none),
-    the known flags set; False, nothing changed, when a matched position or velocity is not finite."""
+    the known flags set; returns Q_MISSING | V_MISSING | E_MISSING for what some joint still lacks (0: nothing), or
+    NOT_FINITE, nothing changed, when a matched position or velocity is not finite."""
     has_v, has_e = velocity.shape[0] > 0, effort.shape[0] > 0
     for k in range(rows.shape[0]):
         r = rows[k]
         if not np.isfinite(position[r]) or (has_v and not np.isfinite(velocity[r])):
-            return False
+            return NOT_FINITE
     for k in range(rows.shape[0]):
         r, c = rows[k], cols[k]
         q[c], v[c], e[c] = position[r], velocity[r] if has_v else 0.0, effort[r] if has_e else 0.0
         q_known[c], v_known[c], e_known[c] = True, has_v, has_e
-    return True
+    missing = 0
+    for c in range(q.shape[0]):
+        missing |= (0 if q_known[c] else Q_MISSING) | (0 if v_known[c] else V_MISSING)
+        missing |= 0 if e_known[c] else E_MISSING
+    return missing
 
 
 def seconds(time):
