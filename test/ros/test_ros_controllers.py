@@ -595,3 +595,85 @@ def test_sim_floating_base_publishes_odometry_and_its_clock(probe, start_node):
     assert clock.sec + 1e-9 * clock.nanosec > 0.0
     assert probe.wait_until(lambda: (clock.sec, clock.nanosec) in
                             {(m.header.stamp.sec, m.header.stamp.nanosec) for m in probe.received["odom"]})
+
+
+# --- MJCF (issue 38) -------------------------------------------------------------------------------------------
+MJCF_DEFAULTS = """<mujoco>
+  <default>
+    <default class="arm"><joint damping="0.3" armature="0.05"/><geom density="800"/></default>
+  </default>
+</mujoco>
+"""
+# degrees, a default class from an included file, fromto capsules, a joint ref, a site: written for this test
+MJCF_ARM = """<mujoco model="mjcf_arm">
+  <compiler angle="degree"/>
+  {defaults}
+  <worldbody>
+    <body name="link1" pos="0 0 0.1" childclass="arm">
+      <joint name="j1" axis="0 0 1"/>
+      <geom type="capsule" fromto="0 0 0 0 0 0.3" size="0.04"/>
+      <body name="link2" pos="0 0 0.3" euler="30 0 0">
+        <joint name="j2" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.035"/>
+        <body name="link3" pos="0.3 0 0">
+          <joint name="j3" axis="0 1 0" ref="10"/>
+          <geom type="box" size="0.05 0.03 0.02" pos="0.1 0 0"/>
+          <site name="tool" pos="0.2 0 0"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def mjcf_inline():
+    """MJCF_ARM as one text, its defaults written in."""
+    return MJCF_ARM.format(defaults=MJCF_DEFAULTS.replace("<mujoco>", "").replace("</mujoco>", ""))
+
+
+@pytest.mark.parametrize("given", ["urdf_path", "robot_description"])
+def test_computed_torque_node_on_an_mjcf_model_commands_the_library_torque(executor, namespace, start_node,
+                                                                           tmp_path, given):
+    """An MJCF file (its <include> found beside it) as urdf_path, or MJCF text as robot_description: the node loads
+    it as rd.load_mjcf does and commands what the library's ComputedTorque computes on that model."""
+    pytest.importorskip("mujoco")
+    (tmp_path / "arm_defaults.xml").write_text(MJCF_DEFAULTS)
+    path = tmp_path / "arm.xml"
+    path.write_text(MJCF_ARM.format(defaults='<include file="arm_defaults.xml"/>'))
+    text = mjcf_inline()
+    robot = rd.load_mjcf(path)
+    assert robot.nv == 3 and np.any(robot.damping)                 # the included class's drives are read
+    node = start_node(ComputedTorqueNode, **({"urdf_path": str(path)} if given == "urdf_path" else
+                                             {"robot_description": text}))
+    assert node.robot.joint_names == robot.joint_names
+    library = ComputedTorque(robot, 100.0, 20.0)
+    probe = Probe(executor, namespace)
+    names, rng = list(robot.joint_names), np.random.default_rng(3)
+    q_d = robot.neutral() + 0.3
+    probe.wait_matched(probe.reference)
+    assert probe.published(probe.reference, JointTrajectoryPoint(positions=q_d.tolist()),
+                           until=lambda: node._point is not None)
+    probe.wait_matched(probe.joint_states)
+    zero = np.zeros(robot.nv)
+    for k in range(3):
+        q, v = q_d + 0.1 * rng.normal(size=robot.nv), rng.normal(size=robot.nv)
+        count = probe.count("commands")
+        assert probe.published(probe.joint_states, joint_state(names, q, v, k=k),
+                               until=lambda: probe.count("commands") > count)
+        np.testing.assert_allclose(probe.last("commands").data, library.torque(q, v, q_d, zero, zero), rtol=1e-12,
+                                   atol=1e-12)
+    probe.close()
+
+
+def test_an_mjcf_free_joint_must_match_floating_base():
+    """An MJCF's free joint is its floating base: a node told otherwise refuses the description by name."""
+    pytest.importorskip("mujoco")
+    from robot_dynamics.ros.description import load_robot
+    fixed = mjcf_inline()
+    free = fixed.replace('<joint name="j1" axis="0 0 1"/>', '<freejoint name="root"/>')
+    with pytest.raises(ValueError, match="has a free joint .* floating_base:=true"):
+        load_robot(None, free, False, (0.0, 0.0, -9.81), source="test")
+    assert load_robot(None, free, True, (0.0, 0.0, -9.81), source="test").floating_base
+    with pytest.raises(ValueError, match="has no free joint .* floating_base:=false"):
+        load_robot(None, fixed, True, (0.0, 0.0, -9.81), source="test")
