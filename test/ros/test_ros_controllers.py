@@ -183,6 +183,20 @@ class Probe:
                 return True
         return False
 
+    def hold_reference(self, node, q_d):
+        """Give the controller ``node`` the reference point ``q_d`` (in the order of its joints) and wait until it
+        listens to the joint states."""
+        self.wait_matched(self.reference)
+        assert self.published(self.reference, JointTrajectoryPoint(positions=[float(x) for x in q_d]),
+                              until=lambda: node._point is not None)
+        self.wait_matched(self.joint_states)
+
+    def answered(self, names, q, v, k, topic="commands"):
+        """Publish the joint state (q, v) stamped ``stamp(k)`` until a new message arrives on ``topic``."""
+        count = self.count(topic)
+        assert self.published(self.joint_states, joint_state(names, q, v, k=k),
+                              until=lambda: self.count(topic) > count)
+
     def close(self):
         self.executor.remove_node(self.node)
         if self.spin_here:                 # spun by this thread alone, which is here: nothing runs its callbacks
@@ -414,16 +428,11 @@ def test_adaptive_node_runs_the_library_controller_and_publishes_its_state(execu
     names = list(robot.joint_names)
     rng = np.random.default_rng(5)
     q_d = robot.neutral() + 0.2
-    probe.wait_matched(probe.reference)
-    assert probe.published(probe.reference, JointTrajectoryPoint(positions=q_d.tolist()),
-                           until=lambda: node._point is not None)
-    probe.wait_matched(probe.joint_states)
+    probe.hold_reference(node, q_d)
     zero = np.zeros(robot.nv)
     for k in range(6):
         q, v = q_d + 0.1 * rng.normal(size=robot.nv), rng.normal(size=robot.nv)
-        count = probe.count("prediction_error")
-        assert probe.published(probe.joint_states, joint_state(names, q, v, k=k),
-                               until=lambda: probe.count("prediction_error") > count)
+        probe.answered(names, q, v, k, topic="prediction_error")
         tau = library.update(q, v, q_d, zero, zero, 0.01 if k else 0.0)
         np.testing.assert_allclose(probe.last("commands").data, tau, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(probe.last("estimate").data, library.pi_hat, rtol=1e-12, atol=1e-15)
@@ -651,16 +660,11 @@ def test_computed_torque_node_on_an_mjcf_model_commands_the_library_torque(execu
     probe = Probe(executor, namespace)
     names, rng = list(robot.joint_names), np.random.default_rng(3)
     q_d = robot.neutral() + 0.3
-    probe.wait_matched(probe.reference)
-    assert probe.published(probe.reference, JointTrajectoryPoint(positions=q_d.tolist()),
-                           until=lambda: node._point is not None)
-    probe.wait_matched(probe.joint_states)
+    probe.hold_reference(node, q_d)
     zero = np.zeros(robot.nv)
     for k in range(3):
         q, v = q_d + 0.1 * rng.normal(size=robot.nv), rng.normal(size=robot.nv)
-        count = probe.count("commands")
-        assert probe.published(probe.joint_states, joint_state(names, q, v, k=k),
-                               until=lambda: probe.count("commands") > count)
+        probe.answered(names, q, v, k)
         np.testing.assert_allclose(probe.last("commands").data, library.torque(q, v, q_d, zero, zero), rtol=1e-12,
                                    atol=1e-12)
     probe.close()
