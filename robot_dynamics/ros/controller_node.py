@@ -38,8 +38,9 @@ applying the last command) and stops answering; so does shutting down (Ctrl-C, S
 cannot be used is skipped with a warning throttled per kind of fault and counted in ``skipped``.
 
 The robot description arrives as for dynamics_node: the ``robot_description`` parameter, else the file
-``urdf_path``, else the ``robot_description`` topic (transient local). The first description that loads is kept:
-a controller's model (and an adaptive estimate) does not change under it; restart the node to change robots.
+``urdf_path``, else the ``robot_description`` topic (transient local); URDF or MJCF (robot_dynamics.ros.description).
+The first description that loads is kept: a controller's model (and an adaptive estimate) does not change under
+it; restart the node to change robots.
 
 Parameters (read-only unless marked *)::
 
