@@ -21,8 +21,10 @@ this script publishes joint states for a few seconds to
   with velocities, stamps ``period`` apart; the answer is the effort command (counted: one per answered state),
   for computed torque matched to the joint state whose command, computed here by ComputedTorque with the node's
   gains, is nearest (among the states sent since the last matched one: the node answers in order); the adaptive
-  node's commands depend on every state it answered, so its latency is that of ~/tracking_error, stamped as the
-  joint state and published after the command, at 100 Hz (a sample of its answers),
+  node's commands depend on every state it answered, so its ~/tracking_error, stamped as the joint state and
+  published right after the command, at 100 Hz, names the state that command answered: its latency is that
+  command's arrival (a sample of its answers; timing the tracking error itself added ~0.2 ms, the command's
+  delivery to the driver ahead of it),
 
 each running as its own process as a user would start it, and reports the fraction of joint states answered
 and the median and p99 latency from publishing a joint state to receiving its answer: the mass matrix, or, with
@@ -68,7 +70,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 
 import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.controllers import ComputedTorque  # noqa: E402
-from robot_dynamics.ros.controller_nodes import trajectory_from_msg  # noqa: E402
+from robot_dynamics.ros.conversions import trajectory_from_msg  # noqa: E402
 from robot_dynamics.ros.qos import OUTPUT_QOS, STATE_QOS  # noqa: E402
 from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
 
@@ -135,7 +137,7 @@ class Target:
             topics = [f"{self.namespace}/{node}/{topic}:{cls.__module__}.{cls.__name__}"
                       for topic, cls in ALL_OUTPUTS.items()]
             self.sink = subprocess.Popen([sys.executable, "-c", SINK, *topics], env=env, start_new_session=True)
-        module = ["robot_dynamics.ros.controller_nodes", kind] if self.controller else [f"robot_dynamics.ros.{node}"]
+        module = [f"robot_dynamics.ros.{node}"]
         self.process = subprocess.Popen(
             [sys.executable, "-m", *module, "--ros-args", "-r", f"__ns:={self.namespace}",
              "--log-level", "warn", *params], env=env, start_new_session=True)
@@ -143,6 +145,8 @@ class Target:
         self.odom = driver.create_publisher(Odometry, f"{self.namespace}/odom", STATE_QOS)
         self.received = []                      # (t_received, data or stamp, joint states sent by then)
         self.sent = self.commands = 0           # joint states sent, a controller's commands received
+        self.last_command = None                # the adaptive node's: arrival (s) of the last command since the last
+        self.pending = None                     # tracking error, or the stamp of a tracking error ahead of its command
         self.stamp = 0                          # ns, the stamps of the observer's joint states go on from here
         answers = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         if self.controller is not None:
@@ -169,10 +173,21 @@ class Target:
         self.commands += 1
         if self.kind == "computed_torque":
             self._on_answer(msg)
+        elif self.pending is not None:          # the adaptive node's command of the state its tracking error named
+            self.received.append((time.perf_counter(), self.pending, self.sent))
+            self.pending = None
+        else:
+            self.last_command = time.perf_counter()
 
     def _on_torque(self, msg):
-        self.received.append((time.perf_counter(), msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec,
-                              self.sent))
+        stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+        if self.kind != "adaptive":
+            self.received.append((time.perf_counter(), stamp, self.sent))
+        elif self.last_command is None:         # its command is still on its way
+            self.pending = stamp
+        else:                                   # the command published just before this tracking error
+            self.received.append((self.last_command, stamp, self.sent))
+            self.last_command = None
 
     def expected(self, q):
         """What the answer to the joint positions of ``q`` holds, flattened: M, or the echoed positions."""
@@ -222,6 +237,7 @@ class Target:
         else:
             expected = [self.expected(q) for q in states]
         self.received, self.sent, self.commands = [], 0, 0
+        self.last_command = self.pending = None
         t_pub = np.zeros(len(msgs))
         period, t_next = 1.0 / rate, time.perf_counter()
         for i, msg in enumerate(msgs):

@@ -65,7 +65,7 @@ def node_commands(args, urdf_path):
     if args.dynamics_node:
         commands["dynamics_node"] = ["robot_dynamics.ros.dynamics_node", "--ros-args", *common, *sim_time]
     controller = CONTROLLERS[args.controller]
-    commands[controller] = ["robot_dynamics.ros.controller_nodes", args.controller, "--ros-args", *common, *sim_time,
+    commands[controller] = [f"robot_dynamics.ros.{controller}", "--ros-args", *common, *sim_time,
                             *command_topic, *_params(args.controller_param)]
     return {name: [sys.executable, "-m", *command] for name, command in commands.items()}
 

@@ -263,7 +263,7 @@ def warm_task(name):
 def ros_unavailable():
     """Why the ROS mode cannot run here (a sentence), or None when it can."""
     try:
-        for module in ("robot_dynamics.ros.controller_nodes", "robot_dynamics.ros.sim_node"):   # rclpy, messages
+        for module in ("robot_dynamics.ros.adaptive_controller_node", "robot_dynamics.ros.sim_node"):  # rclpy, msgs
             importlib.import_module(module)
     except ImportError as err:
         return f"ROS 2 is not importable ({err}); pip install '.[ros]' for the ROS mode"

@@ -12,8 +12,9 @@ inputs, dynamics_parameters
 hotswap
     The robot description of every node: loaded, checked, swapped in, refused, set back (with description.py and
     loader.py).
-robot_node, controller_nodes, sim_node
-    The nodes that serve one robot, loaded once: the controllers and the simulator.
+robot_node, controller_node, computed_torque_node, adaptive_controller_node, sim_node
+    The nodes that serve one robot, loaded once: the controllers (their shared base, one module each) and the
+    simulator.
 relay_node
     The bare rclpy baseline (receive, publish) that benchmarks/bench_ros_node.py measures beside dynamics_node.
 conversions

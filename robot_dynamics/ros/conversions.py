@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
+from ..controllers import PiecewiseTrajectory
 from ..model import BASE_COORDINATES
 
 
@@ -42,6 +43,14 @@ def multiarray_layout(shape, labels=None):
         dims = [MultiArrayDimension(label=names[0], size=rows, stride=rows * cols),
                 MultiArrayDimension(label=names[1], size=cols, stride=cols)]
     return MultiArrayLayout(dim=dims, data_offset=0)
+
+
+def float_field(msg, field, n):
+    """Set the float64 sequence ``field`` of ``msg`` to n zeros and return a numpy view (n,) of the array the
+    message then holds: a message published again and again is filled through it (rclpy serializes at publish),
+    not given a new sequence each time (which the field's setter copies)."""
+    setattr(msg, field, array.array("d", bytes(8 * n)))
+    return np.frombuffer(getattr(msg, field), dtype=np.float64) if n else np.zeros(0)
 
 
 def set_multiarray_data(msg, a):
@@ -104,23 +113,24 @@ class JointStateMerger:
         self.v_known = np.zeros(n, dtype=bool)
         self.effort = np.zeros(n)                 # (n,) joint efforts, as the messages gave them
         self.effort_known = np.zeros(n, dtype=bool)
+        self._missing = Q_MISSING | V_MISSING | E_MISSING       # which of q, v, effort some joint lacks (_merge)
         self._names = None                        # the last message's names, and their match:
         self._rows = self._cols = np.zeros(0, dtype=np.intp)   # msg.name[rows[k]] == joint_names[cols[k]]
 
     @property
     def complete(self):
         """True once every joint has a known position."""
-        return bool(self.q_known.all())
+        return not self._missing & Q_MISSING
 
     @property
     def velocities_known(self):
         """True when every joint has a known velocity."""
-        return bool(self.v_known.all())
+        return not self._missing & V_MISSING
 
     @property
     def efforts_known(self):
         """True when every joint has had an effort, in its last message."""
-        return bool(self.effort_known.all())
+        return not self._missing & E_MISSING
 
     def merge(self, msg):
         """Merge one JointState into the state.
@@ -137,11 +147,13 @@ class JointStateMerger:
                                                     f"positions, {len(velocity)} velocities and {len(effort)} "
                                                     "efforts")
         rows, cols = self._match(names)
-        if not _merge(position, velocity, effort, rows, cols, self.q, self.v, self.effort, self.q_known, self.v_known,
-                      self.effort_known):
+        missing = _merge(position, velocity, effort, rows, cols, self.q, self.v, self.effort, self.q_known,
+                         self.v_known, self.effort_known)
+        if missing == NOT_FINITE:
             raise BadMessage("joint_state_non_finite", "joint_states has NaN or infinite positions or velocities "
                                                        f"among {[names[r] for r in rows]}")
-        if not self.complete:
+        self._missing = missing
+        if missing & Q_MISSING:
             missing = [name for name, known in zip(self.joint_names, self.q_known) if not known]
             raise BadMessage("joint_state_missing_joints", f"joint_states never gave a position for {missing}")
 
@@ -192,33 +204,107 @@ def base_state_from_odometry(msg, root_link):
     return q_base, v_base
 
 
-# --- trajectory_msgs/JointTrajectoryPoint -------------------------------------------------------------------
+# --- trajectory_msgs/JointTrajectoryPoint and JointTrajectory ----------------------------------------------
 
-def reference_from_point(msg, nv):
-    """``(v_ref, a_ref)``, each ``(nv,)``, from a JointTrajectoryPoint's velocities and accelerations."""
-    v_ref, a_ref = as_float_array(msg.velocities), as_float_array(msg.accelerations)
-    if len(v_ref) != nv or len(a_ref) != nv:
-        raise BadMessage("reference_length", f"reference has {len(v_ref)} velocities and {len(a_ref)} "
-                                             f"accelerations; the model has nv = {nv}")
-    if not (np.isfinite(v_ref).all() and np.isfinite(a_ref).all()):
-        raise BadMessage("reference_non_finite", "reference has NaN or infinite velocities or accelerations")
-    return v_ref.copy(), a_ref.copy()
+POINT_FIELDS = ("positions", "velocities", "accelerations")
+
+
+def reference_from_point(msg, n, required, optional=()):
+    """The fields of a JointTrajectoryPoint that ``required`` and ``optional`` name (of POINT_FIELDS), each a new
+    float64 array (n,), in the order of POINT_FIELDS; None for a field not named, or optional and empty.
+
+    BadMessage ``reference_length`` unless every required field has n values and every optional one 0 or n;
+    ``reference_non_finite`` when one holds NaN or inf.
+    """
+    arrays = tuple(as_float_array(getattr(msg, field)) if field in required or field in optional else None
+                   for field in POINT_FIELDS)
+    for field, a in zip(POINT_FIELDS, arrays):
+        if a is not None and len(a) != n and (field in required or len(a)):
+            given = ", ".join(f"{len(a)} {field}" for field, a in zip(POINT_FIELDS, arrays) if a is not None)
+            optional_text = f" ({' and '.join(optional)} may be empty)" if optional else ""
+            raise BadMessage("reference_length", f"reference has {given}; {n} are needed{optional_text}")
+    if not all(a is None or np.isfinite(a).all() for a in arrays):
+        raise BadMessage("reference_non_finite", "reference has NaN or infinite values")
+    return tuple(None if a is None or not len(a) else a.copy() for a in arrays)
+
+
+def trajectory_from_msg(msg, joint_names):
+    """``(trajectory, start)`` of a JointTrajectory: a PiecewiseTrajectory over time_from_start.
+
+    Parameters
+    ----------
+    msg : trajectory_msgs.msg.JointTrajectory
+        Its ``joint_names`` must name every joint of ``joint_names`` once, in any order.
+    joint_names : list of str
+        The model's joints: the order of the trajectory's arrays.
+
+    Returns
+    -------
+    trajectory : controllers.PiecewiseTrajectory
+        Of degree 1, 3 or 5 as every point gives positions, velocities, accelerations; arrays (N, n).
+    start : float or None
+        ``header.stamp`` in seconds; None for a zero stamp (start at the next joint state).
+    """
+    if not msg.points:
+        raise BadMessage("trajectory_empty", "joint trajectory has no points")
+    names = list(msg.joint_names)
+    if sorted(names) != sorted(joint_names):
+        raise BadMessage("trajectory_joints", f"joint trajectory names {names}; the controlled joints are "
+                                              f"{list(joint_names)}")
+    columns = [names.index(name) for name in joint_names]
+    positions = _point_arrays(msg.points, "positions", columns, required=True)
+    velocities = _point_arrays(msg.points, "velocities", columns, required=False)
+    accelerations = _point_arrays(msg.points, "accelerations", columns, required=False)
+    if accelerations is not None and velocities is None:
+        raise BadMessage("trajectory_lengths", "joint trajectory has accelerations without velocities")
+    if not all(a is None or np.isfinite(a).all() for a in (positions, velocities, accelerations)):
+        raise BadMessage("trajectory_non_finite", "joint trajectory has NaN or infinite values")
+    times = np.array([seconds(p.time_from_start) for p in msg.points])
+    if np.any(np.diff(times) <= 0):
+        raise BadMessage("trajectory_times", f"joint trajectory time_from_start is not strictly increasing: "
+                                             f"{times.tolist()}")
+    start = seconds(msg.header.stamp) if (msg.header.stamp.sec or msg.header.stamp.nanosec) else None
+    return PiecewiseTrajectory(times, positions, velocities, accelerations), start
+
+
+def _point_arrays(points, field, columns, required):
+    """``field`` of every point, its columns reordered by ``columns``: (N, n); None when optional and absent.
+
+    Raises BadMessage unless every point gives all n values (or, for an optional field, every point none).
+    """
+    values = [as_float_array(getattr(p, field)) for p in points]
+    n = len(columns)
+    if not required and all(len(v) == 0 for v in values):
+        return None
+    if any(len(v) != n for v in values):
+        lengths = sorted({len(v) for v in values})
+        raise BadMessage("trajectory_lengths", f"joint trajectory {field} have lengths {lengths}; every point needs "
+                                               f"{n}" + ("" if required else " (or every point none)"))
+    return np.array(values)[:, columns]
+
+
+NOT_FINITE, Q_MISSING, V_MISSING, E_MISSING = 1, 2, 4, 8       # what _merge returns, or-ed
 
 
 @njit(cache=True)
 def _merge(position, velocity, effort, rows, cols, q, v, e, q_known, v_known, e_known):
     """JointStateMerger.merge's arrays: q[cols] = position[rows], v and e likewise (zero where the message has none),
-    the known flags set; False, nothing changed, when a matched position or velocity is not finite."""
+    the known flags set; returns Q_MISSING | V_MISSING | E_MISSING for what some joint still lacks (0: nothing), or
+    NOT_FINITE, nothing changed, when a matched position or velocity is not finite."""
     has_v, has_e = velocity.shape[0] > 0, effort.shape[0] > 0
     for k in range(rows.shape[0]):
         r = rows[k]
         if not np.isfinite(position[r]) or (has_v and not np.isfinite(velocity[r])):
-            return False
+            return NOT_FINITE
     for k in range(rows.shape[0]):
         r, c = rows[k], cols[k]
         q[c], v[c], e[c] = position[r], velocity[r] if has_v else 0.0, effort[r] if has_e else 0.0
         q_known[c], v_known[c], e_known[c] = True, has_v, has_e
-    return True
+    missing = 0
+    for c in range(q.shape[0]):
+        missing |= (0 if q_known[c] else Q_MISSING) | (0 if v_known[c] else V_MISSING)
+        missing |= 0 if e_known[c] else E_MISSING
+    return missing
 
 
 def seconds(time):

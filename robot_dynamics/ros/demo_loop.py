@@ -86,7 +86,7 @@ def _start_nodes(sc, namespace, log_dir, dynamics_node):
                      "-p", f"payload_body:={sc.payload_body}", "-p", f"payload_mass:={float(sc.payload_mass)!r}",
                      "-p", f"payload_com:={_yaml(sc.payload_com)}",
                      "-p", f"initial_positions:={_yaml(start.q)}", "-p", f"initial_velocities:={_yaml(start.v)}"],
-        "adaptive_controller_node": ["robot_dynamics.ros.controller_nodes", "adaptive", "--ros-args", *common,
+        "adaptive_controller_node": ["robot_dynamics.ros.adaptive_controller_node", "--ros-args", *common,
                                      "-p", f"initial_parameters:={_yaml(sc.pi_hat0)}",
                                      "-p", "state_rate:=0.0"],                  # its state at every tick: the record
     }

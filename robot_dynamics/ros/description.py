@@ -1,10 +1,15 @@
-"""What every node of the package shares about the robot it serves and the messages it cannot use.
+"""What every node of the package shares about the robot it serves.
 
 The robot description follows the MoveIt pattern: the string parameter ``robot_description``; if empty, the
 file named by ``urdf_path``; if both are empty, the ``robot_description`` topic (see qos.DESCRIPTION_QOS), to
 which the node is then subscribed while it waits. ``urdf_path`` is a file path, ``package://pkg/path`` (the
 package's share directory from the ament index), ``file:///path`` or the name of a bundled robot (``arm7``);
 a path ending in ``.xacro`` is expanded with xacro and the parameter ``xacro_args`` (``["name:=value", ...]``).
+Either may be MJCF instead of URDF (issue 38): a ``robot_description`` whose root element is ``<mujoco>``, a
+``urdf_path`` ending in ``.xml`` or ``.mjcf`` (loaded from its path, so its ``<include>`` files and meshes are
+found beside it), compiled by MuJoCo and converted as ``rd.load_mjcf`` does: its free joint, if any, is the
+floating base (the parameter ``floating_base`` must say the same), its armature, damping and frictionloss the
+drives; the parameter ``gravity`` applies, as for a URDF (MJCF's ``<option gravity>`` is not read).
 A description given by parameter that cannot be read, does not parse or has no degree of freedom stops the
 node at start-up with that message (exit code 2), as robot_state_publisher does.
 Loading it, swapping it in and refusing it, the same for every node: robot_dynamics.ros.hotswap (dynamics_node
@@ -20,6 +25,7 @@ import numpy as np
 
 import robot_dynamics as rd
 from robot_dynamics.bundled import bundled_names, bundled_urdf
+from robot_dynamics.robot import is_mjcf
 from robot_dynamics.urdf import expand_xacro, is_xacro
 
 WARN_PERIOD = 2.0                 # s, throttle of each kind of warning
@@ -80,8 +86,8 @@ def resolve_urdf_path(urdf_path):
 
 def description_from_parameters(robot_description, urdf_path, xacro_args=None):
     """``(xml, source)`` from the parameters: the XML itself, else the text of the file ``urdf_path`` (expanded
-    with ``xacro_args`` when it is a .xacro file); ``(None, None)`` when both are empty (the node then listens
-    to the topic).  ValueError when the file cannot be found, read or expanded."""
+    with ``xacro_args`` when it is a .xacro file), or for an MJCF file its path; ``(None, None)`` when both are
+    empty (the node then listens to the topic).  ValueError when the file cannot be found, read or expanded."""
     if robot_description:
         if xacro_args:
             raise ValueError("xacro_args applies to a .xacro urdf_path, not to robot_description")
@@ -92,6 +98,8 @@ def description_from_parameters(robot_description, urdf_path, xacro_args=None):
             return expand_xacro(path, xacro_args), f"urdf_path '{urdf_path}' (xacro)"
         if xacro_args:
             raise ValueError(f"xacro_args given, but urdf_path '{urdf_path}' is not a .xacro file")
+        if is_mjcf(path):
+            return str(path.resolve()), f"urdf_path '{urdf_path}' (MJCF)"
         try:
             return path.read_text(encoding="utf-8"), f"urdf_path '{urdf_path}'"
         except (OSError, UnicodeDecodeError) as err:
@@ -105,6 +113,15 @@ def check_degrees_of_freedom(robot, source):
     if robot.nv == 0:
         raise ValueError(f"the description from {source} has no joints (nv = 0): nothing to compute; is it a "
                          "xacro file? (a urdf_path ending in .xacro is expanded)")
+
+
+def check_floating_base(robot, floating_base, source):
+    """ValueError unless an MJCF's ``robot`` has a floating base (its free joint) exactly when the parameter
+    ``floating_base`` asks for one."""
+    if robot.floating_base != floating_base:
+        has = "has a free joint (a floating base)" if robot.floating_base else "has no free joint (a fixed base)"
+        raise ValueError(f"the MJCF from {source} {has}; set floating_base:={str(robot.floating_base).lower()} "
+                         "(an MJCF's free joint is its floating base)")
 
 
 def check_finite(robot, source, regressor=False):
@@ -121,19 +138,27 @@ def check_finite(robot, source, regressor=False):
 
 def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_description", regressor=False,
                drives=""):
-    """``rd.load_urdf(xml, ..., drives=drives or None)`` (drives: a drives file's path), with every URDFWarning (a
-    description the library loads as given, such as an impossible inertia) logged as a warning of ``logger``.
-    URDFError (a ValueError) when the XML is refused, ValueError when the robot has no degree of freedom, when its
-    quantities are not finite at the neutral configuration (:func:`check_finite`), TooLarge (a ValueError) when it
-    does not fit in memory."""
-    if not xml.lstrip().startswith("<"):
+    """``rd.load_urdf(xml, ..., drives=drives or None)`` (drives: a drives file's path), or ``rd.load_mjcf`` for
+    MJCF (``xml`` its text or its file's path), with every URDFWarning or MJCFWarning (a description the library
+    loads as given, such as an impossible inertia; an MJCF element it leaves out) logged as a warning of
+    ``logger``.  URDFError or MJCFError (ValueErrors) when the description is refused, ValueError when the robot
+    has no degree of freedom, when an MJCF's free joint and ``floating_base`` disagree, when its quantities are not
+    finite at the neutral configuration (:func:`check_finite`), TooLarge (a ValueError) when it does not fit in
+    memory."""
+    mjcf = is_mjcf(xml)
+    if not mjcf and not xml.lstrip().startswith("<"):
         raise ValueError(f"the description from {source} is not XML: it starts with {xml.lstrip()[:40]!r}")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", rd.URDFWarning)
+            warnings.simplefilter("always", rd.MJCFWarning)
             warnings.simplefilter("error", RuntimeWarning)          # numpy's overflow: a non-finite model
-            robot = rd.load_urdf(xml, floating_base=floating_base, gravity=tuple(gravity), mimic=mimic,
-                                 drives=drives or None)
+            if mjcf:
+                robot = rd.load_mjcf(xml, gravity=tuple(gravity), mimic=mimic, drives=drives or None)
+                check_floating_base(robot, floating_base, source)
+            else:
+                robot = rd.load_urdf(xml, floating_base=floating_base, gravity=tuple(gravity), mimic=mimic,
+                                     drives=drives or None)
             check_degrees_of_freedom(robot, source)
             check_finite(robot, source, regressor)
     except MemoryError:
@@ -144,16 +169,3 @@ def load_robot(logger, xml, floating_base, gravity, mimic=False, source="robot_d
     for warning in caught:
         logger.warning(f"robot description: {warning.category.__name__}: {warning.message}")
     return robot
-
-
-class SkipsBadMessages:
-    """Mixin for a node with a ``skipped`` collections.Counter: ``_skip(err)`` counts a message that cannot be
-    used (a conversions.BadMessage) under its kind of fault and logs it, throttled per kind."""
-
-    def _skip(self, err):
-        self.skipped[err.kind] += 1
-        loggers = self.__dict__.setdefault("_kind_loggers", {})
-        logger = loggers.get(err.kind)
-        if logger is None:
-            logger = loggers[err.kind] = self.get_logger().get_child(err.kind)
-        logger.warning(f"skipped: {err}", throttle_duration_sec=WARN_PERIOD)

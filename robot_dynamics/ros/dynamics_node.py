@@ -39,10 +39,10 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from robot_dynamics.ros.conversions import BadMessage
-from robot_dynamics.ros.description import WARN_PERIOD, SkipsBadMessages, describe
+from robot_dynamics.ros.description import WARN_PERIOD, describe
 from robot_dynamics.ros.diagnostics import ERROR, OK, WARN, Diagnostics
 from robot_dynamics.ros.dynamics_parameters import DynamicsParameters
-from robot_dynamics.ros.guard import GuardedCallbacks
+from robot_dynamics.ros.guard import GuardedCallbacks, SkipsBadMessages
 from robot_dynamics.ros.hotswap import Described, DescriptionSwap
 from robot_dynamics.ros.inputs import StateInputs
 from robot_dynamics.ros.loader import Refused, abbreviated

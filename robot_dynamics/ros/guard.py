@@ -1,4 +1,4 @@
-"""Callbacks that can neither kill their node nor outlive it.
+"""Callbacks that can neither kill their node nor outlive it, and messages they cannot use, counted.
 
 :class:`GuardedCallbacks` goes before rclpy's ``Node`` (or ``LifecycleNode``) in a node's bases. It wraps every
 callback the node creates -- subscriptions, timers, services (rclpy's parameter services included), guard
@@ -11,6 +11,9 @@ conditions -- so that
 - :meth:`quiesce` (which ``destroy_node`` calls first) stops new callbacks from running and waits until those
   already running have returned, so no callback touches a publisher whose handle is being destroyed
   (``InvalidHandle``) when another thread destroys the node.
+
+:class:`SkipsBadMessages` counts a message a callback cannot use (a conversions.BadMessage) per kind of fault and
+logs it, throttled per kind.
 """
 import collections
 import threading
@@ -106,3 +109,16 @@ class GuardedCallbacks:
         if not self.quiesce():
             self.get_logger().warning(f"a callback still runs after {QUIESCE_TIMEOUT} s; destroying the node")
         return super().destroy_node()
+
+
+class SkipsBadMessages:
+    """Mixin for a node with a ``skipped`` collections.Counter: ``_skip(err)`` counts a message that cannot be
+    used (a conversions.BadMessage) under its kind of fault and logs it, throttled per kind."""
+
+    def _skip(self, err):
+        self.skipped[err.kind] += 1
+        loggers = self.__dict__.setdefault("_kind_loggers", {})
+        logger = loggers.get(err.kind)
+        if logger is None:
+            logger = loggers[err.kind] = self.get_logger().get_child(err.kind)
+        logger.warning(f"skipped: {err}", throttle_duration_sec=WARN_PERIOD)

@@ -30,7 +30,7 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from std_msgs.msg import String
 
-from robot_dynamics.robot import Robot
+from robot_dynamics.robot import Robot, is_mjcf
 from robot_dynamics.ros.description import (WARN_PERIOD, describe, description_from_parameters, load_robot,
                                             valid_gravity)
 from robot_dynamics.ros.loader import LOADER_NICENESS, BackgroundLoader, Refused, check_joints
@@ -194,11 +194,12 @@ class DescriptionSwap:
         then = ("Setting it loads the model in the background." if self.hot else
                 "The first description that loads is kept.")
         declare("robot_description", "", describe(
-            "URDF XML of the robot. If empty, urdf_path is used; if that is empty too, the robot_description topic "
-            f"(transient local). {then}", read_only=read_only))
+            "URDF XML of the robot (or MJCF: a <mujoco> root). If empty, urdf_path is used; if that is empty too, "
+            f"the robot_description topic (transient local). {then}", read_only=read_only))
         declare("urdf_path", "", describe(
-            "URDF file used when robot_description is empty: a path, package://pkg/path, file:///path or a bundled "
-            "robot's name (arm7); a .xacro file is expanded with xacro_args." + (" " + then if self.hot else ""),
+            "URDF, xacro or MJCF (.xml, .mjcf) file used when robot_description is empty: a path, package://pkg/path, "
+            "file:///path or a bundled robot's name (arm7); a .xacro file is expanded with xacro_args."
+            + (" " + then if self.hot else ""),
             read_only=read_only))
         declare("xacro_args", Parameter.Type.STRING_ARRAY, describe(
             "Arguments of a .xacro urdf_path, [\"name:=value\", ...].", read_only=read_only))
@@ -235,7 +236,8 @@ class DescriptionSwap:
                 return SetParametersResult(successful=False, reason="robot_description is not XML (it must start "
                                                                     "with '<'; the path of a file goes in urdf_path)")
             try:
-                check_xml(new["robot_description"])
+                if not is_mjcf(new["robot_description"]):             # MJCF: MuJoCo's compiler checks it
+                    check_xml(new["robot_description"])
             except URDFError as err:
                 return SetParametersResult(successful=False, reason=f"robot_description: {err}")
         return SetParametersResult(successful=True)

@@ -75,7 +75,7 @@ class StateInputs:
 
     def set_reference(self, msg, nv):
         """Take ``(v_ref, a_ref)`` from a trajectory_msgs/JointTrajectoryPoint."""
-        self.reference = reference_from_point(msg, nv)
+        self.reference = reference_from_point(msg, nv, required=("velocities", "accelerations"))[1:]
 
     def set_effort_command(self, msg, nv):
         """Take the applied torque (nv,) from a std_msgs/Float64MultiArray of efforts in the order of joints (its

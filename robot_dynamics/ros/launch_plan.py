@@ -21,8 +21,8 @@ PACKAGE = "robot_dynamics"
 CONTROLLERS = {"adaptive": "adaptive_controller_node", "computed_torque": "computed_torque_node"}
 # the module that runs each executable (python -m ...), for the plain scripts
 MODULES = {"dynamics_node": ["robot_dynamics.ros.dynamics_node"], "sim_node": ["robot_dynamics.ros.sim_node"],
-           "computed_torque_node": ["robot_dynamics.ros.controller_nodes", "computed_torque"],
-           "adaptive_controller_node": ["robot_dynamics.ros.controller_nodes", "adaptive"]}
+           "computed_torque_node": ["robot_dynamics.ros.computed_torque_node"],
+           "adaptive_controller_node": ["robot_dynamics.ros.adaptive_controller_node"]}
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 DYNAMICS_ARGUMENTS = {

@@ -23,9 +23,8 @@ import sys
 
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 
-from robot_dynamics.ros.description import SkipsBadMessages
 from robot_dynamics.ros.dynamics_node import DynamicsLogic
-from robot_dynamics.ros.guard import GuardedCallbacks
+from robot_dynamics.ros.guard import GuardedCallbacks, SkipsBadMessages
 from robot_dynamics.ros.runner import run
 
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE

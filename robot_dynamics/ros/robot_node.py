@@ -9,8 +9,8 @@ import collections
 import numpy as np
 from rclpy.node import Node
 
-from robot_dynamics.ros.description import SkipsBadMessages, describe
-from robot_dynamics.ros.guard import GuardedCallbacks
+from robot_dynamics.ros.description import describe
+from robot_dynamics.ros.guard import GuardedCallbacks, SkipsBadMessages
 from robot_dynamics.ros.hotswap import Described, DescriptionSwap
 
 # ros2_control's JointGroupEffortController named effort_controller listens on its ~/commands: relative, so

@@ -41,7 +41,8 @@ import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.controllers import (ComputedTorque, PiecewiseTrajectory, RelativeGains, Simulator,  # noqa: E402
                                         SumOfSines)
 from robot_dynamics.demo import PAYLOAD_BODY, PAYLOAD_COM, make_scenario, run_in_process  # noqa: E402
-from robot_dynamics.ros.controller_nodes import AdaptiveControllerNode, ComputedTorqueNode  # noqa: E402
+from robot_dynamics.ros.adaptive_controller_node import AdaptiveControllerNode  # noqa: E402
+from robot_dynamics.ros.computed_torque_node import ComputedTorqueNode  # noqa: E402
 from robot_dynamics.ros.processes import stop as stop_process  # noqa: E402
 from robot_dynamics.ros.sim_node import SimNode  # noqa: E402
 
@@ -181,6 +182,20 @@ class Probe:
             if self.wait_until(until, timeout=min(every, max(0.0, deadline - time.monotonic()))):
                 return True
         return False
+
+    def hold_reference(self, node, q_d):
+        """Give the controller ``node`` the reference point ``q_d`` (in the order of its joints) and wait until it
+        listens to the joint states."""
+        self.wait_matched(self.reference)
+        assert self.published(self.reference, JointTrajectoryPoint(positions=[float(x) for x in q_d]),
+                              until=lambda: node._point is not None)
+        self.wait_matched(self.joint_states)
+
+    def answered(self, names, q, v, k, topic="commands"):
+        """Publish the joint state (q, v) stamped ``stamp(k)`` until a new message arrives on ``topic``."""
+        count = self.count(topic)
+        assert self.published(self.joint_states, joint_state(names, q, v, k=k),
+                              until=lambda: self.count(topic) > count)
 
     def close(self):
         self.executor.remove_node(self.node)
@@ -328,7 +343,7 @@ def test_computed_torque_with_the_exact_model_converges(executor, namespace, pro
         "-p", "lockstep:=true", "-p", "real_time_factor:=0.0",
         "-p", f"initial_positions:={as_list((start.q - offset)[order])}",
         "-p", f"initial_velocities:={as_list(start.v[order])}"], tmp_path / "sim.log")
-    controller = processes.start(["robot_dynamics.ros.controller_nodes", "computed_torque"],
+    controller = processes.start(["robot_dynamics.ros.computed_torque_node"],
                                  common + ["-p", "kp:=100.0", "-p", "kd:=20.0"], tmp_path / "controller.log")
     probe = Probe(executor, namespace, topics=("joint_states",), spin_here=True)
     try:
@@ -387,7 +402,7 @@ def test_disabling_publishes_zero_once_and_enabling_resumes(executor, namespace,
     zeros, answered = probe.count("commands"), node.answered
     moved = q + 0.01                                        # joint states keep coming: none is answered
     assert probe.published(probe.joint_states, joint_state(names, moved, v, k=next(k)),
-                           until=lambda: np.allclose(node._merger.q, moved))
+                           until=lambda: np.allclose(node.inputs.merger.q, moved))
     assert not probe.wait_until(lambda: probe.count("commands") > zeros, timeout=0.5)
     assert node.answered == answered
 
@@ -413,16 +428,11 @@ def test_adaptive_node_runs_the_library_controller_and_publishes_its_state(execu
     names = list(robot.joint_names)
     rng = np.random.default_rng(5)
     q_d = robot.neutral() + 0.2
-    probe.wait_matched(probe.reference)
-    assert probe.published(probe.reference, JointTrajectoryPoint(positions=q_d.tolist()),
-                           until=lambda: node._point is not None)
-    probe.wait_matched(probe.joint_states)
+    probe.hold_reference(node, q_d)
     zero = np.zeros(robot.nv)
     for k in range(6):
         q, v = q_d + 0.1 * rng.normal(size=robot.nv), rng.normal(size=robot.nv)
-        count = probe.count("prediction_error")
-        assert probe.published(probe.joint_states, joint_state(names, q, v, k=k),
-                               until=lambda: probe.count("prediction_error") > count)
+        probe.answered(names, q, v, k, topic="prediction_error")
         tau = library.update(q, v, q_d, zero, zero, 0.01 if k else 0.0)
         np.testing.assert_allclose(probe.last("commands").data, tau, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(probe.last("estimate").data, library.pi_hat, rtol=1e-12, atol=1e-15)
@@ -509,8 +519,8 @@ def test_bad_messages_are_skipped_and_the_last_good_reference_stays(probe, start
         ("trajectory_times", probe.trajectory, with_points(not_increasing)),
         ("trajectory_lengths", probe.trajectory, with_points(short)),
         ("trajectory_non_finite", probe.trajectory, with_points(nan)),
-        ("reference_lengths", probe.reference, JointTrajectoryPoint(positions=q[:-1].tolist())),
-        ("reference_lengths", probe.reference, JointTrajectoryPoint(positions=q.tolist(), velocities=[0.0])),
+        ("reference_length", probe.reference, JointTrajectoryPoint(positions=q[:-1].tolist())),
+        ("reference_length", probe.reference, JointTrajectoryPoint(positions=q.tolist(), velocities=[0.0])),
         ("reference_non_finite", probe.reference, JointTrajectoryPoint(positions=[float("nan")] * 7)),
     ]
     k = 1
@@ -594,3 +604,80 @@ def test_sim_floating_base_publishes_odometry_and_its_clock(probe, start_node):
     assert clock.sec + 1e-9 * clock.nanosec > 0.0
     assert probe.wait_until(lambda: (clock.sec, clock.nanosec) in
                             {(m.header.stamp.sec, m.header.stamp.nanosec) for m in probe.received["odom"]})
+
+
+# --- MJCF (issue 38) -------------------------------------------------------------------------------------------
+MJCF_DEFAULTS = """<mujoco>
+  <default>
+    <default class="arm"><joint damping="0.3" armature="0.05"/><geom density="800"/></default>
+  </default>
+</mujoco>
+"""
+# degrees, a default class from an included file, fromto capsules, a joint ref, a site: written for this test
+MJCF_ARM = """<mujoco model="mjcf_arm">
+  <compiler angle="degree"/>
+  {defaults}
+  <worldbody>
+    <body name="link1" pos="0 0 0.1" childclass="arm">
+      <joint name="j1" axis="0 0 1"/>
+      <geom type="capsule" fromto="0 0 0 0 0 0.3" size="0.04"/>
+      <body name="link2" pos="0 0 0.3" euler="30 0 0">
+        <joint name="j2" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.035"/>
+        <body name="link3" pos="0.3 0 0">
+          <joint name="j3" axis="0 1 0" ref="10"/>
+          <geom type="box" size="0.05 0.03 0.02" pos="0.1 0 0"/>
+          <site name="tool" pos="0.2 0 0"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def mjcf_inline():
+    """MJCF_ARM as one text, its defaults written in."""
+    return MJCF_ARM.format(defaults=MJCF_DEFAULTS.replace("<mujoco>", "").replace("</mujoco>", ""))
+
+
+@pytest.mark.parametrize("given", ["urdf_path", "robot_description"])
+def test_computed_torque_node_on_an_mjcf_model_commands_the_library_torque(executor, namespace, start_node,
+                                                                           tmp_path, given):
+    """An MJCF file (its <include> found beside it) as urdf_path, or MJCF text as robot_description: the node loads
+    it as rd.load_mjcf does and commands what the library's ComputedTorque computes on that model."""
+    pytest.importorskip("mujoco")
+    (tmp_path / "arm_defaults.xml").write_text(MJCF_DEFAULTS)
+    path = tmp_path / "arm.xml"
+    path.write_text(MJCF_ARM.format(defaults='<include file="arm_defaults.xml"/>'))
+    text = mjcf_inline()
+    robot = rd.load_mjcf(path)
+    assert robot.nv == 3 and np.any(robot.damping)                 # the included class's drives are read
+    node = start_node(ComputedTorqueNode, **({"urdf_path": str(path)} if given == "urdf_path" else
+                                             {"robot_description": text}))
+    assert node.robot.joint_names == robot.joint_names
+    library = ComputedTorque(robot, 100.0, 20.0)
+    probe = Probe(executor, namespace)
+    names, rng = list(robot.joint_names), np.random.default_rng(3)
+    q_d = robot.neutral() + 0.3
+    probe.hold_reference(node, q_d)
+    zero = np.zeros(robot.nv)
+    for k in range(3):
+        q, v = q_d + 0.1 * rng.normal(size=robot.nv), rng.normal(size=robot.nv)
+        probe.answered(names, q, v, k)
+        np.testing.assert_allclose(probe.last("commands").data, library.torque(q, v, q_d, zero, zero), rtol=1e-12,
+                                   atol=1e-12)
+    probe.close()
+
+
+def test_an_mjcf_free_joint_must_match_floating_base():
+    """An MJCF's free joint is its floating base: a node told otherwise refuses the description by name."""
+    pytest.importorskip("mujoco")
+    from robot_dynamics.ros.description import load_robot
+    fixed = mjcf_inline()
+    free = fixed.replace('<joint name="j1" axis="0 0 1"/>', '<freejoint name="root"/>')
+    with pytest.raises(ValueError, match="has a free joint .* floating_base:=true"):
+        load_robot(None, free, False, (0.0, 0.0, -9.81), source="test")
+    assert load_robot(None, free, True, (0.0, 0.0, -9.81), source="test").floating_base
+    with pytest.raises(ValueError, match="has no free joint .* floating_base:=false"):
+        load_robot(None, fixed, True, (0.0, 0.0, -9.81), source="test")

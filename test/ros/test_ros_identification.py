@@ -1,7 +1,7 @@
 """Closing the loop over ROS 2 (issue 15, item 7): adaptive_controller_node started with the params file of
 ``robot-dynamics identify --ros-params`` starts from the identified parameters.
 
-The node runs as a user starts it (``python -m robot_dynamics.ros.controller_nodes adaptive --ros-args
+The node runs as a user starts it (``python -m robot_dynamics.ros.adaptive_controller_node --ros-args
 --params-file FILE``), in a namespace, in this process's private ROS domain.
 """
 import os
@@ -73,7 +73,7 @@ def test_adaptive_controller_starts_from_the_identified_parameters(executor, nam
         p for p in (str(Path(rd.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")) if p))
     with open(tmp_path / "node.log", "w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "robot_dynamics.ros.controller_nodes", "adaptive", "--ros-args",
+            [sys.executable, "-m", "robot_dynamics.ros.adaptive_controller_node", "--ros-args",
              "-r", f"__ns:={namespace}", "-p", f"urdf_path:={ARM}", "-p", "command_topic:=effort_controller/commands",
              "--params-file", str(ros_params)], stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
