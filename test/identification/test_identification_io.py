@@ -343,7 +343,7 @@ def test_cli_identify_prints_the_base_parameters_and_writes_what_reproduces_the_
 @pytest.mark.parametrize("argv, culprit", [
     (["identify", "arm7", "{tmp}/six.csv"], "has no column for joint 'joint6'"),
     (["identify", "arm7", "{tmp}/missing.csv"], "log '{tmp}/missing.csv' does not exist"),
-    (["identify", "no_such_robot", "{tmp}/six.csv"], "no URDF file 'no_such_robot'"),
+    (["identify", "no_such_robot", "{tmp}/six.csv"], "no URDF or MJCF file 'no_such_robot'"),
     (["identify", "arm7", "{tmp}/log.npz", "--out", "{tmp}/p.txt"], "--out '{tmp}/p.txt': write .yaml or .yml or"),
     (["identify", "arm7", "{tmp}/log.npz", "--topic", "/arm/joint_states"], "a topic is only read from a ROS 2 bag"),
 ])
