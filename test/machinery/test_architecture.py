@@ -72,16 +72,19 @@ def test_no_import_cycle(graph):
 def test_layers(graph):
     """spatial, inertia, dense -> model, urdf, mjcf -> algorithms -> robot -> controllers, identification -> ros: nothing
     imports a layer below it, and the ROS layer imports neither the demo nor the command line (an application
-    imports the library, never the reverse)."""
+    imports the library, never the reverse); the browser viewer (an optional extra) is an application too."""
     layer_1 = ("robot_dynamics.model", "robot_dynamics.algorithms", "robot_dynamics.robot", "robot_dynamics.controllers",
                "robot_dynamics.identification", "robot_dynamics.ros")
     below = {"robot_dynamics.spatial": layer_1, "robot_dynamics.inertia": layer_1,
              "robot_dynamics.dense": layer_1,
              "robot_dynamics.mjcf": layer_1[1:] + ("robot_dynamics.demo", "robot_dynamics.cli"),
              "robot_dynamics.algorithms": ("robot_dynamics.robot", "robot_dynamics.controllers",
-                                           "robot_dynamics.ros", "robot_dynamics.demo", "robot_dynamics.cli"),
-             "robot_dynamics.controllers": ("robot_dynamics.ros", "robot_dynamics.demo", "robot_dynamics.cli"),
-             "robot_dynamics.identification": ("robot_dynamics.ros", "robot_dynamics.demo", "robot_dynamics.cli"),
+                                           "robot_dynamics.ros", "robot_dynamics.demo", "robot_dynamics.cli",
+                                           "robot_dynamics.viewer"),
+             "robot_dynamics.controllers": ("robot_dynamics.ros", "robot_dynamics.demo", "robot_dynamics.cli",
+                                            "robot_dynamics.viewer"),
+             "robot_dynamics.identification": ("robot_dynamics.ros", "robot_dynamics.demo", "robot_dynamics.cli",
+                                               "robot_dynamics.viewer"),
              "robot_dynamics.ros": ("robot_dynamics.demo", "robot_dynamics.cli")}
     for module, targets in graph.items():
         for layer, forbidden in below.items():
