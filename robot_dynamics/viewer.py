@@ -184,18 +184,23 @@ class Viewer:
         self.robot, self.source = robot, source
         self.server = viser.ViserServer(host=host, port=port, label=label, verbose=False)
         self.url = f"http://{host}:{self.server.get_port()}"
-        self._frames = [robot.model.frames[name] for name in robot.frame_names]
-        self._in_body = np.array([np.block([[f.R, np.reshape(f.p, (3, 1))], [np.zeros((1, 3)), np.ones((1, 1))]])
-                                  for f in self._frames])
-        self._body_of = np.array([f.body for f in self._frames])
         self._wrenches = {}
         self.q = np.array(robot.neutral() if q is None else q, dtype=float)
         scene = self.server.scene
         scene.add_grid("/ground", width=4.0, height=4.0, cell_size=0.1)
-        self.links = [scene.add_frame(f"/links/{name}", show_axes=False) for name in robot.frame_names]
+        # Only the bodies move (one node each, placed at every update); a link is a fixed child of its body's node
+        # (or of the world's), as fixed joints merge it (model.frames), and its visuals and axes are its children.
+        scene.add_frame("/world", show_axes=False)
         self.bodies = [scene.add_frame(f"/bodies/{k}", show_axes=False) for k in range(robot.nbodies)]
-        self.axes = [scene.add_frame(f"/links/{name}/axes", axes_length=0.1, axes_radius=0.004)
-                     for name in robot.frame_names]
+        self._link_nodes = {}
+        for name in robot.frame_names:
+            frame = robot.model.frames[name]
+            parent = f"/bodies/{frame.body}" if frame.body >= 0 else "/world"
+            self._link_nodes[name] = f"{parent}/links/{name}"
+        self.links = [scene.add_frame(self._link_nodes[name], show_axes=False, wxyz=_wxyz(np.asarray(f.R)),
+                                      position=f.p) for name, f in robot.model.frames.items()]
+        self.axes = [scene.add_frame(f"{self._link_nodes[name]}/axes", axes_length=0.1, axes_radius=0.004)
+                     for name in robot.model.frames]
         self.meshes = self._add_meshes(read_visuals(source) if source is not None else [])
         self.impossible = self._add_inertias(robot.parameters.reshape(-1, 10), "urdf", BODY_COLOUR, 0.35)
         self.com = scene.add_icosphere("/com", radius=0.03, color=COM_COLOUR)
@@ -203,20 +208,18 @@ class Viewer:
         self._add_panel()
         self.update(self.q)
         self._aim_camera()
-        print(f"robot_dynamics view: {self.url}")
 
     def _add_meshes(self, visuals):
         import trimesh
-        frames = {name: i for i, name in enumerate(self.robot.frame_names)}
         handles = []
         for i, visual in enumerate(visuals):
-            if visual.link not in frames:
+            if visual.link not in self._link_nodes:
                 continue
             mesh = _mesh(visual, trimesh)
             if visual.rgba is not None:
                 mesh.visual = trimesh.visual.ColorVisuals(mesh, face_colors=np.array(visual.rgba) * 255)
             handles.append(self.server.scene.add_mesh_trimesh(
-                f"/links/{visual.link}/visual_{i}", mesh, wxyz=_wxyz(visual.pose[:3, :3]),
+                f"{self._link_nodes[visual.link]}/visual_{i}", mesh, wxyz=_wxyz(visual.pose[:3, :3]),
                 position=visual.pose[:3, 3]))
         return handles
 
@@ -267,14 +270,10 @@ class Viewer:
             raise ValueError(f"update: q must be a finite array of shape ({self.robot.nq},), got shape {q.shape}")
         self.q = q.copy()
         bodies = self.robot.body_placements(q)
-        placed = np.concatenate([bodies, np.eye(4)[None]])[self._body_of] @ self._in_body
         com = self.robot.com_position(q)
         M, g = self.robot.mass_matrix(q), self.robot.gravity_vector(q)
-        body_wxyz, link_wxyz = _wxyz(bodies[:, :3, :3]), _wxyz(placed[:, :3, :3])
         with self.server.atomic():
-            for handle, wxyz, T in zip(self.links, link_wxyz, placed):
-                handle.wxyz, handle.position = wxyz, T[:3, 3]
-            for handle, wxyz, T in zip(self.bodies, body_wxyz, bodies):
+            for handle, wxyz, T in zip(self.bodies, _wxyz(bodies[:, :3, :3]), bodies):
                 handle.wxyz, handle.position = wxyz, T[:3, 3]
             self.com.position = com
             self.com_ground.position = (com[0], com[1], 0.0)
@@ -285,7 +284,7 @@ class Viewer:
 
     def _aim_camera(self):
         """The page's first view: at the CoM from a diagonal, far enough to see every link origin."""
-        origins = np.array([h.position for h in self.links])
+        origins = np.array([self.robot.frame_placement(self.q, name)[:3, 3] for name in self.robot.frame_names])
         com = self.com.position
         reach = max(0.5, 2.5 * np.linalg.norm(origins - com, axis=1).max())
         self.server.initial_camera.look_at = com
@@ -360,4 +359,6 @@ def view(robot, q=None, port=8080, host="127.0.0.1", source=None, **load_options
         robot = load(robot, **load_options)
     if source is not None and is_mjcf(source):
         source = None                               # MJCF visuals are not drawn
-    return Viewer(robot, q, source=source, host=host, port=port)
+    viewer = Viewer(robot, q, source=source, host=host, port=port)
+    print(f"robot_dynamics view: {viewer.url}")
+    return viewer

@@ -4,7 +4,6 @@ the canvas is not blank and changes when update(q) or a slider moves the robot. 
 checked against trimesh's mass properties of a solid box; an unresolvable mesh, a port in use and
 `import robot_dynamics` without viser are checked without a browser."""
 import importlib.util
-import io
 import os
 import shutil
 import socket
@@ -102,9 +101,17 @@ def _erd_path(filename):
     return erd_path(filename)
 
 
-def _pixels(page):
-    from PIL import Image
-    return np.asarray(Image.open(io.BytesIO(page.locator("canvas").first.screenshot(timeout=120_000))), dtype=float)
+def _pixels(viewer):
+    """The page's picture as Chromium renders it (viser's get_render: the page's own WebGL canvas), (240, 320, 4)."""
+    client = next(iter(viewer.server.get_clients().values()))
+    return client.get_render(240, 320, transport_format="png").astype(float)
+
+
+def _changed(viewer, before, what):
+    """The canvas's pixels once they differ from `before` (the page redraws when its next frame comes)."""
+    found = []
+    _until(lambda: found.append(_pixels(viewer)) or np.abs(found[-1] - before).mean() > 0.5, what, seconds=120.0)
+    return found[-1]
 
 
 def _until(condition, what, seconds=60.0):
@@ -123,7 +130,7 @@ def panda_page():
     viewer = rd.view(path)
     with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
         browser = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=FLAGS,
-                                                       viewport={"width": 480, "height": 360})
+                                                       viewport={"width": 320, "height": 240})
         page = browser.new_page()
         page.goto(viewer.url)
         _until(lambda: viewer.server.get_clients(), "the page to connect")
@@ -144,19 +151,32 @@ def test_page_shows_the_robot_and_follows_update_and_sliders(panda_page):
     assert len(viewer.links) == len(viewer.axes) == len(urdf.findall("link"))
     assert all(h.position is not None for h in viewer.links) and viewer.impossible == []
     page.wait_for_selector("canvas")
-    time.sleep(1.0)
-    first = _pixels(page)
+    first = _pixels(viewer)
     assert first.std() > 5.0, "the canvas is blank"
     q = viewer.q.copy()
     q[1] += 1.0
     viewer.update(q)
-    time.sleep(1.0)
-    second = _pixels(page)
-    assert np.abs(second - first).mean() > 0.5, "the picture did not change after update(q)"
+    second = _changed(viewer, first, "the picture to change after update(q)")
     slider = page.get_by_role("slider").first
     slider.focus()
     slider.press("End")
     upper = viewer.sliders["panda_joint1"].max
     _until(lambda: viewer.q[0] == pytest.approx(upper), "the slider to move panda_joint1")
-    time.sleep(1.0)
-    assert np.abs(_pixels(page) - second).mean() > 0.5, "the picture did not change after the slider"
+    _changed(viewer, second, "the picture to change after the slider")
+
+
+@needs_view
+def test_command_serves_the_page():
+    """`robot-dynamics view quadruped --floating-base` prints the page's URL, whose HTTP GET returns viser's page."""
+    import urllib.request
+    command = [sys.executable, "-m", "robot_dynamics.cli", "view", "quadruped", "--floating-base", "--port", "8131"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        line = next(line for line in process.stdout if line.startswith("robot-dynamics view: "))   # after viser's
+        assert line.startswith("robot-dynamics view: http://127.0.0.1:"), line
+        url = line.split()[2]
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert response.status == 200 and b"<html" in response.read().lower()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
