@@ -180,3 +180,27 @@ def test_command_serves_the_page():
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@needs_view
+def test_comparisons_and_arrows_check_their_input():
+    """show_parameters names the bodies of a second parameter set that no solid can have (one body's inertia
+    made (1, 1, 3)); show_wrench and show_contacts refuse a wrong frame, shape or force count with a ValueError."""
+    with pytest.warns(UserWarning, match="x.stl"):     # URDF text: a relative mesh path has no folder to start from
+        viewer = rd.view(BAD_MESH.replace('filename="package://nowhere/x.stl"', 'filename="x.stl"'), port=8132)
+    try:
+        pi = viewer.robot.parameters.reshape(-1, 10).copy()
+        assert viewer.show_parameters(pi, "same") == ["arm"]
+        pi[0, 4:7] = [1.0, 1.0, 1.5]
+        assert viewer.show_parameters(pi, "fixed") == []
+        viewer.show_wrench("arm", np.arange(6.0))
+        viewer.show_contacts(["arm"], [0.0, 0.0, 9.81])
+        viewer.update(np.array([0.5]))
+        for call, match in ((lambda: viewer.show_wrench("nowhere", np.zeros(6)), "no frame"),
+                            (lambda: viewer.show_wrench("arm", np.zeros(3)), "shape"),
+                            (lambda: viewer.show_contacts(["arm"], np.zeros(6)), "take 3"),
+                            (lambda: viewer.show_parameters(np.zeros((2, 10)), "long"), "1 x 10")):
+            with pytest.raises(ValueError, match=match):
+                call()
+    finally:
+        viewer.close()
