@@ -31,7 +31,11 @@ setup(
         "test": ["pytest>=7", "pytest-xdist>=3", "pin>=3.0", "example-robot-data>=4.1", "mujoco>=4.0",
                  "idyntree>=12", "xacro>=2.0", "pyyaml", "flake8>=7", "pydocstyle>=6", "catkin-pkg>=1.0",
                  "colcon-core>=0.15", "colcon-ros>=0.4", "colcon-bash>=0.5",
-                 "dask[array,distributed]>=2024.1", "rosbags>=0.10", "cloudpickle>=3.0"],
+                 "dask[array,distributed]>=2024.1", "rosbags>=0.10", "cloudpickle>=3.0",
+                 "viser>=1.0", "trimesh>=4.0", "pycollada>=0.8", "playwright>=1.40"],
+        # the browser view (issue 40, robot_dynamics/viewer.py): viser serves it, trimesh reads STL/OBJ and, with
+        # pycollada, DAE meshes; the tests drive Debian's chromium with playwright
+        "view": ["viser>=1.0", "trimesh>=4.0", "pycollada>=0.8"],
         # identification (issue 15): the Dask route (scale_out.py), ROS 2 bags without ROS, parameters as YAML
         "identify": ["dask[array,distributed]>=2024.1", "rosbags>=0.10", "cloudpickle>=3.0", "pyyaml"],
         "xacro": ["xacro>=2.0"],

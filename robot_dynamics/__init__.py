@@ -26,6 +26,9 @@ def __getattr__(name):
     if name in _IDENTIFICATION:
         from . import identification
         return getattr(identification, name)
+    if name == "view":                              # the viewer (issue 40): viser loads on first use only
+        from .viewer import view
+        return view
     if name == "joint_limits":
         from .robot import joint_limits
         return joint_limits

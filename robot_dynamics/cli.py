@@ -4,6 +4,7 @@
     robot-dynamics compute MODEL [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
                                 [--derivatives [--a ...]]
     robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
+    robot-dynamics view MODEL [--floating-base] [--q ...] [--port 8080]   (the robot in the browser, issue 40)
     robot-dynamics compile [--jobs N]              (every kernel built now, in parallel: robot_dynamics.precompile)
     robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]       (identification, issue 15)
     robot-dynamics simulate URDF traj.npz --out log.csv [--noise 0.01] [--payload 2]
@@ -20,6 +21,7 @@ humanoid).  A file ending in .xacro is expanded with xacro (``--xacro-arg name:=
 import argparse
 import json
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -38,11 +40,16 @@ def _numbers(text):
     return np.array([float(x) for x in text.replace(",", " ").split()])
 
 
+def _source(args):
+    """args.urdf as a file or XML text, or the path of the bundled robot it names."""
+    return args.urdf if Path(args.urdf).exists() or args.urdf.lstrip().startswith("<") else bundled_urdf(args.urdf)
+
+
 def _load(args):
     """The robot of args.urdf: a URDF or MJCF file or text (told as robot_dynamics.load tells them) or a bundled
     robot's name.  An MJCF's gravity is its own unless --gravity is given; its free joint is its floating
     base, so --floating-base, --strict-inertia and --xacro-arg are URDF options only."""
-    source = args.urdf if Path(args.urdf).exists() or args.urdf.lstrip().startswith("<") else bundled_urdf(args.urdf)
+    source = _source(args)
     gravity = None if args.gravity is None else tuple(args.gravity)
     if is_mjcf(source):
         given = [option for option, value in (("--floating-base", args.floating_base),
@@ -111,12 +118,26 @@ def compute(args, out):
                   f"{np.abs(d.Y @ robot.parameters - (d.M @ refs[1] + d.C @ refs[0] + d.g)).max():.3g}\n")
 
 
+def view(args, out):
+    """Serve the robot's page (robot_dynamics.viewer) until interrupted; its URL goes to `out`."""
+    from .viewer import Viewer
+    robot, source = _load(args), _source(args)
+    q = None if args.q is None else _numbers(args.q)
+    viewer = Viewer(robot, q, source=None if is_mjcf(source) else source, port=args.port)
+    print(f"robot-dynamics view: {viewer.url} (Ctrl-C stops)", file=out, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        viewer.close()
+
+
 def main(argv=None, out=None):
     out = out or sys.stdout
     parser = argparse.ArgumentParser(prog="robot-dynamics", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, helptext in (("inspect", "bodies, DoFs, joint types, total mass, parameters"),
-                           ("compute", "M, C, g, com, J_com and (with references) Y at one state")):
+                           ("compute", "M, C, g, com, J_com and (with references) Y at one state"),
+                           ("view", "the robot, its frames and inertias in the browser (pip install -e '.[view]')")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("urdf", help="URDF file (a .xacro file is expanded), MJCF file (.xml, .mjcf), or the name of "
                                     "a bundled robot")
@@ -136,6 +157,9 @@ def main(argv=None, out=None):
             p.add_argument("--derivatives", action="store_true",
                            help="also the time derivatives along the motion: Mdot, gdot, J_comdot (and Cdot with --a)")
             p.add_argument("--a", nargs="+", help="acceleration (nv) for Cdot with --derivatives")
+        if name == "view":
+            p.add_argument("--q", nargs="+", help="configuration (nq; default: neutral)")
+            p.add_argument("--port", type=int, default=8080, help="port of the page (the next free one if taken)")
     add_identification_parsers(sub)
     p = sub.add_parser("compile", help="build every kernel for this machine now (numba's cache), in parallel")
     p.add_argument("--jobs", type=int, help="worker processes (default: the number of cores)")
@@ -157,7 +181,7 @@ def main(argv=None, out=None):
     elif args.command == "compile":
         from .precompile import main as run
     else:
-        run = inspect if args.command == "inspect" else compute
+        run = {"inspect": inspect, "compute": compute, "view": view}[args.command]
     try:
         run(args, out)
     except (ValueError, OSError, ImportError) as exc:             # URDFError is a ValueError; an ImportError

@@ -96,6 +96,7 @@ LAYERS = (
     ("calls", ("calls", "composed", "contact_sets", "mimic", "observers", "precompile")),
     ("facade", ("robot",)),
     ("applications", ("controllers", "identification")),
+    ("viewer", ("viewer",)),                    # the browser view (an optional extra): no library module sees it
     ("namespace", ("",)),                       # robot_dynamics/__init__.py: the public names
     ("ros", ("ros",)),
     ("programs", ("demo", "cli")))
@@ -119,9 +120,9 @@ def upward_imports(graph):
 
 def test_layers(graph):
     """Every module of the package has a layer and imports nothing above it: the description (URDF, MJCF, model)
-    knows no kernel, the kernels no call machinery, the call machinery no Robot, Robot no controller, the library
-    no ROS, and ROS neither the demo nor the command line (an application imports the library, never the
-    reverse)."""
+    knows no kernel, the kernels no call machinery, the call machinery no Robot, Robot no controller, no
+    controller nor identification the viewer, the library no ROS, and ROS neither the demo nor the command line (an
+    application imports the library, never the reverse)."""
     for module in graph:
         layer_of(module)
     assert upward_imports(graph) == []
