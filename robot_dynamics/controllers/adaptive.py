@@ -116,6 +116,7 @@ def _metric_projection(projection):
 
 
 _INPUTS = ("q", "v", "q_d", "v_d", "a_d")
+_empty = np.empty
 
 
 class SlotineLi:
@@ -178,7 +179,7 @@ class SlotineLi:
         robot, model = self.robot, self.robot.model
         n, p = robot.nv, 10 * robot.nbodies
         self._states = np.zeros((2, p + 16 * robot.nbodies))
-        self._current = 0
+        self._control = np.array([0.0, 0.0, 0.0, robot.nq, p])          # dt, mode, current, nq, Gamma's block
         self._constants = np.zeros(kernel.constant_size(n, p))
         # views as numpy's own float64 (numba's views carry a dtype equal to it, not it)
         views = kernel.constant_views(self._constants, n, p)[:6]
@@ -199,6 +200,7 @@ class SlotineLi:
         self._joints = np.hstack([[[0 if self._planar else space.scalar_q.size],
                                    [0 if self._planar else space.free_q.size]], coordinates]).astype(np.int64)
         self._bodies, self._work = model.bodies.copy(), workspace(robot.nbodies)
+        self._entry = None if self._planar else kernel.entry()          # tick from C (None: numba's dispatcher)
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
 
     @property
@@ -230,6 +232,8 @@ class SlotineLi:
         Gamma = gain_matrix(value, 10 * self.robot.nbodies, "Gamma")
         self._Gamma_inv = np.linalg.inv(Gamma)
         self._Gamma[:] = Gamma
+        bodies = np.kron(np.eye(self.robot.nbodies), np.ones((10, 10)))
+        self._control[kernel.BLOCK] = 10 if not np.any(Gamma[bodies == 0]) else len(Gamma)   # body by body
 
     @property
     def projection(self):
@@ -258,6 +262,10 @@ class SlotineLi:
     @pi_hat.setter
     def pi_hat(self, value):
         self._pi_hat[:] = check_vector("pi_hat", value, 10 * self.robot.nbodies)
+
+    @property
+    def _current(self):
+        return int(self._control[kernel.CURRENT])
 
     @property
     def _pi_hat(self):
@@ -305,7 +313,7 @@ class SlotineLi:
         tick rate: the held torque lags by dt / 2.
         """
         tau, self.theta_hat = self._tick(q, v, q_d, v_d, a_d, _check_dt(dt), True, self._states)
-        self._current = 1 - self._current
+        self._control[kernel.CURRENT] = 1 - self._control[kernel.CURRENT]
         return tau
 
     def _tick(self, q, v, q_d, v_d, a_d, dt, adapt, states):
@@ -313,31 +321,36 @@ class SlotineLi:
         (pi_new = pi_hat of states[current] without adapt) and rate <- pi_hat_dot; the caller takes pi_new
         (current <- 1 - current) when it adapts.  With adapt the estimates advanced by dt and projected, tau with
         them; else dt = 0 and tau with pi_hat.  A ValueError names what is not finite."""
-        q, v, q_d, v_d, a_d = state = self._state(q, v, q_d, v_d, a_d)
-        tau = np.empty(len(self._s))
-        if self._numpy_drives or not (self._compiled_projection or not adapt):
-            return self._numpy_tick(state, dt, adapt, states, tau)
-        status = kernel.tick(self._bodies, self._work, q, v, q_d, v_d, a_d, dt, self._mode if adapt else 0,
-                             self._current, states, self._constants, self._joints, self._Z, tau)
+        numpy = self._numpy_drives or not (self._compiled_projection or not adapt)
+        control = self._control
+        control[kernel.DT], control[kernel.MODE] = dt, kernel.SLIDING if numpy else self._mode if adapt else 0
+        tau = _empty(len(self._s))
+        state = q, v, q_d, v_d, a_d
+        try:
+            status = self._entry(self._bodies, self._work, states, self._constants, self._joints, self._Z, control,
+                                 q, v, q_d, v_d, a_d, tau)
+        except TypeError:                  # not C-contiguous float64 arrays (or planar joints, or no C extension)
+            state = self._state(q, v, q_d, v_d, a_d)
+            status = kernel.tick(self._bodies, self._work, states, self._constants, self._joints, self._Z, control,
+                                 *state, tau)
         if status:
             self._refuse(status, state)
+        if numpy:
+            return self._numpy_tick(state, dt, adapt, states, tau)
         return tau, self.theta_hat
 
     def _numpy_tick(self, state, dt, adapt, states, tau):
-        """_tick where the drives' torque or the projection are numpy calls: the compiled tick up to the regressor
-        (kernel.SLIDING), then the drives (_drive_torque), the step, the projection and the torque."""
-        status = kernel.tick(self._bodies, self._work, *state, 0.0, kernel.SLIDING, self._current, states,
-                             self._constants, self._joints, self._Z, tau)
-        if status:
-            self._refuse(status, state)
+        """_tick where the drives' torque or the projection are numpy calls, after the compiled tick up to the
+        regressor (kernel.SLIDING): the drives (_drive_torque), the step, the projection and the torque."""
         theta = self._drive_torque(dt if adapt else 0.0) if self._numpy_drives else self.theta_hat
         p = 10 * self.robot.nbodies
         pi_hat, bases = kernel.state_views(states[self._current], p)
         pi_new, bases_new = kernel.state_views(states[1 - self._current], p)
         bases_new[:] = bases
         compiled = self._mode & kernel.PROJECT and adapt
-        status = kernel.step(self._Y, self._s, pi_hat, self._Gamma, dt, self._basis if compiled else self._basis[:0],
-                             self._S_inv, self._constants[-2], bases_new, self._rate, pi_new)
+        status = kernel.step(self._Y, self._s, pi_hat, self._Gamma, int(self._control[kernel.BLOCK]), dt,
+                             self._basis if compiled else self._basis[:0], self._S_inv, self._constants[-2], bases_new,
+                             self._rate, pi_new)
         if not status:
             if adapt and not self._compiled_projection:
                 pi_new[:] = check_vector("the projection's result", self._projection(pi_new.copy()), p)
@@ -349,6 +362,8 @@ class SlotineLi:
     def _refuse(self, status, state):
         """The ValueError of the tick's status (nothing of the state taken)."""
         q, v, q_d, v_d, a_d = state
+        if status == kernel.BAD_SHAPE:
+            self._state(q, v, q_d, v_d, a_d)                    # raises, naming the input
         if status == kernel.BAD_QUATERNION:
             self._space.difference(q, q_d)                       # raises, naming the quaternion
         if status == kernel.BAD_REGRESSOR:
