@@ -4,9 +4,9 @@ step, the projection and the torque in one call on the controller's buffers.
 Shapes: nv joints, nb bodies, p = 10 nb parameters.  The controller's state is two copies of one layout
 (``state_views``: the estimate and the projection's eigenvectors): a tick reads one and writes the other, which
 the controller takes only when the tick succeeds, so that a refused tick changes nothing.  The gains and the
-model's constants are one array (``constant_views``), the tick's vectors, regressor and rate another
-(``work_views``): few arguments, as a compiled call costs ~0.1 us an argument.  The regressor is the robot's own
-kernel (algorithms/regressor.py) on the controller's copy of the body records and its own workspace.
+model's constants are one array (``constant_views``); the tick is called from C (``entry``), where an argument
+costs nanoseconds.  The regressor is the robot's own kernel (algorithms/regressor.py) on the controller's copy of
+the body records and its own workspace.
 """
 import functools
 
@@ -134,41 +134,30 @@ def state_views(X, p):
     return X[:p], X[p:].reshape(p // 10, 4, 4)
 
 
-def constant_size(nv, p):
+def constant_size(nb):
     """The length of the constants' array (constant_views)."""
-    return 2 * nv * nv + p * p + 3 + 176 * (p // 10) + 2
+    return 3 + 176 * nb + 2
 
 
 @njit(cache=True)
-def constant_views(C, nv, p):
-    """C (constant_size,) as (Lambda (nv, nv), K_D (nv, nv), Gamma (p, p), gravity (3,), basis (nb, 10, 16), S_inv
-    (nb, 4, 4), floor, width): the gains, the robot's gravity, InertiaMetric's whitened basis and J0^1/2, the
-    projection's floor and the Coulomb law's smoothing velocity."""
-    nb, o = p // 10, 0
-    sizes = (nv * nv, nv * nv, p * p, 3, 160 * nb, 16 * nb, 1, 1)
-    views = []
-    for size in sizes:
-        views.append(C[o:o + size])
-        o += size
-    return (views[0].reshape(nv, nv), views[1].reshape(nv, nv), views[2].reshape(p, p), views[3],
-            views[4].reshape(nb, 10, 16), views[5].reshape(nb, 4, 4), views[6][0], views[7][0])
+def constant_views(C, nb):
+    """C (constant_size,) as (gravity (3,), basis (nb, 10, 16), S_inv (nb, 4, 4), floor, width): the robot's
+    gravity, InertiaMetric's whitened basis and J0^1/2, the projection's floor and the Coulomb law's smoothing
+    velocity."""
+    o = 3 + 160 * nb
+    return C[:3], C[3:o].reshape(nb, 10, 16), C[o:o + 16 * nb].reshape(nb, 4, 4), C[-2], C[-1]
 
 
 @njit(cache=True)
-def work_views(Z, nv, p):
-    """Z (9 nv + nv p + p,) as (vectors (9, nv): e, e_dot, v_r, a_r, s, armature, damping, Coulomb level and the
-    extra drives' torque (reference, torque); Y (nv, p); rate (p,))."""
-    o = 9 * nv
-    return Z[:o].reshape(9, nv), Z[o:o + nv * p].reshape(nv, p), Z[o + nv * p:o + nv * p + p]
-
-
-@njit(cache=True)
-def tick(bodies, work, states, constants, joints, Z, control, q, v, q_d, v_d, a_d, tau):
+def tick(bodies, work, states, constants, Lambda, K_D, Gamma, joints, vectors, Y, rate, control, q, v, q_d, v_d, a_d,
+         tau):
     """One tick of SlotineLi on buffers: e = q_d (-) q, the sliding variables (reference), Y(q, v, v_r, a_r) (the
-    robot's kernel; SLIDING stops here), pi_new = P(pi_hat - dt Gamma Y^T s) (P with PROJECT, dt with ADAPT, else
-    pi_new = pi_hat) written to states[1 - current] with the projection's eigenvectors, and tau = Y pi_new + the
-    drives' part - K_D s (torque).  control: [dt, mode, current, nq, Gamma's block size]; joints (2, 1 + k):
-    [n_scalar, n_free], then the (iq, iv) of the scalar coordinates, the free joints and the ball joints.
+    robot's kernel, into Y; SLIDING stops here), pi_new = P(pi_hat - dt Gamma Y^T s) (P with PROJECT, dt with
+    ADAPT, else pi_new = pi_hat) written to states[1 - current] with the projection's eigenvectors, and tau = Y
+    pi_new + the drives' part - K_D s (torque).  vectors (9, nv): e, e_dot, v_r, a_r, s, armature, damping, Coulomb
+    level and the extra drives' torque (reference, torque); rate (p,) <- pi_hat_dot; control: [dt, mode, current,
+    nq, Gamma's block size]; joints (2, 1 + k): [n_scalar, n_free], then the (iq, iv) of the scalar coordinates,
+    the free joints and the ball joints.
 
     Returns 0, reference's status (1-5: a non-finite input; NOT_FINITE_RESULT), BAD_QUATERNION (a zero quaternion
     in q or q_d), BAD_REGRESSOR (the kernel refused the state), BAD_SHAPE (an input's length), or STEP_STATUS +
@@ -177,8 +166,7 @@ def tick(bodies, work, states, constants, joints, Z, control, q, v, q_d, v_d, a_
     if q.shape[0] != nq or q_d.shape[0] != nq or v.shape[0] != nv or v_d.shape[0] != nv or a_d.shape[0] != nv:
         return BAD_SHAPE
     mode, current = int(control[MODE]), int(control[CURRENT])
-    vectors, Y, rate = work_views(Z, nv, p)
-    Lambda, K_D, Gamma, gravity, basis, S_inv, floor, width = constant_views(constants, nv, p)
+    gravity, basis, S_inv, floor, width = constant_views(constants, p // 10)
     pi_hat, bases = state_views(states[current], p)
     pi_new, bases_new = state_views(states[1 - current], p)
     status = not_finite(q, v, q_d, v_d, a_d)                      # before the difference, which solves with q
@@ -207,18 +195,22 @@ def tick(bodies, work, states, constants, joints, Z, control, q, v, q_d, v_d, a_
 
 def _entry_point(bodies, work, p, d):
     """tick on the arrays a _fastcall.Entry passes: the body records and workspace (d[0] each), then the pointers
-    p and dimensions d of states, constants, joints, Z, control, q, v, q_d, v_d, a_d, tau."""
-    return tick(carray(bodies, (d[0],)), carray(work, (d[0],)), carray(p[0], (d[1], d[2]), dtype=nt.float64),
-                carray(p[1], (d[3],), dtype=nt.float64), carray(p[2], (d[4], d[5]), dtype=nt.int64),
-                carray(p[3], (d[6],), dtype=nt.float64), carray(p[4], (d[7],), dtype=nt.float64),
-                carray(p[5], (d[8],), dtype=nt.float64), carray(p[6], (d[9],), dtype=nt.float64),
-                carray(p[7], (d[10],), dtype=nt.float64), carray(p[8], (d[11],), dtype=nt.float64),
-                carray(p[9], (d[12],), dtype=nt.float64), carray(p[10], (d[13],), dtype=nt.float64))
+    p and dimensions d of tick's other arguments, C-contiguous: a kernel that knows its arrays' layout runs up to 2x
+    faster (dispatch.kernel_types)."""
+    f8, i8 = nt.float64, nt.int64
+    return tick(carray(bodies, (d[0],)), carray(work, (d[0],)), carray(p[0], (d[1], d[2]), dtype=f8),
+                carray(p[1], (d[3],), dtype=f8), carray(p[2], (d[4], d[5]), dtype=f8),
+                carray(p[3], (d[6], d[7]), dtype=f8), carray(p[4], (d[8], d[9]), dtype=f8),
+                carray(p[5], (d[10], d[11]), dtype=i8), carray(p[6], (d[12], d[13]), dtype=f8),
+                carray(p[7], (d[14], d[15]), dtype=f8), carray(p[8], (d[16],), dtype=f8),
+                carray(p[9], (d[17],), dtype=f8), carray(p[10], (d[18],), dtype=f8), carray(p[11], (d[19],), dtype=f8),
+                carray(p[12], (d[20],), dtype=f8), carray(p[13], (d[21],), dtype=f8), carray(p[14], (d[22],), dtype=f8),
+                carray(p[15], (d[23],), dtype=f8))
 
 
 @functools.cache
 def entry():
-    """tick called from C (a _fastcall.Entry of a numba cfunc: ~0.1 us for its 13 arrays, where numba's dispatcher
+    """tick called from C (a _fastcall.Entry of a numba cfunc: ~0.1 us for its 18 arrays, where numba's dispatcher
     takes ~2 us), with the arguments of tick; None without the C extension.  A TypeError for an argument that is
     not a C-contiguous array of tick's type (the last six: float64), as Entry says."""
     if not FAST_CALLS:
@@ -226,4 +218,4 @@ def entry():
     signature = nt.int64(nt.CPointer(from_dtype(BODY)), nt.CPointer(from_dtype(WORK)), nt.CPointer(nt.voidptr),
                          nt.CPointer(nt.int64))
     address = cfunc(signature, cache=True)(_entry_point).address
-    return _fastcall.Entry(address, (1, 1, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1), 5, 1, BAD_SHAPE)
+    return _fastcall.Entry(address, (1, 1, 2, 1, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1), 5, 1, BAD_SHAPE)

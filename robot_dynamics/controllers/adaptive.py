@@ -174,21 +174,20 @@ class SlotineLi:
             self._vectors[6], self._vectors[7] = own.damping, own.friction
 
     def _buffers(self):
-        """The tick's arrays (_slotine_tick): the state's two copies, the constants, the work array, the joints'
-        coordinates, and the robot's body records and a workspace of the controller's own for its kernel."""
+        """The tick's arrays (_slotine_tick.tick): the state's two copies, the control scalars, the constants, the
+        gains, the vectors, Y and the rate, the joints' coordinates, and the robot's body records and a workspace of
+        the controller's own for its regressor kernel."""
         robot, model = self.robot, self.robot.model
         n, p = robot.nv, 10 * robot.nbodies
         self._states = np.zeros((2, p + 16 * robot.nbodies))
         self._control = np.array([0.0, 0.0, 0.0, robot.nq, p])          # dt, mode, current, nq, Gamma's block
-        self._constants = np.zeros(kernel.constant_size(n, p))
-        # views as numpy's own float64 (numba's views carry a dtype equal to it, not it)
-        views = kernel.constant_views(self._constants, n, p)[:6]
-        Lambda, K_D, Gamma, gravity, basis, S_inv = (x.view(np.float64) for x in views)
-        self._Lambda, self._K_D, self._Gamma, self._basis, self._S_inv = Lambda, K_D, Gamma, basis, S_inv
+        self._constants = np.zeros(kernel.constant_size(robot.nbodies))
+        gravity, basis, S_inv, _, _ = kernel.constant_views(self._constants, robot.nbodies)
+        self._basis, self._S_inv = basis.view(np.float64), S_inv.view(np.float64)   # numpy's own float64 dtype
         gravity[:] = model.gravity
         self._constants[-1] = COULOMB_VELOCITY
-        self._Z = np.zeros(9 * n + n * p + p)
-        self._vectors, self._Y, self._rate = (x.view(np.float64) for x in kernel.work_views(self._Z, n, p))
+        self._Lambda, self._K_D, self._Gamma = np.zeros((n, n)), np.zeros((n, n)), np.zeros((p, p))
+        self._vectors, self._Y, self._rate = np.zeros((9, n)), np.zeros((n, p)), np.zeros(p)
         self._e, self._v_r, self._a_r, self._s, self._extra = (self._vectors[i] for i in (0, 2, 3, 4, 8))
         space = self._space = ConfigurationSpace(model)
         self._planar = bool(space.planar)                               # e = q_d (-) q by space.difference
@@ -199,7 +198,7 @@ class SlotineLi:
                                      np.stack([space.ball_q, space.ball_v])]).astype(np.int64)
         self._joints = np.hstack([[[0 if self._planar else space.scalar_q.size],
                                    [0 if self._planar else space.free_q.size]], coordinates]).astype(np.int64)
-        self._bodies, self._work = model.bodies.copy(), workspace(robot.nbodies)
+        self._arrays = model.bodies.copy(), workspace(robot.nbodies)     # the regressor kernel's
         self._entry = None if self._planar else kernel.entry()          # tick from C (None: numba's dispatcher)
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
 
@@ -327,12 +326,12 @@ class SlotineLi:
         tau = _empty(len(self._s))
         state = q, v, q_d, v_d, a_d
         try:
-            status = self._entry(self._bodies, self._work, states, self._constants, self._joints, self._Z, control,
-                                 q, v, q_d, v_d, a_d, tau)
+            status = self._entry(*self._arrays, states, self._constants, self._Lambda, self._K_D, self._Gamma,
+                                 self._joints, self._vectors, self._Y, self._rate, control, q, v, q_d, v_d, a_d, tau)
         except TypeError:                  # not C-contiguous float64 arrays (or planar joints, or no C extension)
             state = self._state(q, v, q_d, v_d, a_d)
-            status = kernel.tick(self._bodies, self._work, states, self._constants, self._joints, self._Z, control,
-                                 *state, tau)
+            status = kernel.tick(*self._arrays, states, self._constants, self._Lambda, self._K_D, self._Gamma,
+                                 self._joints, self._vectors, self._Y, self._rate, control, *state, tau)
         if status:
             self._refuse(status, state)
         if numpy:
