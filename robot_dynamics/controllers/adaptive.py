@@ -70,12 +70,14 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from ..algorithms.workspace import workspace
 from ..configuration import ConfigurationSpace
 from ..drives import COULOMB_VELOCITY
 from ..friction import drive_parameters, drive_physical, drive_regressor, model_class
-from ..inertia import InertiaMetric, project_whitened
+from ..inertia import InertiaMetric
+from . import _slotine_tick as kernel
+from ._slotine_tick import NOT_FINITE_RESULT, reference as _reference  # noqa: F401 (composite.py's, too)
 from .computed_torque import _F64, _ND, check_vector, gain_matrix, tracking_error
 
 
@@ -100,116 +102,21 @@ def sliding(robot, Lambda, q, v, q_d, v_d, a_d):
     return Sliding(e, e_dot, v_r, a_r, np.asarray(v, dtype=float) - v_r)
 
 
-NOT_FINITE_RESULT = 6              # _reference's status for a result that overflows (1-5 name a non-finite input)
-_INPUTS = ("q", "v", "q_d", "v_d", "a_d")
-NOT_FINITE_ESTIMATE, NOT_FINITE_TORQUE = 1, 2
-_NO_PROJECTION = (np.zeros((0, 10, 16)), np.zeros((0, 4, 4)), 0.0, np.zeros((0, 4, 4)))  # _step's, for P = 1
-
-
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _matvec(A, x, out):
-    """out = A x, the sums reassociated so that they vectorize (numba's np.dot calls BLAS: ~4 us for a 70 x 70
-    gain on 2 cores, against 0.7 us)."""
-    for i in range(A.shape[0]):
-        acc = 0.0
-        for j in range(A.shape[1]):
-            acc += A[i, j] * x[j]
-        out[i] = acc
-
-
-@njit(cache=True)
-def _matvec_t(A, x, out):
-    """out = A^T x, row by row (independent sums, vectorized)."""
-    out[:] = 0.0
-    for i in range(A.shape[0]):
-        for j in range(A.shape[1]):
-            out[j] += A[i, j] * x[i]
-
-
-@njit(cache=True)
-def _reference(q, v, q_d, v_d, a_d, Lambda, index, vectors):
-    """The sliding variables (module docstring) into vectors[:5] = e, e_dot, v_r, a_r, s (nv each): e = q_d - q on
-    the coordinates index[1] of 1-DoF joints (at index[0] in q; the rest of e as given: robot.difference's for a
-    floating base), e_dot = v_d - v, v_r = v_d + Lambda e, a_r = a_d + Lambda e_dot, s = v - v_r.  Returns 0,
-    1 + the index of the first non-finite input of (q, v, q_d, v_d, a_d), or NOT_FINITE_RESULT."""
-    for k, x in enumerate((q, v, q_d, v_d, a_d)):
-        for i in range(x.shape[0]):
-            if not np.isfinite(x[i]):
-                return 1 + k
-    e, e_dot, v_r, a_r, s = vectors[0], vectors[1], vectors[2], vectors[3], vectors[4]
-    for i in range(index.shape[1]):
-        e[index[1, i]] = q_d[index[0, i]] - q[index[0, i]]
-    e_dot[:] = v_d - v
-    _matvec(Lambda, e, v_r)
-    _matvec(Lambda, e_dot, a_r)
-    for i in range(s.shape[0]):
-        v_r[i] += v_d[i]
-        a_r[i] += a_d[i]
-        s[i] = v[i] - v_r[i]
-        if not (np.isfinite(v_r[i]) and np.isfinite(a_r[i]) and np.isfinite(s[i])):
-            return NOT_FINITE_RESULT
-    return 0
-
-
-@njit(cache=True)
-def _step(Y, s, pi_hat, Gamma, dt, basis, S_inv, floor, bases, rate, pi_new):
-    """rate = pi_hat_dot = -Gamma Y^T s and pi_new = P(pi_hat + dt rate), P inertia.project_whitened(basis, S_inv,
-    floor, bases) when basis has a body, else the identity.  Returns 0 or NOT_FINITE_ESTIMATE."""
-    g = np.empty(Y.shape[1])
-    _matvec_t(Y, s, g)
-    _matvec(Gamma, g, rate)
-    for i in range(rate.shape[0]):
-        rate[i] = -rate[i]
-        pi_new[i] = pi_hat[i] + dt * rate[i]
-        if not np.isfinite(pi_new[i]):
-            return NOT_FINITE_ESTIMATE
-    if basis.shape[0]:
-        project_whitened(pi_new, basis, S_inv, floor, pi_new, bases)
-        for i in range(pi_new.shape[0]):
-            if not np.isfinite(pi_new[i]):
-                return NOT_FINITE_ESTIMATE
-    return 0
-
-
-@njit(cache=True)
-def _torque(Y, pi, K_D, vectors, width, tau):
-    """tau = Y pi + diag(armature) a_r + damping v_r + coulomb tanh(v_r / width) + extra - K_D s (paper 002, eq.
-    (16); the drives' part at the reference, module docstring), vectors[2:] = v_r, a_r, s, armature, damping,
-    coulomb, extra.  Returns 0 or NOT_FINITE_TORQUE."""
-    v_r, a_r, s, armature, damping, coulomb, extra = (vectors[2], vectors[3], vectors[4], vectors[5], vectors[6],
-                                                      vectors[7], vectors[8])
-    k = np.empty(tau.shape[0])
-    _matvec(Y, pi, tau)
-    _matvec(K_D, s, k)
-    for i in range(tau.shape[0]):
-        tau[i] += (armature[i] * a_r[i] + (damping[i] * v_r[i] + coulomb[i] * np.tanh(v_r[i] / width))
-                   + extra[i]) - k[i]
-        if not np.isfinite(tau[i]):
-            return NOT_FINITE_TORQUE
-    return 0
-
-
-@njit(cache=True)
-def _step_and_torque(Y, vectors, pi_hat, Gamma, dt, basis, S_inv, floor, bases, K_D, width, rate, pi_new, tau):
-    """_step, then _torque with pi_new: the tick after Y, in one call."""
-    status = _step(Y, vectors[4], pi_hat, Gamma, dt, basis, S_inv, floor, bases, rate, pi_new)
-    if status:
-        return status
-    return _torque(Y, pi_new, K_D, vectors, width, tau)
-
-
 def _metric_projection(projection):
-    """(basis, S_inv, floor, bases) of InertiaMetric.project when projection is that bound method, or a
-    functools.partial of it giving floor alone (then compiled in the tick), bases the bodies' eigenvectors kept
-    from tick to tick (identities to start); else None."""
+    """(metric, floor) when projection is InertiaMetric.project, or a functools.partial of it giving floor alone
+    (then compiled in the tick); else None."""
     floor = 0.0
     if isinstance(projection, functools.partial) and not projection.args and set(projection.keywords) <= {"floor"}:
         floor = projection.keywords.get("floor", 0.0)
         projection = projection.func
     metric = getattr(projection, "__self__", None)
     if isinstance(metric, InertiaMetric) and getattr(projection, "__func__", None) is InertiaMetric.project:
-        return metric.basis, metric.S_inv, float(floor), np.tile(np.eye(4), (len(metric.G), 1, 1))
+        return metric, float(floor)
     return None
+
+
+_INPUTS = ("q", "v", "q_d", "v_d", "a_d")
+_empty = np.empty
 
 
 class SlotineLi:
@@ -225,19 +132,20 @@ class SlotineLi:
     Gamma_drives: scalar or (p_d,) diagonal gain of theta_d; theta_hat: its initial estimate (p_d,), the robot's
     drives (friction.drive_parameters) if None.
 
-    A tick (update, adapt, torque, law) is three compiled calls on the controller's buffers: the sliding variables
-    (_reference), the regressor (robot.regressor(..., out=)), then the adaptation step, the projection and the
-    torque (_step_and_torque).  Compiled whole for no projection or InertiaMetric(...).project (also as
-    functools.partial(metric.project, floor=...)), no drives or the robot's viscous and Coulomb drives as the
-    feedforward; another projection callable, a friction model object and adapted drives add their numpy calls.
+    A tick (update, adapt, torque, law) is one compiled call on the controller's buffers (_slotine_tick.tick: the
+    sliding variables, the robot's regressor kernel, the adaptation step, the projection and the torque) for no
+    projection or InertiaMetric(...).project (also as functools.partial(metric.project, floor=...)), no drives or
+    the robot's viscous and Coulomb drives as the feedforward, and no planar joint; another projection callable, a
+    friction model object and adapted drives stop the tick after the regressor and add their numpy calls.
     Lambda, K_D, Gamma, pi_hat and projection are checked when set; a tick checks its inputs and results are
-    finite, and a ValueError naming the culprit leaves the estimates as they were.
+    finite, and a ValueError naming the culprit leaves the estimates as they were (the state is double-buffered).
     """
 
     def __init__(self, robot, Lambda, K_D, Gamma, pi_hat=None, projection=None, drives=None, armature=True,
                  Gamma_drives=1.0, theta_hat=None):
         self.robot = robot
-        n, p = robot.nv, 10 * robot.nbodies
+        p = 10 * robot.nbodies
+        self._buffers()
         self.Lambda = Lambda
         self.K_D = K_D
         self.Gamma = Gamma
@@ -258,22 +166,41 @@ class SlotineLi:
                 raise ValueError(f"Gamma_drives must be finite and >= 0, a scalar or ({p_d},)")
             self.Gamma_drives = gain.copy()
         own = robot.model.drives
-        compiled = self._feedforward and own.model is None                # viscous + Coulomb, in _torque
         self._friction_model = self._feedforward and own.model is not None
         self._numpy_drives = self.drives is not None or self._friction_model           # _drive_torque's cases
-        # the tick's vectors, one array (few arguments: a compiled call costs ~0.2 us an argument):
-        # e, e_dot, v_r, a_r, s, then the feedforward's armature, damping, Coulomb level and the extra drives' torque
-        self._vectors = np.zeros((9, n))
-        self._e, self._v_r, self._a_r, self._s, self._extra = (self._vectors[i] for i in (0, 2, 3, 4, 8))
         if self._feedforward:
             self._vectors[5] = robot.armature
-        if compiled:
+        if self._feedforward and own.model is None:                       # viscous + Coulomb, in the tick
             self._vectors[6], self._vectors[7] = own.damping, own.friction
-        space = self._space = ConfigurationSpace(robot.model)
-        self._tangent = space.lie                                       # e = q_d (-) q by space.difference
-        self._index = np.zeros((2, 0), dtype=np.int64) if self._tangent else np.stack([space.scalar_q, space.scalar_v])
+
+    def _buffers(self):
+        """The tick's arrays (_slotine_tick.tick): the state's two copies, the control scalars, the constants, the
+        gains, the vectors, Y and the rate, the joints' coordinates, and the robot's body records and a workspace of
+        the controller's own for its regressor kernel."""
+        robot, model = self.robot, self.robot.model
+        n, p = robot.nv, 10 * robot.nbodies
+        self._states = np.zeros((2, p + 16 * robot.nbodies))
+        self._control = np.array([0.0, 0.0, 0.0, robot.nq, p])          # dt, mode, current, nq, Gamma's block
+        self._constants = np.zeros(kernel.constant_size(robot.nbodies))
+        gravity, basis, S_inv, _, _ = kernel.constant_views(self._constants, robot.nbodies)
+        self._basis, self._S_inv = basis.view(np.float64), S_inv.view(np.float64)   # numpy's own float64 dtype
+        gravity[:] = model.gravity
+        self._constants[-1] = COULOMB_VELOCITY
+        self._Lambda, self._K_D, self._Gamma = np.zeros((n, n)), np.zeros((n, n)), np.zeros((p, p))
+        self._vectors, self._Y, self._rate = np.zeros((9, n)), np.zeros((n, p)), np.zeros(p)
+        self._e, self._v_r, self._a_r, self._s, self._extra = (self._vectors[i] for i in (0, 2, 3, 4, 8))
+        space = self._space = ConfigurationSpace(model)
+        self._planar = bool(space.planar)                               # e = q_d (-) q by space.difference
+        if self._planar:
+            coordinates = np.zeros((2, 0), dtype=np.int64)
+        else:
+            coordinates = np.hstack([np.stack([space.scalar_q, space.scalar_v]), np.stack([space.free_q, space.free_v]),
+                                     np.stack([space.ball_q, space.ball_v])]).astype(np.int64)
+        self._joints = np.hstack([[[0 if self._planar else space.scalar_q.size],
+                                   [0 if self._planar else space.free_q.size]], coordinates]).astype(np.int64)
+        self._arrays = model.bodies.copy(), workspace(robot.nbodies)     # the regressor kernel's
+        self._entry = None if self._planar else kernel.entry()          # tick from C (None: numba's dispatcher)
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
-        self._Y, self._rate = np.zeros((n, p)), np.zeros(p)
 
     @property
     def Lambda(self):
@@ -282,7 +209,7 @@ class SlotineLi:
 
     @Lambda.setter
     def Lambda(self, value):
-        self._Lambda = gain_matrix(value, self.robot.nv, "Lambda")
+        self._Lambda[:] = gain_matrix(value, self.robot.nv, "Lambda")
 
     @property
     def K_D(self):
@@ -291,7 +218,7 @@ class SlotineLi:
 
     @K_D.setter
     def K_D(self, value):
-        self._K_D = gain_matrix(value, self.robot.nv, "K_D")
+        self._K_D[:] = gain_matrix(value, self.robot.nv, "K_D")
 
     @property
     def Gamma(self):
@@ -301,8 +228,11 @@ class SlotineLi:
 
     @Gamma.setter
     def Gamma(self, value):
-        self._Gamma = gain_matrix(value, 10 * self.robot.nbodies, "Gamma")
-        self._Gamma_inv = np.linalg.inv(self._Gamma)
+        Gamma = gain_matrix(value, 10 * self.robot.nbodies, "Gamma")
+        self._Gamma_inv = np.linalg.inv(Gamma)
+        self._Gamma[:] = Gamma
+        bodies = np.kron(np.eye(self.robot.nbodies), np.ones((10, 10)))
+        self._control[kernel.BLOCK] = 10 if not np.any(Gamma[bodies == 0]) else len(Gamma)   # body by body
 
     @property
     def projection(self):
@@ -316,16 +246,29 @@ class SlotineLi:
         self._projection = value
         compiled = _metric_projection(value)
         self._compiled_projection = value is None or compiled is not None
-        self._basis, self._S_inv, self._floor, self._bases = compiled or _NO_PROJECTION
+        self._mode = kernel.ADAPT | (kernel.PROJECT if compiled is not None else 0)
+        if compiled is not None:
+            metric, floor = compiled
+            self._basis[:], self._S_inv[:], self._constants[-2] = metric.basis, metric.S_inv, floor
+            for x in self._states:
+                kernel.state_views(x, len(x) * 10 // 26)[1][:] = np.eye(4)      # the eigenvectors, from 1
 
     @property
     def pi_hat(self):
-        """The estimate (10 nb,): each tick replaces it by a new array (one kept by a caller stays as it was)."""
-        return self._pi_hat
+        """The estimate (10 nb,): a new array."""
+        return self._pi_hat.copy()
 
     @pi_hat.setter
     def pi_hat(self, value):
-        self._pi_hat = check_vector("pi_hat", value, 10 * self.robot.nbodies)
+        self._pi_hat[:] = check_vector("pi_hat", value, 10 * self.robot.nbodies)
+
+    @property
+    def _current(self):
+        return int(self._control[kernel.CURRENT])
+
+    @property
+    def _pi_hat(self):
+        return self._states[self._current, :10 * self.robot.nbodies]
 
     def _drive_projected(self, theta):
         return np.where(self._levels, np.maximum(theta, 0.0), theta)
@@ -343,20 +286,22 @@ class SlotineLi:
 
         pi_hat: the estimate to use, self.pi_hat if None. Nothing is modified.
         """
-        pi_hat = self._pi_hat if pi_hat is None else check_vector("pi_hat", pi_hat, 10 * self.robot.nbodies)
-        rate = np.empty(10 * self.robot.nbodies)
-        return self._tick(q, v, q_d, v_d, a_d, 0.0, pi_hat, rate, False)[1], rate
+        states = self._states
+        if pi_hat is not None:
+            states = states.copy()
+            states[self._current, :10 * self.robot.nbodies] = check_vector("pi_hat", pi_hat, 10 * self.robot.nbodies)
+        tau = self._tick(q, v, q_d, v_d, a_d, 0.0, False, states)[0]
+        return tau, self._rate.copy()
 
     def torque(self, q, v, q_d, v_d, a_d):
         """tau (nv,) with the current estimate; the estimate is not changed."""
-        return self._tick(q, v, q_d, v_d, a_d, 0.0, self._pi_hat, self._rate, False)[1]
+        return self._tick(q, v, q_d, v_d, a_d, 0.0, False, self._states)[0]
 
     def adapt(self, q, v, q_d, v_d, a_d, dt):
         """pi_hat <- P(pi_hat + dt pi_hat_dot) (and theta_hat_d likewise): one explicit Euler step of the adaptation
-        law; returns pi_hat."""
-        self._pi_hat, _, self.theta_hat = self._tick(q, v, q_d, v_d, a_d, _check_dt(dt), self._pi_hat, self._rate,
-                                                     True)
-        return self._pi_hat
+        law; returns pi_hat (a new array)."""
+        self.update(q, v, q_d, v_d, a_d, dt)
+        return self.pi_hat
 
     def update(self, q, v, q_d, v_d, a_d, dt):
         """One control tick: the estimate advanced by dt, then tau (nv,) with the new estimate (one regressor).
@@ -366,40 +311,74 @@ class SlotineLi:
         Keep Gamma small enough that this oscillation (omega^2 ~ |M^-1/2 Y Gamma Y^T M^-1/2|) is well below the
         tick rate: the held torque lags by dt / 2.
         """
-        self._pi_hat, tau, self.theta_hat = self._tick(q, v, q_d, v_d, a_d, _check_dt(dt), self._pi_hat,
-                                                       self._rate, True)
+        tau, self.theta_hat = self._tick(q, v, q_d, v_d, a_d, _check_dt(dt), True, self._states)
+        self._control[kernel.CURRENT] = 1 - self._control[kernel.CURRENT]
         return tau
 
-    def _tick(self, q, v, q_d, v_d, a_d, dt, pi_hat, rate, adapt):
-        """The law at one state: (pi_new, tau, theta_new), new arrays, and rate <- pi_hat_dot.  With adapt the
-        estimates advanced by dt and projected, tau with them; else pi_new = pi_hat (dt = 0) and tau with it."""
-        q, v, q_d, v_d, a_d = self._state(q, v, q_d, v_d, a_d)
-        status = _reference(q, v, q_d, v_d, a_d, self._Lambda, self._index, self._vectors)
+    def _tick(self, q, v, q_d, v_d, a_d, dt, adapt, states):
+        """The law at one state: (tau, theta_new), tau a new array, the estimate pi_new in states[1 - current]
+        (pi_new = pi_hat of states[current] without adapt) and rate <- pi_hat_dot; the caller takes pi_new
+        (current <- 1 - current) when it adapts.  With adapt the estimates advanced by dt and projected, tau with
+        them; else dt = 0 and tau with pi_hat.  A ValueError names what is not finite."""
+        numpy = self._numpy_drives or not (self._compiled_projection or not adapt)
+        control = self._control
+        control[kernel.DT], control[kernel.MODE] = dt, kernel.SLIDING if numpy else self._mode if adapt else 0
+        tau = _empty(len(self._s))
+        state = q, v, q_d, v_d, a_d
+        try:
+            status = self._entry(*self._arrays, states, self._constants, self._Lambda, self._K_D, self._Gamma,
+                                 self._joints, self._vectors, self._Y, self._rate, control, q, v, q_d, v_d, a_d, tau)
+        except TypeError:                  # not C-contiguous float64 arrays (or planar joints, or no C extension)
+            state = self._state(q, v, q_d, v_d, a_d)
+            status = kernel.tick(*self._arrays, states, self._constants, self._Lambda, self._K_D, self._Gamma,
+                                 self._joints, self._vectors, self._Y, self._rate, control, *state, tau)
         if status:
-            raise ValueError(f"{_INPUTS[status - 1]} is not finite" if status != NOT_FINITE_RESULT else
-                             "the sliding variables overflow float64 (Lambda e too large)")
-        Y = self.robot.regressor(q, v, self._v_r, self._a_r, out=self._Y)
+            self._refuse(status, state)
+        if numpy:
+            return self._numpy_tick(state, dt, adapt, states, tau)
+        return tau, self.theta_hat
+
+    def _numpy_tick(self, state, dt, adapt, states, tau):
+        """_tick where the drives' torque or the projection are numpy calls, after the compiled tick up to the
+        regressor (kernel.SLIDING): the drives (_drive_torque), the step, the projection and the torque."""
         theta = self._drive_torque(dt if adapt else 0.0) if self._numpy_drives else self.theta_hat
-        pi_new, tau = np.empty(len(pi_hat)), np.empty(len(self._s))
-        if self._compiled_projection or not adapt:
-            status = _step_and_torque(Y, self._vectors, pi_hat, self._Gamma, dt,
-                                      self._basis if adapt else _NO_PROJECTION[0], self._S_inv, self._floor,
-                                      self._bases, self._K_D, COULOMB_VELOCITY, rate, pi_new, tau)
-        else:
-            status = _step(Y, self._s, pi_hat, self._Gamma, dt, *_NO_PROJECTION, rate, pi_new)
-            if not status:
-                pi_new = check_vector("the projection's result", self._projection(pi_new), len(pi_hat))
-                status = _torque(Y, pi_new, self._K_D, self._vectors, COULOMB_VELOCITY, tau)
-        if status == NOT_FINITE_ESTIMATE:
+        p = 10 * self.robot.nbodies
+        pi_hat, bases = kernel.state_views(states[self._current], p)
+        pi_new, bases_new = kernel.state_views(states[1 - self._current], p)
+        bases_new[:] = bases
+        compiled = self._mode & kernel.PROJECT and adapt
+        status = kernel.step(self._Y, self._s, pi_hat, self._Gamma, int(self._control[kernel.BLOCK]), dt,
+                             self._basis if compiled else self._basis[:0], self._S_inv, self._constants[-2], bases_new,
+                             self._rate, pi_new)
+        if not status:
+            if adapt and not self._compiled_projection:
+                pi_new[:] = check_vector("the projection's result", self._projection(pi_new.copy()), p)
+            status = kernel.torque(self._Y, pi_new, self._K_D, self._vectors, COULOMB_VELOCITY, tau)
+        if status:
+            self._refuse(kernel.STEP_STATUS + status, state)
+        return tau, theta
+
+    def _refuse(self, status, state):
+        """The ValueError of the tick's status (nothing of the state taken)."""
+        q, v, q_d, v_d, a_d = state
+        if status == kernel.BAD_SHAPE:
+            self._state(q, v, q_d, v_d, a_d)                    # raises, naming the input
+        if status == kernel.BAD_QUATERNION:
+            self._space.difference(q, q_d)                       # raises, naming the quaternion
+        if status == kernel.BAD_REGRESSOR:
+            self.robot.regressor(q, v, self._v_r, self._a_r)    # raises, naming the input
+            raise ValueError("the regressor refused this state")
+        if status == kernel.STEP_STATUS + kernel.NOT_FINITE_ESTIMATE:
             raise ValueError("pi_hat + dt pi_hat_dot is not finite (dt, Gamma or the state too large): "
                              "the estimate is unchanged")
-        if status == NOT_FINITE_TORQUE:
+        if status == kernel.STEP_STATUS + kernel.NOT_FINITE_TORQUE:
             raise ValueError("tau is not finite (the estimate or the state too large): the estimate is unchanged")
-        return pi_new, tau, theta
+        raise ValueError(f"{_INPUTS[status - 1]} is not finite" if status != NOT_FINITE_RESULT else
+                         "the sliding variables overflow float64 (Lambda e too large)")
 
     def _state(self, q, v, q_d, v_d, a_d):
-        """The tick's inputs as C-contiguous float arrays, their shapes checked; for a floating base, e <- q_d (-) q
-        (ConfigurationSpace.difference, compiled)."""
+        """The tick's inputs as C-contiguous float arrays, their shapes checked; with a planar joint, e <- q_d (-) q
+        (ConfigurationSpace.difference) here rather than in the tick."""
         state = q, v, q_d, v_d, a_d
         if not all([type(x) is _ND and x.dtype is _F64 and x.shape == shape and x.flags.c_contiguous
                     for x, shape in zip(state, self._shapes)]):
@@ -408,7 +387,7 @@ class SlotineLi:
                 name, x, shape = next(t for t in zip(_INPUTS, state, self._shapes) if t[1].shape != t[2])
                 raise ValueError(f"{name} has shape {x.shape}, expected {shape}")
             q, v, q_d, v_d, a_d = state
-        if self._tangent:
+        if self._planar:
             for name, x in (("q", q), ("q_d", q_d)):
                 if not np.isfinite(x).all():
                     raise ValueError(f"{name} is not finite")
