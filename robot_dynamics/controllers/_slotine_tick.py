@@ -16,10 +16,10 @@ from numba import types as nt
 
 from ..algorithms.regressor import regressor
 from ..algorithms.workspace import WORK
-from ..compiled import FAST_CALLS, _fastcall
-from ..model import BODY
+from ..calls.native import FAST_CALLS, extension
 from ..configuration import _ball_difference, _free_difference
 from ..inertia import project_whitened
+from ..model import BODY
 
 NOT_FINITE_RESULT = 6              # _reference's status for a result that overflows (1-5 name a non-finite input)
 NOT_FINITE_ESTIMATE, NOT_FINITE_TORQUE = 1, 2
@@ -196,7 +196,7 @@ def tick(bodies, work, states, constants, Lambda, K_D, Gamma, joints, vectors, Y
 def _entry_point(bodies, work, p, d):
     """tick on the arrays a _fastcall.Entry passes: the body records and workspace (d[0] each), then the pointers
     p and dimensions d of tick's other arguments, C-contiguous: a kernel that knows its arrays' layout runs up to 2x
-    faster (dispatch.kernel_types)."""
+    faster (calls.kernels.kernel_types)."""
     f8, i8 = nt.float64, nt.int64
     return tick(carray(bodies, (d[0],)), carray(work, (d[0],)), carray(p[0], (d[1], d[2]), dtype=f8),
                 carray(p[1], (d[3],), dtype=f8), carray(p[2], (d[4], d[5]), dtype=f8),
@@ -218,4 +218,4 @@ def entry():
     signature = nt.int64(nt.CPointer(from_dtype(BODY)), nt.CPointer(from_dtype(WORK)), nt.CPointer(nt.voidptr),
                          nt.CPointer(nt.int64))
     address = cfunc(signature, cache=True)(_entry_point).address
-    return _fastcall.Entry(address, (1, 1, 2, 1, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1), 5, 1, BAD_SHAPE)
+    return extension.Entry(address, (1, 1, 2, 1, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1), 5, 1, BAD_SHAPE)
