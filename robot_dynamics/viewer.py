@@ -80,8 +80,8 @@ def equivalent_box(pi):
 def read_visuals(source):
     """The <visual>s of every link of a URDF (path or .xacro path; XML text resolves no relative mesh path), their
     meshes' files resolved (resolve_mesh) and materials' colours (a link's own or the <robot>'s named one)."""
-    from .urdf import _read_robot
-    robot = _read_robot(source)
+    from .urdf.text import read_robot
+    robot = read_robot(source)
     base = None if is_xml_text(source) else Path(os.fsdecode(source)).resolve().parent
     named = {m.get("name"): _rgba(m) for m in robot.iterchildren("material")}
     visuals = []
