@@ -15,13 +15,11 @@ identification", RA-L 2018).  J is linear in pi_k, so the physical set is a conv
 - ``log_det_metric``: the same metric at the estimate itself, the Hessian of F(pi) = -sum_k log det J(pi_k);
 - ``log_det_divergence``: the Bregman divergence of that F (Lee, Kwon & Park 2018; Wensing & Slotine 2018).
 
-Plain numpy, but for the projection, compiled (project_whitened: a 4x4 Jacobi eigendecomposition per body, no
-allocation) so that a controller's compiled tick calls it too.
+Plain numpy, but for the projection, compiled (project_whitened: a 4x4 Cholesky test on scalars per body, and a
+Jacobi eigendecomposition for a body outside) so that a controller's compiled tick calls it too.
 """
 import numpy as np
 from numba import njit
-
-from .dense import cholesky_into
 
 
 def _pseudo_inertia_map():
@@ -200,38 +198,75 @@ def symmetric_eigen(A, w, U):
 def project_whitened(pi, basis, S_inv, floor, out, bases):
     """out <- InertiaMetric.project(pi, floor): per body the whitened pseudo-inertia J_w = S J(pi_k) S = sum_j pi_kj
     basis[k, j] (J is linear in pi), its eigenvalues clipped at floor, J = S^-1 U max(w, floor) U^T S^-1 and
-    pi_k = parameters_from_pseudo_inertia(J); a body already inside (J_w - floor 1 > 0: a Cholesky factorization, ~20x
-    cheaper than the eigendecomposition) is copied as it is.
+    pi_k = parameters_from_pseudo_inertia(J); a body already inside (J_w - floor 1 > 0: _inside, a Cholesky
+    factorization on scalars, no array made, ~20x cheaper than the eigendecomposition) is copied as it is.
     pi, out: (10 nb,) (out may be pi); basis: (nb, 10, 16); S_inv: (nb, 4, 4); bases: (nb, 4, 4), each body's
     starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them from tick to tick)."""
-    Jw, V, T, w, L = np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)), np.empty(4), np.empty((4, 4))
     for k in range(basis.shape[0]):
-        for m in range(16):
-            x = 0.0
-            for j in range(10):
-                x += pi[10 * k + j] * basis[k, j, m]
-            Jw[m // 4, m % 4] = x
-        if cholesky_into(Jw, L, floor):                    # J_w - floor 1 > 0: inside
+        if _inside(pi, basis, k, floor):
             out[10 * k:10 * k + 10] = pi[10 * k:10 * k + 10]
-            continue
-        U = bases[k]
-        symmetric_eigen(Jw, w, U)
-        for a in range(4):                                   # V = S^-1 U, T = V diag(max(w, floor))
-            for b in range(4):
-                x = 0.0
-                for c in range(4):
-                    x += S_inv[k, a, c] * U[c, b]
-                V[a, b] = x
-                T[a, b] = x * max(w[b], floor)
-        for a in range(4):                                   # Jw <- T V^T = S^-1 U max(w, floor) U^T S^-1
-            for b in range(4):
-                x = 0.0
-                for c in range(4):
-                    x += T[a, c] * V[b, c]
-                Jw[a, b] = x
-        trace = Jw[0, 0] + Jw[1, 1] + Jw[2, 2]               # I = tr(Sigma) 1 - Sigma
-        o = 10 * k
-        out[o] = Jw[3, 3]
-        out[o + 1], out[o + 2], out[o + 3] = Jw[0, 3], Jw[1, 3], Jw[2, 3]
-        out[o + 4], out[o + 5], out[o + 6] = trace - Jw[0, 0], trace - Jw[1, 1], trace - Jw[2, 2]
-        out[o + 7], out[o + 8], out[o + 9] = -Jw[0, 1], -Jw[0, 2], -Jw[1, 2]
+        else:
+            _project_body(pi, basis, S_inv, floor, out, bases, k)
+
+
+@njit(cache=True)
+def _whitened(pi, basis, k, m):
+    """Entry m (row-major) of body k's whitened pseudo-inertia J_w = sum_j pi_kj basis[k, j]."""
+    x = 0.0
+    for j in range(10):
+        x += pi[10 * k + j] * basis[k, j, m]
+    return x
+
+
+@njit(cache=True)
+def _inside(pi, basis, k, floor):
+    """J_w - floor 1 > 0 for body k: the pivots of its 4 x 4 Cholesky factorization, on scalars, all positive (as
+    dense.cholesky_into(J_w, L, floor) says)."""
+    a = _whitened(pi, basis, k, 0) - floor
+    if not a > 0.0:
+        return False
+    l00 = np.sqrt(a)
+    l10, l20, l30 = _whitened(pi, basis, k, 4) / l00, _whitened(pi, basis, k, 8) / l00, \
+        _whitened(pi, basis, k, 12) / l00
+    a = _whitened(pi, basis, k, 5) - floor - l10 * l10
+    if not a > 0.0:
+        return False
+    l11 = np.sqrt(a)
+    l21 = (_whitened(pi, basis, k, 9) - l20 * l10) / l11
+    l31 = (_whitened(pi, basis, k, 13) - l30 * l10) / l11
+    a = _whitened(pi, basis, k, 10) - floor - l20 * l20 - l21 * l21
+    if not a > 0.0:
+        return False
+    l22 = np.sqrt(a)
+    l32 = (_whitened(pi, basis, k, 14) - l30 * l20 - l31 * l21) / l22
+    return _whitened(pi, basis, k, 15) - floor - l30 * l30 - l31 * l31 - l32 * l32 > 0.0
+
+
+@njit(cache=True)
+def _project_body(pi, basis, S_inv, floor, out, bases, k):
+    """out[10 k:10 k + 10] <- body k's parameters with the eigenvalues of its whitened pseudo-inertia clipped at
+    floor (project_whitened)."""
+    Jw, V, T, w = np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)), np.empty(4)
+    for m in range(16):
+        Jw[m // 4, m % 4] = _whitened(pi, basis, k, m)
+    U = bases[k]
+    symmetric_eigen(Jw, w, U)
+    for a in range(4):                                   # V = S^-1 U, T = V diag(max(w, floor))
+        for b in range(4):
+            x = 0.0
+            for c in range(4):
+                x += S_inv[k, a, c] * U[c, b]
+            V[a, b] = x
+            T[a, b] = x * max(w[b], floor)
+    for a in range(4):                                   # Jw <- T V^T = S^-1 U max(w, floor) U^T S^-1
+        for b in range(4):
+            x = 0.0
+            for c in range(4):
+                x += T[a, c] * V[b, c]
+            Jw[a, b] = x
+    trace = Jw[0, 0] + Jw[1, 1] + Jw[2, 2]               # I = tr(Sigma) 1 - Sigma
+    o = 10 * k
+    out[o] = Jw[3, 3]
+    out[o + 1], out[o + 2], out[o + 3] = Jw[0, 3], Jw[1, 3], Jw[2, 3]
+    out[o + 4], out[o + 5], out[o + 6] = trace - Jw[0, 0], trace - Jw[1, 1], trace - Jw[2, 2]
+    out[o + 7], out[o + 8], out[o + 9] = -Jw[0, 1], -Jw[0, 2], -Jw[1, 2]
