@@ -5,9 +5,10 @@ URDF robots with fixed or floating bases, after Garofalo, Ott and Albu-Schaeffer
     robot = rd.load_urdf("panda.urdf")
     d = robot.dynamics(q, v, v_ref, a_ref)        # d.M, d.C, d.g, d.com, d.J_com, d.Y
 """
+from .loading import from_mujoco, load, load_mjcf, load_urdf
 from .mjcf import MJCFError, MJCFWarning, MujocoCoordinates
 from .robot import (Contact, Diagonalized, Dynamics, GlobalFactorization, Innovations, ParameterDerivatives, Robot,
-                    StateDerivatives, TaskSpaceDynamics, TimeDerivatives, from_mujoco, load, load_mjcf, load_urdf)
+                    StateDerivatives, TaskSpaceDynamics, TimeDerivatives)
 from .spatial import PARAMETER_NAMES
 from .urdf import URDFError, URDFWarning
 
@@ -30,6 +31,6 @@ def __getattr__(name):
         from .viewer import view
         return view
     if name == "joint_limits":
-        from .robot import joint_limits
+        from .loading import joint_limits
         return joint_limits
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

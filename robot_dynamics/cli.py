@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from . import load_mjcf, load_urdf
-from .robot import is_mjcf
+from .loading import is_mjcf
 from .bundled import bundled_urdf
 from .identification.least_squares import FRICTION_MODELS
 from .spatial import PARAMETER_NAMES

@@ -19,7 +19,8 @@ from lxml import etree
 from scipy.spatial.transform import Rotation
 
 from .contact_sets import contact_list
-from .robot import Robot, is_mjcf, load
+from .loading import is_mjcf, load
+from .robot import Robot
 from .spatial import rpy_rotation
 from .urdf import is_xml_text, joint_limits
 

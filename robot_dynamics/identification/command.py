@@ -22,7 +22,7 @@ import numpy as np
 from .. import drive_files
 from ..bundled import bundled_urdf
 from ..friction import CoulombFriction, moving_coordinates
-from ..robot import is_mjcf, joint_limits, load_mjcf, load_urdf
+from ..loading import is_mjcf, joint_limits, load_mjcf, load_urdf
 from .least_squares import friction_names
 from .logs import Log, coordinate_names, read_log, save_parameters, save_ros_parameters, write_corrected_urdf, write_log
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..robot import Robot, load_urdf
+from ..loading import load_urdf
+from ..robot import Robot
 from .least_squares import normal_equations
 from .logs import read_log
 

@@ -25,7 +25,7 @@ import numpy as np
 
 import robot_dynamics as rd
 from robot_dynamics.bundled import bundled_names, bundled_urdf
-from robot_dynamics.robot import is_mjcf
+from robot_dynamics.loading import is_mjcf
 from robot_dynamics.urdf import expand_xacro, is_xacro
 
 WARN_PERIOD = 2.0                 # s, throttle of each kind of warning

@@ -30,7 +30,8 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from std_msgs.msg import String
 
-from robot_dynamics.robot import Robot, is_mjcf
+from robot_dynamics.loading import is_mjcf
+from robot_dynamics.robot import Robot
 from robot_dynamics.ros.description import (WARN_PERIOD, describe, description_from_parameters, load_robot,
                                             valid_gravity)
 from robot_dynamics.ros.loader import LOADER_NICENESS, BackgroundLoader, Refused, check_joints
