@@ -134,6 +134,19 @@ def _ball_difference(q0, q1, ball_q, ball_v, out):
     return -1
 
 
+@njit(cache=True)
+def lie_difference(q0, q1, free_q, free_v, ball_q, ball_v, out):
+    """out's entries of the free and ball joints of q1 (-) q0 (_free_difference, then _ball_difference): what
+    ConfigurationSpace.difference and the controllers' compiled ticks compute beyond q1 - q0.  Returns -1, or the
+    code of the first zero (or not finite) quaternion: _free_difference's, else 2 len(free_q) + _ball_difference's."""
+    bad = _free_difference(q0, q1, free_q, free_v, out) if free_q.size else -1
+    if bad < 0 and ball_q.size:
+        bad = _ball_difference(q0, q1, ball_q, ball_v, out)
+        if bad >= 0:
+            bad += 2 * free_q.size
+    return bad
+
+
 class ConfigurationSpace:
     """Index sets of a model's coordinates: 1-DoF joints add, free, ball and planar joints use their group law.
 
@@ -214,8 +227,8 @@ class ConfigurationSpace:
 
     def integrate_jacobians(self, w):
         """(d/dq, d/dw) of integrate(q, w), both (nv, nv), in tangent coordinates (q perturbed as integrate(q, e),
-        as Pinocchio's dIntegrate): the identity for 1-DoF joints; for a free, ball or planar joint, with X = ad(w_j) the
-        Lie bracket of its algebra (Xi^T adj(Xi w_j) Xi), exp(-X) = Ad(exp(-w_j)) and the right Jacobian
+        as Pinocchio's dIntegrate): the identity for 1-DoF joints; for a free, ball or planar joint, with X = ad(w_j)
+        the Lie bracket of its algebra (Xi^T adj(Xi w_j) Xi), exp(-X) = Ad(exp(-w_j)) and the right Jacobian
         sum_k (-X)^k / (k+1)!, both read off exp([[-X, E], [0, 0]])."""
         from scipy.linalg import expm
         Jq, Jw = np.eye(self.nv), np.eye(self.nv)
@@ -228,17 +241,16 @@ class ConfigurationSpace:
 
     def difference(self, q0, q1, out=None):
         """v with integrate(q0, v) = q1 (the log of q0^-1 q1 for free, ball and planar joints), into out if given
-        (a controller's buffer: the free and ball joints compiled, _free_difference, _ball_difference; a zero
+        (a controller's buffer: the free and ball joints compiled, lie_difference; a zero
         quaternion is a ValueError naming it).  q0, q1 (nq,) float64  ->  (nv,)"""
         v = np.zeros(self.nv) if out is None else out
         v[self.scalar_v] = q1[self.scalar_q] - q0[self.scalar_q]
-        for compiled, index_q, index_v, at in ((_free_difference, self.free_q, self.free_v, 3),
-                                               (_ball_difference, self.ball_q, self.ball_v, 0)):
-            bad = compiled(q0, q1, index_q, index_v, v) if index_q.size else -1
-            if bad >= 0:
-                i = index_q[bad // 2] + at
-                raise ValueError(f"{('q0', 'q1')[bad % 2]}[{i}:{i + 4}] is a zero or non-finite quaternion; "
-                                 f"expected [qx, qy, qz, qw] of non-zero norm")
+        bad = lie_difference(q0, q1, self.free_q, self.free_v, self.ball_q, self.ball_v, v) if self.lie else -1
+        if bad >= 0:
+            frees = 2 * self.free_q.size
+            i = self.free_q[bad // 2] + 3 if bad < frees else self.ball_q[(bad - frees) // 2]
+            raise ValueError(f"{('q0', 'q1')[bad % 2]}[{i}:{i + 4}] is a zero or non-finite quaternion; "
+                             f"expected [qx, qy, qz, qw] of non-zero norm")
         for iq, iv in self.planar:
             w = (q1[iq + 2] - q0[iq + 2] + np.pi) % (2.0 * np.pi) - np.pi
             P, Q = _se2_translation(np.array([1.0, 0.0, w])), _se2_translation(np.array([0.0, 1.0, w]))

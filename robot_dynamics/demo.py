@@ -230,10 +230,17 @@ def warm_up(sc, dynamics=False, stream=None):
         in_workers(warm_task, WARM_TASKS, stream=stream)
     q, z = sc.reference(0.0).q, np.zeros(sc.nominal.nv)
     sc.truth.forward_dynamics(q, z, z)
-    sc.nominal.regressor(q, z, z, z), sc.nominal.mass_matrix(q), sc.nominal.inverse_dynamics(q, z, z)
-    sc.nominal.momentum_regressor(q, z)
+    model_calls(sc.nominal, q)
     if dynamics:
         sc.nominal.dynamics(q, z, z, z)
+
+
+def model_calls(robot, q):
+    """The nominal model's methods the loop's nodes call at start-up (regressor, mass matrix, inverse dynamics,
+    momentum regressor), at q and zero velocities."""
+    z = np.zeros(robot.nv)
+    robot.regressor(q, z, z, z), robot.mass_matrix(q), robot.inverse_dynamics(q, z, z)
+    robot.momentum_regressor(q, z)
 
 
 WARM_TASKS = ("controller", "simulator", "model")       # the longest first: the controller's tick
@@ -254,8 +261,8 @@ def warm_task(name):
         Simulator(sc.truth, 1e-3).run(q, z, z, 2e-3, control_period=1e-3)
     else:
         robot, ones = sc.nominal, np.ones(sc.nominal.nv)
-        robot.regressor(q, z, z, z), robot.mass_matrix(q), robot.inverse_dynamics(q, z, z)
-        robot.momentum_regressor(q, z), robot.dynamics(q, ones, ones, ones), robot.dynamics(q, ones)
+        model_calls(robot, q)
+        robot.dynamics(q, ones, ones, ones), robot.dynamics(q, ones)
         robot.regressor(*np.stack([[q, z, z, z]] * 2, axis=1))
     return name, time.perf_counter() - start
 

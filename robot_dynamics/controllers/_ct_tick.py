@@ -20,7 +20,7 @@ from ..calls.compiling import compiled, signature
 from ..calls.generated import fast_kernel
 from ..calls.kernels import ROWS, kernel_types
 from ..calls.native import FAST_CALLS, overlapping
-from ..configuration import _ball_difference, _free_difference
+from ..configuration import lie_difference
 from ..drives import COULOMB_VELOCITY
 
 if FAST_CALLS:
@@ -74,15 +74,13 @@ def difference_mode(space):
 @njit(cache=True)
 def space_difference(plan, q0, q1, out):
     """out = q1 (-) q0 (ConfigurationSpace.difference without planar joints) from the plan's space rows: -1, or
-    the code of the first zero quaternion (configuration._free_difference's, then _ball_difference's + 2 nf)."""
+    the code of the first zero quaternion (configuration.lie_difference's)."""
     row = 2 + 2 * plan[HEADER, CALLS]
     n_s, n_f, n_b = plan[HEADER, SCALARS], plan[HEADER, FREES], plan[HEADER, BALLS]
     for i in range(n_s):
         out[plan[row + 1, i]] = q1[plan[row, i]] - q0[plan[row, i]]
-    bad = _free_difference(q0, q1, plan[row + 2, :n_f], plan[row + 3, :n_f], out) if n_f else -1
-    if bad < 0 and n_b:
-        bad = _ball_difference(q0, q1, plan[row + 4, :n_b], plan[row + 5, :n_b], out)
-    return bad
+    return lie_difference(q0, q1, plan[row + 2, :n_f], plan[row + 3, :n_f], plan[row + 4, :n_b],
+                          plan[row + 5, :n_b], out)
 
 
 def plan(model, calls, header, space):

@@ -17,7 +17,7 @@ from numba import types as nt
 from ..algorithms.regressor import regressor
 from ..algorithms.workspace import WORK
 from ..calls.native import FAST_CALLS, extension
-from ..configuration import _ball_difference, _free_difference
+from ..configuration import lie_difference
 from ..inertia import project_whitened
 from ..model import BODY
 
@@ -173,9 +173,7 @@ def tick(bodies, work, states, constants, Lambda, K_D, Gamma, joints, vectors, Y
     if status:
         return status
     a, b = 1 + joints[0, 0], 1 + joints[0, 0] + joints[1, 0]
-    bad = _free_difference(q, q_d, joints[0, a:b], joints[1, a:b], vectors[0])
-    if bad < 0:
-        bad = _ball_difference(q, q_d, joints[0, b:], joints[1, b:], vectors[0])
+    bad = lie_difference(q, q_d, joints[0, a:b], joints[1, a:b], joints[0, b:], joints[1, b:], vectors[0])
     status = reference(q, v, q_d, v_d, a_d, Lambda, joints[:, 1:a], vectors)
     if status:
         return status
