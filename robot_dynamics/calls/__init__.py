@@ -19,6 +19,13 @@ lean entry             the C Call's cases without the extension      quantity.le
 mimic                  robots with mimic joints                      robot_dynamics/mimic.py, around these
 =====================  ============================================  ===========================================
 
+A reader finds the row by the method's name: a Robot method's rows are named after it -- Robot.mass_matrix hands
+over to self._calls["mass_matrix"], Robot.dynamics to self._calls["_dynamics"] (or "_dynamics_with_regressor"): the
+method's name, or a name holding it after "_" for a part of one (test_fast_calls keeps it so) -- and in
+algorithms/registry.py `Row("_dynamics", bundle.dynamics, ...)` names the kernel.  A reading that follows calls stops
+at that key by construction: the kernel is the row's, chosen by name when the robot first calls it, and the C Call
+reaches it without a line of Python in between.
+
 Every route ends in the row's one C entry point (generated.fast_kernel: the kernel within its result checks), or
 without the extension in its checked kernel (generated.checked_kernels), so every route gives the same bits.  A
 Quantity validates what the C Call hands over and raises the error naming the culprit (engine.Engine.error).

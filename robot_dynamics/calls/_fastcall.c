@@ -97,7 +97,7 @@ static int usable(PyObject *x)
 }
 
 /* [*lo, *hi): the bytes the elements of array a may occupy (np.may_share_memory's bounds); lo = hi when a has no
-   element. */
+   element, and such an extent overlaps nothing (any_overlap), as in numpy. */
 static void extent(PyArrayObject *a, char **lo, char **hi)
 {
     char *l = PyArray_BYTES(a), *h = l + PyArray_ITEMSIZE(a);
@@ -117,8 +117,9 @@ static void extent(PyArrayObject *a, char **lo, char **hi)
 }
 
 /* 1 when an output among given[first:n] may share bytes with an array before it in given (the inputs, then the
-   outputs before it): what a Call compares before its kernel (whose entry point does not, generated.fast_source)
-   and `overlapping` for whole batches. */
+   outputs before it): np.may_share_memory's bounds test, which native.extents_overlap calls without the extension.
+   What a Call compares before its kernel (whose entry point does not, generated.fast_source) and `overlapping` for
+   whole batches. */
 static int any_overlap(PyArrayObject **given, int first, int n)
 {
     char *lo[MAX_ARRAYS], *hi[MAX_ARRAYS];
@@ -126,7 +127,7 @@ static int any_overlap(PyArrayObject **given, int first, int n)
         extent(given[i], &lo[i], &hi[i]);
     for (int i = first; i < n; i++)
         for (int j = 0; j < i; j++)
-            if (lo[i] < hi[j] && lo[j] < hi[i])
+            if (lo[i] < hi[j] && lo[j] < hi[i] && lo[i] < hi[i] && lo[j] < hi[j])
                 return 1;
     return 0;
 }
@@ -743,8 +744,6 @@ static PyTypeObject EntryType = {
     .tp_vectorcall_offset = offsetof(Entry, vectorcall),
 };
 
-/* ---- overlapping(inputs, outputs): a batch's out= against its inputs, before any state is computed ---------- */
-
 /* ---- Method: a Robot method that hands its arguments to the robot's entry of a registry row ------------------
  * Robot's methods are defs in its class body (robot.py), most of them `return self._calls[row](q, ..., out)`.
  * Called as a def, that line costs a Python frame, an attribute and a subscript: ~0.09 us, 10-15 % of a frame
@@ -1000,6 +999,8 @@ static PyTypeObject MethodType = {
     .tp_setattro = (setattrofunc)method_setattro,
     .tp_getset = method_getset,
 };
+
+/* ---- overlapping(inputs, outputs): a batch's out= against its inputs, before any state is computed ---------- */
 
 static PyObject *overlapping(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {

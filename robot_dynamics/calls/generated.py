@@ -1,13 +1,19 @@
 """The code generated around every kernel: its result checks and its C entry point.
 
-Every kernel's results are checked for a non-finite number (float64 overflow) by `result_checks`, as a status
+Every kernel's results are checked for a non-finite number (float64 overflow) by `kernel_and_checks`, as a status
 code, and no output may overlap an input or another output (their byte extents, np.may_share_memory's test): the C
 entry point (`fast_kernel`: a numba cfunc that rebuilds the C-contiguous arrays from pointers and shapes, calls the
 kernel and checks its results) leaves the overlaps to its callers (the Call, in C; calls.engine for a whole batch,
 before any state is computed); `checked_kernels` puts every kernel in a compiled function of the same arguments
 that compares them too, for the route written in Python without the extension.  Both call the one compiled
-kernel, so a strided view gets the C entry point's very numbers.  One description of a kernel's inputs and
-outputs (`checked_kernels`' specs) generates both sources, which share `result_checks`.
+kernel, so a strided view gets the C entry point's very numbers.
+
+The two generators are not twins kept by hand: one description of each kernel (`checked_kernels`' specs: its
+inputs' and outputs' ndims, which outputs are always checked, the status codes) generates both sources, and their
+one body, the kernel's call and its result checks, is `kernel_and_checks`; they differ only in how the arrays come in
+(checked_source: as arrays, whose overlaps it compares itself, np.may_share_memory's bounds as the C Call's are;
+fast_source: as pointers and shapes, rebuilt).  test_fast_calls holds the two compiled functions to the same
+statuses and bits on the cases each check exists for (overflow, a non-finite input, overlapping outs).
 """
 import types
 
@@ -20,36 +26,36 @@ from .compiling import WITHOUT_LSR, compiled, finite, loop_strength_reduction, m
 def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
     """The source of checked_kernels' wrapper `name` of a kernel of n_params parameters, whose last outputs
     (their ndims) follow its inputs (their ndims); always[i]: output i is checked at every call, else only when
-    an input entry exceeds SAFE_MAGNITUDE (result_checks).  Straight-line code: one line of pointer comparisons
+    an input entry exceeds SAFE_MAGNITUDE (kernel_and_checks).  Straight-line code: one line of pointer comparisons
     per pair of arrays."""
     a = [f"x{i}" for i in range(n_params)]
     outs = a[n_params - len(outputs):]
     ins = a[n_params - len(outputs) - len(inputs):n_params - len(outputs)]
     lines = [f"def {name}({', '.join(a)}):"]
-    for x in ins + outs:        # [x_lo, x_hi): the bytes of x, C-contiguous as every kernel's arrays are
-        lines += [f"    {x}_lo = {x}.ctypes.data", f"    {x}_hi = {x}_lo + {x}.nbytes"]
+    for x in ins + outs:        # [x_lo, x_hi): the bytes of x, C-contiguous as every kernel's arrays are; x_hi 0
+        lines += [f"    {x}_lo = {x}.ctypes.data",      # when x has none: it overlaps nothing, as in numpy's test
+                  f"    {x}_hi = {x}_lo + {x}.nbytes if {x}.nbytes else 0"]
     pairs = [(o, x) for i, o in enumerate(outs) for x in ins + outs[i + 1:]]
     if pairs:                            # & and |, not and/or: no branch per pair for numba to compile
         lines.append("    if (" + "\n            | ".join(f"(({o}_lo < {x}_hi) & ({x}_lo < {o}_hi))" for o, x in pairs)
                      + "):")
         lines.append(f"        return {overlap}")
-    lines += [f"    status = KERNEL({', '.join(a)})", "    if status != 0:", "        return status"]
     flat = [x if n == 1 else f"{x}.reshape({x}.size)" for x, n in zip(ins + outs, inputs + outputs)]
-    lines += result_checks(flat[:len(ins)], flat[len(ins):], inputs, always, overflow)
+    lines += kernel_and_checks(", ".join(a), flat[:len(ins)], flat[len(ins):], inputs, always, overflow)
     return "\n".join(lines) + "\n"
 
 
-def result_checks(ins, outs, inputs, always, overflow):
-    """The lines, after a kernel has succeeded, that return `overflow` when an output holds a non-finite number:
-    the outputs of always[i] at every call, the others only when an input entry exceeds SAFE_MAGNITUDE (only
-    vector inputs are told moderate: with a matrix input, at every call; without inputs, never).  ins, outs:
-    expressions of the inputs and outputs as 1-D arrays; inputs: the inputs' ndims.  They call `finite` and
-    `moderate` (compiled once, for all quantities), not loops written out in every kernel's checks: ~0.5 s less to
-    compile per quantity."""
+def kernel_and_checks(arguments, ins, outs, inputs, always, overflow):
+    """The body both generators share: the lines that call KERNEL(arguments) and return its status when it failed,
+    else `overflow` when an output holds a non-finite number -- the outputs of always[i] at every call, the others
+    only when an input entry exceeds SAFE_MAGNITUDE (only vector inputs are told moderate: with a matrix input, at
+    every call; without inputs, never) -- else 0.  ins, outs: expressions of the inputs and outputs as 1-D arrays;
+    inputs: the inputs' ndims.  The checks call `finite` and `moderate` (compiled once, for all quantities), not
+    loops written out in every kernel's checks: ~0.5 s less to compile per quantity."""
+    lines = [f"    status = KERNEL({arguments})", "    if status != 0:", "        return status"]
     vectors = all(n == 1 for n in inputs)
     every_call = [o for o, c in zip(outs, always) if c or not vectors]
     guarded = [o for o, c in zip(outs, always) if not c and vectors and ins]
-    lines = []
     if every_call:
         lines += ["    if not (" + " & ".join(f"FINITE({o})" for o in every_call) + "):", f"        return {overflow}"]
     if guarded:
@@ -108,7 +114,7 @@ def fast_source(name, types, inputs, outputs, always, overflow):
     """The source of fast_kernel's function `name` for a kernel of argument types `types` (see checked_source for
     inputs, outputs, always, overflow): (bodies, work, pointers, dims) -> KERNEL(...) on arrays rebuilt from the
     pointers -- the body records and the workspace (dims[0] records each), then every other array, C-contiguous,
-    from its shape, as _fastcall.c lays them out -- and then the kernel's result checks (result_checks).  Overlaps
+    from its shape, as _fastcall.c lays them out -- and then the kernel's result checks (kernel_and_checks).  Overlaps
     are compared before: by the Call in C for one state, by engine.Engine for a whole batch."""
     args, flat, d = ["carray(bodies, (d[0],))", "carray(work, (d[0],))"], [], 1
     for p, t in enumerate(types[2:]):
@@ -118,9 +124,8 @@ def fast_source(name, types, inputs, outputs, always, overflow):
         flat.append(f"carray(p[{p}], ({' * '.join(dims)},), dtype=D{p})")     # the same array, as 1-D
         d += t.ndim
     outs, ins = flat[len(flat) - len(outputs):], flat[len(flat) - len(outputs) - len(inputs):len(flat) - len(outputs)]
-    lines = [f"def {name}(bodies, work, p, d):", "    status = KERNEL(" + ",\n                    ".join(args) + ")",
-             "    if status != 0:", "        return status"]
-    return "\n".join(lines + result_checks(ins, outs, inputs, always, overflow)) + "\n"
+    return "\n".join([f"def {name}(bodies, work, p, d):"] + kernel_and_checks(
+        ",\n                    ".join(args), ins, outs, inputs, always, overflow)) + "\n"
 
 
 def fast_kernel(name, types):

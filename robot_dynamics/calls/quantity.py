@@ -171,11 +171,17 @@ class Quantity:
 
 def lean_entry(quantity):
     """The entry of a row without the C extension: what a _fastcall.Call does, in Python -- one state of float64
-    vectors (and a frame's keys) straight into the kernel with new results, or into an `out` array; anything else,
-    and a kernel's error, goes to the Quantity, which computes it or raises the error naming the culprit.  A
-    closure, so that its look-ups are local: the Quantity's route costs ~1 us more a call.  It calls the row's
-    compiled checked kernel itself (not through AnyStrides, one Python frame less) when every array is
-    C-contiguous, as the kernel is compiled for (kernel_types)."""
+    vectors (and a frame's keys), `out` positional or by name, straight into the kernel with new results, or into
+    an `out` array; anything else, and a kernel's error, goes to the Quantity, which computes it or raises the error
+    naming the culprit.  A closure, so that its look-ups are local: the Quantity's route costs ~1 us more a call.
+    It calls the row's compiled checked kernel itself (not through AnyStrides, one Python frame less) when every
+    array is C-contiguous, as the kernel is compiled for (kernel_types).
+
+    The Call's twin kept by hand, on purpose: it serves only where the C Call cannot be called (no extension, or
+    ROBOT_DYNAMICS_FAST_CALLS=0), and a Call in Python would cost the ~1 us a call it exists to save.
+    test_fast_calls drives both over one table of cases and holds them to the same results, the same errors and
+    the same hand-overs to the Quantity -- but for two it leaves to the Quantity, which gives the same numbers: an
+    equal float64 dtype that is not numpy's own object (after pickle), and an array not aligned."""
     kernel = row_kernel(quantity.row.name)
     fixed, sizes, n = quantity.fixed, quantity.sizes, quantity.n
     shapes = [(1,) if s == () else s for s in quantity.shapes]   # a scalar's kernel writes a 1-vector
@@ -185,9 +191,16 @@ def lean_entry(quantity):
     single, scalar = len(shapes) == 1 and quantity.shapes[0] != (), quantity.shapes[0] == ()
     result_type = quantity.result_type
     fields = quantity.fields and quantity.fields[:len(shapes)]         # a result type's arrays, the kernel's outs
+    unused = quantity.fields and quantity.fields[len(shapes):]         # its fields that must hold None
 
-    def entry(*args):
-        if len(args) != n + keys + 1:
+    def entry(*args, **keywords):
+        if keywords:
+            if len(args) != n + keys or len(keywords) != 1 or "out" not in keywords:
+                return quantity(*args, **keywords)
+            args += (keywords["out"],)
+        elif len(args) == n + keys:
+            args += (None,)
+        elif len(args) != n + keys + 1:
             return quantity(*args)
         state, out = args[:n], args[-1]
         for x, size in zip(state, sizes):
@@ -207,7 +220,7 @@ def lean_entry(quantity):
             outs = [out]
         elif not scalar and type(out) is (tuple if result_type is None else result_type):
             outs = out if result_type is None else [getattr(out, f) for f in fields]   # a tuple, or the type's
-            if len(outs) != len(shapes):
+            if len(outs) != len(shapes) or (unused and any(getattr(out, f) is not None for f in unused)):
                 return quantity(*args)
             for x, s in zip(outs, shapes):
                 if not dense_out(x, s):

@@ -12,11 +12,13 @@ from robot_dynamics.model import BODY
 
 def test_the_batch_extent_check_is_numpys_bounds():
     """native.overlapping (C, _fastcall) and its stand-in without the extension against np.may_share_memory's
-    bounds test on views of one buffer -- forward, reversed, strided, interleaved, empty -- and separate arrays."""
+    bounds test on views of one buffer -- forward, reversed, strided, interleaved, empty (within another's extent
+    too: no bytes, no overlap) -- and separate arrays.  The stand-in calls numpy's test itself: what this holds is
+    that the C one is numpy's."""
     from robot_dynamics.calls.native import extension as _fastcall, extents_overlap
     base = np.arange(60.0).reshape(6, 10)
     views = [base, base[:2], base[3:], base[::-1], base[:, ::2], base[:, 1::2], base[2, :], base[:, 3], base[4:, ::-3],
-             base[:0], base[5:, 9:], np.zeros(3), np.zeros((2, 0))]
+             base[:0], base[5:, 9:], np.zeros(3), np.zeros((2, 0)), base[3:3], base[2:2, ::-1], base[1:3, 4:4]]
     checks = [extents_overlap] + ([_fastcall.overlapping] if _fastcall is not None else [])
     cases = 0
     for i, x in enumerate(views):
@@ -54,6 +56,10 @@ def test_the_batch_layout_in_c_is_the_python_one():
     np.testing.assert_array_equal(_fastcall.layout(9, per_thread, constants, per_state), expected)
     with pytest.raises(TypeError):
         _fastcall.layout(9, per_thread, constants, (np.float64(1.0),))           # a state row of 0 dimensions
+    for table in [((), (), per_state), (per_thread, (), per_state[1:]),             # none of a kind; 0-d, strided
+                  ((), (np.array(2.0), constants[0]), per_state),
+                  (per_thread[:1], constants, (per_state[1][::2], per_state[0][::-1]))]:
+        np.testing.assert_array_equal(_fastcall.layout(4, *table), batch_layout(4, *table))
 
     import ctypes
 

@@ -401,3 +401,182 @@ def test_the_python_routes_entry_takes_only_what_its_kernel_was_compiled_for(rob
     view_q[:] = q
     assert entry(*quantity.fixed, view_q, view_M) == ERR_OVERLAP
     np.testing.assert_array_equal(view_q, q)
+
+
+TWIN_ROWS = ("mass_matrix", "kinetic_energy", "inverse_dynamics_derivatives", "_dynamics", "_frame_jacobian")
+
+
+def twin_cases(robot, quantity, rng):
+    """(label, build) of calls that a row's entry takes: build() -> (args, keywords, out), new arrays each time
+    (the same numbers), out the `out` it hands in.  One state, as the Robot methods hand it over or otherwise."""
+    row, nq = quantity.row, robot.nq
+    state = [robot.random_configuration(rng)] + [rng.normal(size=robot.nv) for _ in row.state[1:]]
+    keys = [robot.frame_names[-1], "local"] if quantity.framed else []
+    scalar = quantity.shapes[0] == ()
+
+    def out(make=np.empty, extra=None):
+        arrays = [make(s) for s in quantity.shapes]
+        if quantity.result_type is not None:
+            free = len(quantity.fields) - len(arrays)
+            return quantity.result_type(*arrays, *([extra] * free))
+        return tuple(arrays) if len(arrays) > 1 else arrays[0]
+
+    def first(x):                                                  # an out's first array
+        return x if isinstance(x, np.ndarray) else x[0]
+
+    def read_only(shape):
+        x = np.empty(shape)
+        x.flags.writeable = False
+        return x
+
+    def sharing():                                                  # q lies within the out's first array
+        o = out()
+        q = first(o).reshape(-1)[:nq]
+        q[:] = state[0]
+        return [q, *map(np.copy, state[1:]), *keys, o], {}, o
+
+    def copies(*extra, keywords=None, change=lambda x: x):
+        def build():
+            args = [change(np.copy(x)) for x in state] + list(keys) + [x() if callable(x) else x for x in extra]
+            given = args[-1] if extra else (keywords or {}).get("out")
+            return args, dict(keywords or {}), given
+        return build
+
+    nan = state[0].copy()
+    nan[-1] = np.nan
+    cases = [("no out", copies()), ("out None", copies(None)), ("a batch", copies(None, change=lambda x: x[None])),
+             ("a list", copies(None, change=list)), ("float32", copies(None, change=lambda x: x.astype(np.float32))),
+             ("strided", copies(None, change=lambda x: strided(x, rng))), ("sharing", sharing),
+             ("NaN", lambda: ([nan.copy(), *map(np.copy, state[1:]), *keys, None], {}, None)),
+             ("another keyword", copies(keywords={"outs": None})), ("too many", copies(None, None))]
+    if quantity.framed:
+        cases += [("unknown frame", lambda: ([*map(np.copy, state), "nowhere", "local", None], {}, None)),
+                  ("a list as frame", lambda: ([*map(np.copy, state), [0], "local", None], {}, None))]
+    if not scalar:
+        o = out()
+        cases += [("out", copies(out)), ("out=", copies(keywords={"out": out()})),
+                  ("strided out", copies(lambda: out(lambda s: strided(np.empty(s), rng)))),
+                  ("read-only out", copies(lambda: out(read_only))),
+                  ("misshapen out", copies(lambda: out(lambda s: np.empty(s + (1,))))),
+                  ("out of another kind", copies(lambda: list(o) if isinstance(o, tuple) else (o,)))]
+    if quantity.result_type is not None:
+        cases.append(("a field that must be None", copies(lambda: out(extra=np.empty(3)))))
+    return cases
+
+
+def twin_outcome(entry, quantity, build):
+    """What entry(*args, **keywords) did: ('value', arrays, is the out returned) or ('error', type, message), and
+    how often it handed over to the Quantity."""
+    args, keywords, given = build()
+    before = quantity.handed
+    try:
+        result = entry(*args, **keywords)
+    except (ValueError, TypeError) as error:
+        outcome = ("error", type(error), str(error))
+    else:
+        outcome = ("value", [np.asarray(x) for x in arrays(result)], given is not None and result is given)
+    return outcome, quantity.handed - before
+
+
+def test_the_lean_entry_and_the_c_call_agree_case_by_case(robot):
+    """quantity.lean_entry, the Call's twin in Python for a process without the extension, against the Call of the
+    same row on one table of cases (new results or an out, by position or name; batches, lists, other dtypes,
+    strided views, an out sharing memory with q, NaN, unknown keys and keywords): the same values, the same
+    errors, and the same cases handed over to the Quantity (the kernel's C entry point is their one kernel)."""
+    from robot_dynamics.calls.kernels import ROWS
+    from robot_dynamics.calls.quantity import Quantity, lean_entry
+
+    class Counting(Quantity):
+        handed = 0
+
+        def __call__(self, *args, out=None):
+            self.handed += 1
+            return super().__call__(*args, out=out)
+
+    rng = np.random.default_rng(11)
+    for name in TWIN_ROWS:
+        quantity = Counting(robot._engine, ROWS[name])
+        call, lean = quantity.c_call(), lean_entry(quantity)
+        assert type(call).__name__ == "Call" and type(lean).__name__ == "function", name
+        straight = 0
+        for label, build in twin_cases(robot, quantity, rng):
+            (c, c_handed), (p, p_handed) = twin_outcome(call, quantity, build), twin_outcome(lean, quantity, build)
+            assert c_handed == p_handed, (name, label, c_handed, p_handed)
+            assert c[0] == p[0] and c[2] == p[2] if c[0] == "value" or p[0] == "value" else c == p, (name, label)
+            if c[0] == "value":
+                assert len(c[1]) == len(p[1]), (name, label)
+                for x, y in zip(c[1], p[1]):
+                    np.testing.assert_array_equal(x, y, err_msg=f"{name}: {label}")
+            straight += c_handed == 0
+        assert straight >= 2, name                                    # some cases go straight into the kernel
+
+
+def test_the_two_generated_wrappers_agree(robot):
+    """The kernel's C entry point (generated.fast_source, as a _fastcall.Entry) and its checked kernel
+    (generated.checked_source, the route without the extension) on the cases each check exists for: a state,
+    a state whose results overflow float64, a non-finite input, a zero quaternion, an out overlapping an input or
+    another out (nothing computed) -- the same status, and the same bits."""
+    from robot_dynamics.algorithms.kinematics import ERR_OVERLAP
+    from robot_dynamics.algorithms.registry import CHECKED
+    from robot_dynamics.calls.compiling import compiled
+    from robot_dynamics.calls.kernels import kernel_types
+    rng = np.random.default_rng(12)
+    statuses = set()
+    for name in ("forward_dynamics", "inverse_dynamics_derivatives"):
+        quantity = robot._calls.quantity(name)
+        types = kernel_types(name)
+        twins = (native.checked_entry(name, types), compiled(CHECKED[name], types, name))
+        q = robot.random_configuration(rng)
+        v, a = rng.normal(size=(2, robot.nv))
+        zero = q.copy()
+        zero[3:7] = 0.0                                               # a zero quaternion when the base floats
+        states = [(q, v, a), (q, 1e160 * v, a), (q, v, np.full(robot.nv, np.inf)), (zero, v, a)]
+        for state in states:
+            results = []
+            for twin in twins:
+                outs = [np.full(s, np.nan) for s in quantity.shapes]
+                status = twin(*quantity.fixed, *map(np.copy, state), *outs)
+                results.append((status, outs))
+            (s1, o1), (s2, o2) = results
+            assert s1 == s2, (name, s1, s2)
+            statuses.add(int(s1))
+            for x, y in zip(o1, o2):
+                np.testing.assert_array_equal(x, y, err_msg=name)
+        for twin in twins:                                           # an out overlapping q, or another out
+            shared = np.zeros(robot.nq + robot.nv)
+            given = [shared[:robot.nq], v, a]
+            given[0][:] = q
+            outs = [np.full(s, np.nan) for s in quantity.shapes]
+            if len(outs) > 1:
+                outs[1] = outs[0]
+            else:
+                outs[0] = shared[robot.nq - 1:robot.nq - 1 + robot.nv]    # its first entry is q's last
+                outs[0][1:] = np.nan
+            assert twin(*quantity.fixed, *given, *outs) == ERR_OVERLAP, name
+            np.testing.assert_array_equal(given[0], q)                # nothing computed
+            assert np.isnan(outs[-1][1:]).all(), name
+    assert len(statuses) >= 3, statuses                               # success and at least two errors
+
+
+def test_each_method_hands_over_to_a_row_named_after_it():
+    """A reader finds a Robot method's registry row by the method's name (calls/__init__): every key robot.py
+    hands to self._calls -- in a def's body or its forwards decorator -- is a row, named as the method or holding
+    its name after "_" (Robot.dynamics: "_dynamics", "_dynamics_with_regressor")."""
+    import ast
+    import inspect
+
+    from robot_dynamics import robot as module
+    from robot_dynamics.calls.kernels import ROWS
+    tree = ast.parse(inspect.getsource(module))
+    found = 0
+    for method in (n for c in tree.body if isinstance(c, ast.ClassDef) for n in c.body
+                   if isinstance(n, ast.FunctionDef)):
+        keys = [ast.literal_eval(n.slice) for n in ast.walk(method) if isinstance(n, ast.Subscript)
+                and isinstance(n.value, ast.Attribute) and n.value.attr == "_calls"]     # a name written out
+        keys += [d.args[0].value for d in method.decorator_list
+                 if isinstance(d, ast.Call) and getattr(d.func, "id", None) == "forwards"]
+        for key in keys:
+            assert key in ROWS, (method.name, key)
+            assert key == method.name or (key.startswith("_") and method.name in key), (method.name, key)
+            found += 1
+    assert found > 40, found
