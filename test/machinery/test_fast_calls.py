@@ -432,11 +432,15 @@ def twin_cases(robot, quantity, rng):
         q[:] = state[0]
         return [q, *map(np.copy, state[1:]), *keys, o], {}, o
 
-    def copies(*extra, keywords=None, change=lambda x: x):
+    def other_kind():                                               # a list for a tuple, a tuple for an array
+        o = out()
+        return list(o) if isinstance(o, tuple) else (o,)
+
+    def copies(*extra, keywords=None, change=lambda x: x):          # extra, keywords: values or makers of them
         def build():
             args = [change(np.copy(x)) for x in state] + list(keys) + [x() if callable(x) else x for x in extra]
-            given = args[-1] if extra else (keywords or {}).get("out")
-            return args, dict(keywords or {}), given
+            named = {k: x() if callable(x) else x for k, x in (keywords or {}).items()}
+            return args, named, args[-1] if extra else named.get("out")
         return build
 
     nan = state[0].copy()
@@ -450,12 +454,11 @@ def twin_cases(robot, quantity, rng):
         cases += [("unknown frame", lambda: ([*map(np.copy, state), "nowhere", "local", None], {}, None)),
                   ("a list as frame", lambda: ([*map(np.copy, state), [0], "local", None], {}, None))]
     if not scalar:
-        o = out()
-        cases += [("out", copies(out)), ("out=", copies(keywords={"out": out()})), ("sharing", sharing),
+        cases += [("out", copies(out)), ("out=", copies(keywords={"out": out})), ("sharing", sharing),
                   ("strided out", copies(lambda: out(lambda s: strided(np.empty(s), rng)))),
                   ("read-only out", copies(lambda: out(read_only))),
                   ("misshapen out", copies(lambda: out(lambda s: np.empty(s + (1,))))),
-                  ("out of another kind", copies(lambda: list(o) if isinstance(o, tuple) else (o,)))]
+                  ("out of another kind", copies(other_kind))]
     if quantity.result_type is not None:
         cases.append(("a field that must be None", copies(lambda: out(extra=np.zeros(3)))))
     return cases
