@@ -30,6 +30,10 @@ Every route ends in the row's one C entry point (generated.fast_kernel: the kern
 without the extension in its checked kernel (generated.checked_kernels), so every route gives the same bits.  A
 Quantity validates what the C Call hands over and raises the error naming the culprit (engine.Engine.error).
 
+Where C and Python could do one job twice: the overlap test without the extension is numpy's own (native), the two
+generated wrappers share one body (generated), and two twins are kept by hand on purpose, each serving only without
+the extension and held to its C side by a test on a table of cases: batch.batch_layout and quantity.lean_entry.
+
 Modules, lowest first: cache (where numba caches the kernels; generated modules), compiling (a kernel compiled for
 fixed types; the compiled checks), generated (the sources generated around every kernel), native (the C extension,
 _fastcall.c), batch (the batch loop and its layout) -- these the kernels' own package imports -- then checks (the
