@@ -123,7 +123,7 @@ def view(args, out):
     from .viewer import Viewer
     robot, source = _load(args), _source(args)
     q = None if args.q is None else _numbers(args.q)
-    viewer = Viewer(robot, q, source=None if is_mjcf(source) else source, port=args.port)
+    viewer = Viewer(robot, q, source=source, port=args.port)
     print(f"robot-dynamics view: {viewer.url} (Ctrl-C stops)", file=out, flush=True)
     try:
         threading.Event().wait()
