@@ -4,7 +4,7 @@
     robot-dynamics compute MODEL [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
                                 [--derivatives [--a ...]]
     robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
-    robot-dynamics view MODEL [--floating-base] [--q ...] [--port 8080]   (the robot in the browser, issue 40)
+    robot-dynamics view MODEL [--floating-base] [--q ...] [--port 8080] [--ros]   (the robot in the browser)
     robot-dynamics compile [--jobs N]              (every kernel built now, in parallel: robot_dynamics.precompile)
     robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]       (identification, issue 15)
     robot-dynamics simulate URDF traj.npz --out log.csv [--noise 0.01] [--payload 2]
@@ -126,8 +126,14 @@ def view(args, out):
     viewer = Viewer(robot, q, source=source, port=args.port)
     print(f"robot-dynamics view: {viewer.url} (Ctrl-C stops)", file=out, flush=True)
     try:
-        threading.Event().wait()
+        if args.ros:                          # only robot_dynamics.ros imports rclpy
+            from .ros.view_node import follow
+            follow(viewer)
+        else:
+            threading.Event().wait()
     except KeyboardInterrupt:
+        pass
+    finally:
         viewer.close()
 
 
@@ -160,6 +166,9 @@ def main(argv=None, out=None):
         if name == "view":
             p.add_argument("--q", nargs="+", help="configuration (nq; default: neutral)")
             p.add_argument("--port", type=int, default=8080, help="port of the page (the next free one if taken)")
+            p.add_argument("--ros", action="store_true",
+                           help="follow joint_states (and odom) and draw dynamics_node's ~/external_wrench/* "
+                                "(robot_dynamics.ros.view_node)")
     add_identification_parsers(sub)
     p = sub.add_parser("compile", help="build every kernel for this machine now (numba's cache), in parallel")
     p.add_argument("--jobs", type=int, help="worker processes (default: the number of cores)")
