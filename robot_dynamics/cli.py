@@ -120,6 +120,7 @@ def compute(args, out):
 
 def view(args, out):
     """Serve the robot's page (robot_dynamics.viewer) until interrupted; its URL goes to `out`."""
+    view_extra("view")
     from .viewer import Viewer
     robot, source = _load(args), _source(args)
     q = None if args.q is None else _numbers(args.q)
@@ -135,6 +136,31 @@ def view(args, out):
         pass
     finally:
         viewer.close()
+
+
+def view_extra(what):
+    """ImportError naming the view extra when viser is not installed."""
+    try:
+        import viser  # noqa: F401  (the view extra)
+    except ImportError as err:
+        raise ImportError(f'{what} needs the view extra (viser): pip install -e ".[view]"') from err
+
+
+def show_identified(robot, path, result, out, wait=True):
+    """The robot's page with the identified parameters' inertia boxes ("identified") beside the model file's, until
+    Ctrl-C (wait); returns the Viewer."""
+    from .viewer import Viewer
+    viewer = Viewer(robot, source=path)
+    impossible = viewer.show_parameters(result.parameters, "identified")
+    print(f"robot-dynamics identify: the identified inertias (green) beside the URDF's (blue) at {viewer.url}"
+          + (f"; no solid has the identified inertia of {', '.join(impossible)}" if impossible else "")
+          + (" (Ctrl-C stops)" if wait else ""), file=out, flush=True)
+    if wait:
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            viewer.close()
+    return viewer
 
 
 def main(argv=None, out=None):
@@ -192,7 +218,11 @@ def main(argv=None, out=None):
     else:
         run = {"inspect": inspect, "compute": compute, "view": view}[args.command]
     try:
-        run(args, out)
+        if getattr(args, "view", False) and args.command == "identify":
+            view_extra("identify --view")          # refused before the identification, not after
+        done = run(args, out)
+        if getattr(args, "view", False) and args.command == "identify":
+            show_identified(*done, out)
     except (ValueError, OSError, ImportError) as exc:             # URDFError is a ValueError; an ImportError
         # names an optional package missing (the identify extra: Dask, rosbags, PyYAML)
         print(f"robot-dynamics: error: {exc}", file=sys.stderr)
@@ -259,6 +289,8 @@ def add_identification_parsers(sub):
     p.add_argument("--topic", help="the JointState topic of a ROS 2 bag (default /joint_states)")
     p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
     p.add_argument("--chunks", type=int, metavar="N", help="reduce the logs with Dask, N samples per task")
+    p.add_argument("--view", action="store_true", help="show the identified inertias beside the URDF's in the "
+                                                       "browser until Ctrl-C (pip install -e '.[view]')")
     p = sub.add_parser("identify-payload", help="a payload's mass, CoM and inertia from logs of the robot carrying "
                                                 "it (the URDF describes the robot without it)")
     p.add_argument("urdf", help=urdf_help)

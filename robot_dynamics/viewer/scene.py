@@ -55,15 +55,15 @@ class Viewer:
     source: the model file its visuals come from (visuals.model_visuals: a URDF or MJCF path or text, a compiled
     mujoco.MjModel), and its sliders' limits; None: frames and inertias only.  Attributes: `url` the page's
     address, `q` (nq,) the configuration drawn, `wrenches` {frame: (w (6,), reference)} the arrows drawn,
-    `arrows`, `meshes`, `links`, `axes`, `bodies` the scene's handles, `sliders` {joint: slider}, `impossible`
-    the bodies no solid can be."""
+    `parameters` {label: pi (nb, 10)} the parameter sets drawn by show_parameters, `arrows`, `meshes`, `links`,
+    `axes`, `bodies` the scene's handles, `sliders` {joint: slider}, `impossible` the bodies no solid can be."""
 
     def __init__(self, robot, q=None, source=None, host="127.0.0.1", port=8080, label=None):
         import viser
         self.robot, self.source = robot, source
         self.server = viser.ViserServer(host=host, port=port, label=label, verbose=False)
         self.url = f"http://{host}:{self.server.get_port()}"
-        self.wrenches, self.arrows = {}, {}
+        self.wrenches, self.arrows, self.parameters = {}, {}, {}
         self.q = np.array(robot.neutral() if q is None else q, dtype=float)
         scene = self.server.scene
         scene.add_grid("/ground", width=4.0, height=4.0, cell_size=0.1)
@@ -171,14 +171,15 @@ class Viewer:
 
     def show_parameters(self, pi, label="identified"):
         """A second set of CoMs and equivalent-inertia boxes, of the parameters pi (n_bodies, 10) (an identified
-        model, a payload estimate), beside the URDF's; drawing the same label again replaces them.  Returns the
-        names of the bodies whose pi no solid can have."""
+        model, a payload estimate), beside the URDF's, each label in its own colour; drawing the same label again
+        replaces them.  Returns the names of the bodies whose pi no solid can have."""
         pi = np.asarray(pi, dtype=float)
         if pi.size != 10 * self.robot.nbodies or not np.isfinite(pi).all():
             raise ValueError(f"show_parameters: pi must be finite with {self.robot.nbodies} x 10 entries, got "
                              f"shape {pi.shape}")
-        colour = COMPARISON_COLOURS[hash(label) % len(COMPARISON_COLOURS)]
-        return self._add_inertias(pi.reshape(-1, 10), label, colour, 0.5)
+        self.parameters[label] = pi.reshape(-1, 10).copy()
+        colour = COMPARISON_COLOURS[list(self.parameters).index(label) % len(COMPARISON_COLOURS)]
+        return self._add_inertias(self.parameters[label], label, colour, 0.5)
 
     def show_wrench(self, frame, w, reference="local"):
         """Arrows of a wrench w = [force; torque] (6,) at a frame (a name of robot.frame_names or its index), in the
