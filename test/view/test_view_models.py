@@ -108,3 +108,21 @@ def test_mjcf_geoms_are_where_mujoco_puts_them():
         assert mjcf_visuals(m)[3].kind == "ellipsoid" and mjcf_visuals(m)[3].rgba == (1.0, 0.0, 0.0, 1.0)
     finally:
         viewer.close()
+
+
+@pytest.mark.parametrize("name, floating_base", [("panda.urdf", False), ("solo12.urdf", True)])
+def test_example_robot_data_meshes_are_resolved(name, floating_base):
+    """example-robot-data's panda (DAE) and solo12 (STL), their meshes named by package://: every <visual> drawn
+    from its file (a ViewWarning, an unresolved mesh, would be an error here), one frame per <link>."""
+    from oracle import erd_path
+    path = erd_path(name)
+    urdf = ET.parse(path).getroot()
+    from robot_dynamics.viewer import ViewWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", category=ViewWarning)
+        viewer = rd.view(path, floating_base=floating_base)
+    try:
+        assert len(viewer.meshes) == len(urdf.findall("link/visual"))
+        assert len(viewer.links) == len(urdf.findall("link"))
+    finally:
+        viewer.close()
