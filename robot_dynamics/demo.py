@@ -176,16 +176,13 @@ class LiveView:
                              f"{pi_hat[10 * self.k]:.3f} kg, truth {self.sc.truth.parameters[10 * self.k]:.3f} kg")
 
 
-def open_view(sc, out):
-    """A LiveView of the scenario, its URL written to ``out``; ImportError naming the extra without viser."""
+def open_view(sc):
+    """A LiveView of the scenario; ImportError naming the extra without viser."""
     try:
         import viser  # noqa: F401  (the view extra; imported here to refuse --view before the loop starts)
     except ImportError as err:
         raise ImportError('--view needs the view extra (viser): pip install -e ".[view]"') from err
-    view = LiveView(sc)
-    out.write(f"  view: {view.viewer.url} (the loop runs in process, at real time)\n")
-    out.flush()
-    return view
+    return LiveView(sc)
 
 
 @dataclass
@@ -360,7 +357,7 @@ def main(argv=None, out=None):
         print(f"robot-dynamics demo: error: {err}", file=sys.stderr)
         return 2
     try:
-        view = open_view(sc, out) if args.view else None
+        view = open_view(sc) if args.view else None
     except ImportError as err:
         print(f"robot-dynamics demo: error: {err}", file=sys.stderr)
         return 2
@@ -378,6 +375,8 @@ def main(argv=None, out=None):
     else:
         out.write("  mode: ROS 2 over loopback: sim_node and adaptive_controller_node"
                   f"{' (and dynamics_node)' if args.dynamics_node else ''} exchanging messages\n")
+    if view is not None:
+        out.write(f"  view: {view.viewer.url} (at real time)\n")
     out.flush()
     warm_up(sc, dynamics=args.dynamics_node and not why_not)
     progress = Progress(args.duration)
