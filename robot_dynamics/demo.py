@@ -173,7 +173,8 @@ class LiveView:
         self.viewer.update(q)
         self.viewer.show_parameters(pi_hat, "estimate")
         self.mass.content = (f"**{self.sc.payload_body}** mass at t = {t:.2f} s: estimate "
-                             f"{pi_hat[10 * self.k]:.3f} kg, truth {self.sc.truth.parameters[10 * self.k]:.3f} kg")
+                             f"{pi_hat[10 * self.k]:.3f} kg, truth {self.sc.truth.parameters[10 * self.k]:.3f} kg  \n"
+                             "inertia boxes: description blue, truth green, estimate yellow")
 
 
 def open_view(sc):
