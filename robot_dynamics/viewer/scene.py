@@ -119,7 +119,7 @@ class Viewer:
         gui = self.server.gui
         frames = gui.add_checkbox("frames", initial_value=True)
         frames.on_update(lambda _: [setattr(a, "visible", frames.value) for a in self.axes])
-        self.sliders = {}
+        self.sliders, self._slid = {}, []
         offset = 6 if self.robot.floating_base else 0
         limits = joint_limits(self.source, self.robot) if self.source is not None else None
         for joint in self.robot.model.joints:
@@ -130,20 +130,24 @@ class Viewer:
             lower, upper = (-np.pi if np.isinf(lower) else lower), (np.pi if np.isinf(upper) else upper)
             slider = gui.add_slider(joint.name, min=float(lower), max=float(upper), step=(upper - lower) / 1000,
                                     initial_value=float(np.clip(self.q[joint.idx_q], lower, upper)))
-            slider.on_update(lambda _, i=joint.idx_q, s=slider: self._moved(i, s.value))
+            slider.on_update(lambda event, i=joint.idx_q: self._moved(event, i))
             self.sliders[joint.name] = slider
+            self._slid.append((joint.idx_q, slider))
         text = "**No solid has the inertia of:** " + ", ".join(self.impossible) if self.impossible else ""
         self.warnings = gui.add_markdown(text)
         self.numbers = gui.add_markdown("")
 
-    def _moved(self, index, value):
+    def _moved(self, event, index):
+        """A slider moved in a page (event.client; None: update(q) moving it): its joint's coordinate to its value."""
+        if event.client is None:
+            return
         q = self.q.copy()
-        q[index] = value
+        q[index] = event.target.value
         self.update(q)
 
     def update(self, q):
-        """Draw the robot at q (nq,): every link and body placed, the CoM, the panel's cond(M) and g, the arrows of
-        wrenches.  ValueError for a q of the wrong shape or not finite (the view keeps its q)."""
+        """Draw the robot at q (nq,): every link and body placed, the sliders, the CoM, the panel's cond(M) and g, the
+        arrows of wrenches.  ValueError for a q of the wrong shape or not finite (the view keeps its q)."""
         q = np.asarray(q, dtype=float)
         if q.shape != (self.robot.nq,) or not np.isfinite(q).all():
             raise ValueError(f"update: q must be a finite array of shape ({self.robot.nq},), got shape {q.shape}")
@@ -154,6 +158,8 @@ class Viewer:
         with self.server.atomic():
             for handle, wxyz, T in zip(self.bodies, _wxyz(bodies[:, :3, :3]), bodies):
                 handle.wxyz, handle.position = wxyz, T[:3, 3]
+            for index, slider in self._slid:
+                slider.value = float(np.clip(q[index], slider.min, slider.max))
             self.com.position = com
             self.com_ground.position = (com[0], com[1], 0.0)
             self.numbers.content = (f"cond(M) = {np.linalg.cond(M):.3g}  \n"

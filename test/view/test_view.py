@@ -72,8 +72,8 @@ BAD_MESH = """<robot name="r"><link name="base"><visual><geometry><mesh filename
 @needs_view
 def test_unresolvable_mesh_port_in_use_and_impossible_inertia():
     """A mesh that no folder holds is a warning naming it, drawn as a placeholder (2 meshes for 2 visuals); a port
-    in use gives the next free one; the body whose inertia no solid has is named; the slider keeps its limits;
-    a q of the wrong shape is a ValueError that leaves the view's q."""
+    in use gives the next free one; the body whose inertia no solid has is named; the slider keeps its limits and
+    follows update(q) within them; a q of the wrong shape is a ValueError that leaves the view's q."""
     from robot_dynamics.viewer import ViewWarning
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
@@ -88,9 +88,13 @@ def test_unresolvable_mesh_port_in_use_and_impossible_inertia():
         assert len(viewer.meshes) == 2 and viewer.impossible == ["arm"]
         assert viewer.server.get_port() > port and viewer.url.endswith(str(viewer.server.get_port()))
         assert (viewer.sliders["j"].min, viewer.sliders["j"].max) == (-1.0, 2.0)
+        viewer.update(np.array([0.5]))
+        assert viewer.sliders["j"].value == 0.5
+        viewer.update(np.array([5.0]))                 # the slider at its limit, the view's q where update put it
+        assert viewer.sliders["j"].value == 2.0 and viewer.q.tolist() == [5.0]
         with pytest.raises(ValueError, match="shape"):
             viewer.update(np.zeros(3))
-        assert viewer.q.tolist() == [0.0]
+        assert viewer.q.tolist() == [5.0]
     finally:
         viewer.close()
         taken.close()
