@@ -3,14 +3,14 @@
     robot-dynamics inspect MODEL [--floating-base] [--mimic]
     robot-dynamics compute MODEL [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
                                 [--derivatives [--a ...]]
-    robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
+    robot-dynamics demo [--in-process] [--duration S] [--plot PATH] [--view] ...   (the adaptive control demo)
     robot-dynamics view MODEL [--floating-base] [--q ...] [--port 8080] [--ros]   (the robot in the browser)
     robot-dynamics compile [--jobs N]              (every kernel built now, in parallel: robot_dynamics.precompile)
     robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]       (identification, issue 15)
     robot-dynamics simulate URDF traj.npz --out log.csv [--noise 0.01] [--payload 2]
     robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction | --friction-model MODEL]
                             [--armature] [--cutoff HZ] [--out FILE] [--write-urdf OUT] [--ros-params FILE]
-                            [--drives FILE] [--plot fit.png] [--floating-base] [--chunks N]
+                            [--drives FILE] [--plot fit.png] [--floating-base] [--chunks N] [--view]
     robot-dynamics identify-payload URDF LOG [LOG...] --body NAME [--out payload.yaml] [--write-urdf OUT]
                             [--ros-params FILE] [--drives FILE] [--cutoff HZ]
 
