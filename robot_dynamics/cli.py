@@ -3,14 +3,14 @@
     robot-dynamics inspect MODEL [--floating-base] [--mimic]
     robot-dynamics compute MODEL [--floating-base] [--mimic] [--q ...] [--v ...] [--v-ref ... --a-ref ...] [--json]
                                 [--derivatives [--a ...]]
-    robot-dynamics demo [--in-process] [--duration S] [--plot PATH] ...   (the closed-loop adaptive control demo)
-    robot-dynamics view MODEL [--floating-base] [--q ...] [--port 8080]   (the robot in the browser, issue 40)
+    robot-dynamics demo [--in-process] [--duration S] [--plot PATH] [--view] ...   (the adaptive control demo)
+    robot-dynamics view MODEL [--floating-base] [--q ...] [--port 8080] [--ros]   (the robot in the browser)
     robot-dynamics compile [--jobs N]              (every kernel built now, in parallel: robot_dynamics.precompile)
     robot-dynamics excite URDF --out traj.npz [--duration 10] [--harmonics 5]       (identification, issue 15)
     robot-dynamics simulate URDF traj.npz --out log.csv [--noise 0.01] [--payload 2]
     robot-dynamics identify URDF LOG [LOG...] [--base | --consistent] [--friction | --friction-model MODEL]
                             [--armature] [--cutoff HZ] [--out FILE] [--write-urdf OUT] [--ros-params FILE]
-                            [--drives FILE] [--plot fit.png] [--floating-base] [--chunks N]
+                            [--drives FILE] [--plot fit.png] [--floating-base] [--chunks N] [--view]
     robot-dynamics identify-payload URDF LOG [LOG...] --body NAME [--out payload.yaml] [--write-urdf OUT]
                             [--ros-params FILE] [--drives FILE] [--cutoff HZ]
 
@@ -120,15 +120,47 @@ def compute(args, out):
 
 def view(args, out):
     """Serve the robot's page (robot_dynamics.viewer) until interrupted; its URL goes to `out`."""
+    view_extra("view")
     from .viewer import Viewer
     robot, source = _load(args), _source(args)
     q = None if args.q is None else _numbers(args.q)
-    viewer = Viewer(robot, q, source=None if is_mjcf(source) else source, port=args.port)
+    viewer = Viewer(robot, q, source=source, port=args.port)
     print(f"robot-dynamics view: {viewer.url} (Ctrl-C stops)", file=out, flush=True)
     try:
-        threading.Event().wait()
+        if args.ros:                          # only robot_dynamics.ros imports rclpy
+            from .ros.view_node import follow
+            follow(viewer)
+        else:
+            threading.Event().wait()
     except KeyboardInterrupt:
+        pass
+    finally:
         viewer.close()
+
+
+def view_extra(what):
+    """ImportError naming the view extra when viser is not installed."""
+    try:
+        import viser  # noqa: F401  (the view extra)
+    except ImportError as err:
+        raise ImportError(f'{what} needs the view extra (viser): pip install -e ".[view]"') from err
+
+
+def show_identified(robot, path, result, out, wait=True):
+    """The robot's page with the identified parameters' inertia boxes ("identified") beside the model file's, until
+    Ctrl-C (wait); returns the Viewer."""
+    from .viewer import Viewer
+    viewer = Viewer(robot, source=path)
+    impossible = viewer.show_parameters(result.parameters, "identified")
+    print(f"robot-dynamics identify: the identified inertias (green) beside the URDF's (blue) at {viewer.url}"
+          + (f"; no solid has the identified inertia of {', '.join(impossible)}" if impossible else "")
+          + (" (Ctrl-C stops)" if wait else ""), file=out, flush=True)
+    if wait:
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            viewer.close()
+    return viewer
 
 
 def main(argv=None, out=None):
@@ -160,6 +192,9 @@ def main(argv=None, out=None):
         if name == "view":
             p.add_argument("--q", nargs="+", help="configuration (nq; default: neutral)")
             p.add_argument("--port", type=int, default=8080, help="port of the page (the next free one if taken)")
+            p.add_argument("--ros", action="store_true",
+                           help="follow joint_states (and odom) and draw dynamics_node's ~/external_wrench/* "
+                                "(robot_dynamics.ros.view_node)")
     add_identification_parsers(sub)
     p = sub.add_parser("compile", help="build every kernel for this machine now (numba's cache), in parallel")
     p.add_argument("--jobs", type=int, help="worker processes (default: the number of cores)")
@@ -183,7 +218,11 @@ def main(argv=None, out=None):
     else:
         run = {"inspect": inspect, "compute": compute, "view": view}[args.command]
     try:
-        run(args, out)
+        if getattr(args, "view", False) and args.command == "identify":
+            view_extra("identify --view")          # refused before the identification, not after
+        done = run(args, out)
+        if getattr(args, "view", False) and args.command == "identify":
+            show_identified(*done, out)
     except (ValueError, OSError, ImportError) as exc:             # URDFError is a ValueError; an ImportError
         # names an optional package missing (the identify extra: Dask, rosbags, PyYAML)
         print(f"robot-dynamics: error: {exc}", file=sys.stderr)
@@ -250,6 +289,8 @@ def add_identification_parsers(sub):
     p.add_argument("--topic", help="the JointState topic of a ROS 2 bag (default /joint_states)")
     p.add_argument("--floating-base", action="store_true", help="free 6-DoF joint between world and root")
     p.add_argument("--chunks", type=int, metavar="N", help="reduce the logs with Dask, N samples per task")
+    p.add_argument("--view", action="store_true", help="show the identified inertias beside the URDF's in the "
+                                                       "browser until Ctrl-C (pip install -e '.[view]')")
     p = sub.add_parser("identify-payload", help="a payload's mass, CoM and inertia from logs of the robot carrying "
                                                 "it (the URDF describes the robot without it)")
     p.add_argument("urdf", help=urdf_help)

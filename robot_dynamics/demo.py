@@ -17,15 +17,18 @@ library simulator in this process. Both modes run the same sampled closed loop (
 controller), so they print the same figures.
 
     robot-dynamics demo [--duration 6] [--plot closed_loop_demo.png] [--in-process] [--rate 1000]
-                        [--initial-parameters params.yaml]
+                        [--initial-parameters params.yaml] [--view]
 
 ``--initial-parameters`` starts the controller from identified parameters (a file of ``robot-dynamics identify
 --out`` or ``--ros-params``, see robot_dynamics.identification.logs.load_parameters) instead of the wrong guess.
+``--view`` shows the loop in the browser as it runs (robot_dynamics.viewer, the view extra; in process, at real
+time): the arm, and the estimate's inertia boxes beside the truth's, the payload body's growing toward it (LiveView).
 """
 import argparse
 import importlib
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -121,8 +124,9 @@ class Progress:
 
 # --- the two ways of running the loop --------------------------------------------------------------------------
 
-def run_in_process(sc, progress):
-    """The closed loop in this process: the controller's update once per tick, the torque held over the tick (RK4)."""
+def run_in_process(sc, progress, view=None):
+    """The closed loop in this process: the controller's update once per tick, the torque held over the tick (RK4);
+    view(t, q, pi_hat) after each tick when given (LiveView)."""
     controller = make_controller(sc)
     dt = 1.0 / sc.rate
     t_, e_, e_dot_, pi_ = [], [], [], []
@@ -132,11 +136,54 @@ def run_in_process(sc, progress):
         tau = controller.update(q, v, ref.q, ref.v, ref.a, dt if t_ else 0.0)   # the node's first step is 0 too
         t_.append(t), e_.append(ref.q - q), e_dot_.append(ref.v - v), pi_.append(controller.pi_hat)
         progress(t)
+        if view is not None:
+            view(t, q, pi_[-1])
         return tau
 
     start = sc.reference(0.0)
     Simulator(sc.truth, dt).run(start.q, start.v, tick, sc.duration, control_period=dt)
     return TrackingRecord(np.array(t_), np.array(e_), np.array(e_dot_), np.array(pi_))
+
+
+class LiveView:
+    """The loop in the browser (``--view``): the arm at the simulated state, the estimate pi_hat's inertia boxes
+    (Viewer.show_parameters, "estimate") beside those of the truth (arm and payload, "truth"), and the payload
+    body's estimated mass against the true one in the panel; redrawn at most ``rate`` times a second of wall time,
+    the loop held back to real time when ``realtime`` (a tick runs faster than that: one could not watch it)."""
+
+    def __init__(self, sc, port=8080, rate=30.0, realtime=True):
+        from .viewer import Viewer
+        self.viewer = Viewer(sc.nominal, sc.reference(0.0).q, source=sc.urdf, port=port)
+        self.viewer.show_parameters(sc.truth.parameters, "truth")
+        self.viewer.show_parameters(sc.pi_hat0, "estimate")
+        self.mass = self.viewer.server.gui.add_markdown("")
+        self.sc, self.period, self.realtime = sc, 1.0 / rate, realtime
+        self.k = sc.nominal.body_names.index(sc.payload_body)
+        self.began = self.next = None
+
+    def __call__(self, t, q, pi_hat):
+        now = time.monotonic()
+        if self.began is None:
+            self.began = self.next = now
+        if now < self.next:
+            return
+        if self.realtime and t > now - self.began:
+            time.sleep(t - (now - self.began))
+        self.next = time.monotonic() + self.period
+        self.viewer.update(q)
+        self.viewer.show_parameters(pi_hat, "estimate")
+        self.mass.content = (f"**{self.sc.payload_body}** mass at t = {t:.2f} s: estimate "
+                             f"{pi_hat[10 * self.k]:.3f} kg, truth {self.sc.truth.parameters[10 * self.k]:.3f} kg  \n"
+                             "inertia boxes: description blue, truth green, estimate yellow")
+
+
+def open_view(sc):
+    """A LiveView of the scenario; ImportError naming the extra without viser."""
+    try:
+        import viser  # noqa: F401  (the view extra; imported here to refuse --view before the loop starts)
+    except ImportError as err:
+        raise ImportError('--view needs the view extra (viser): pip install -e ".[view]"') from err
+    return LiveView(sc)
 
 
 @dataclass
@@ -285,6 +332,8 @@ def parse_args(argv):
     parser.add_argument("--in-process", action="store_true", help="run the loop in this process, without ROS 2")
     parser.add_argument("--dynamics-node", action="store_true", help="ROS mode: run dynamics_node alongside")
     parser.add_argument("--payload", type=float, default=5.0, help="payload mass in kg (default 5)")
+    parser.add_argument("--view", action="store_true",
+                        help="show the loop in the browser (pip install -e '.[view]'), in process, at real time")
     parser.add_argument("--initial-parameters", metavar="FILE",
                         help="start the controller from these parameters (robot-dynamics identify --out or "
                              "--ros-params) instead of a guess 20-50 %% off")
@@ -308,7 +357,12 @@ def main(argv=None, out=None):
     except (ValueError, OSError, ImportError) as err:     # ImportError: PyYAML for a .yaml file
         print(f"robot-dynamics demo: error: {err}", file=sys.stderr)
         return 2
-    why_not = "--in-process" if args.in_process else ros_unavailable()
+    try:
+        view = open_view(sc) if args.view else None
+    except ImportError as err:
+        print(f"robot-dynamics demo: error: {err}", file=sys.stderr)
+        return 2
+    why_not = "--in-process" if args.in_process else "--view" if args.view else ros_unavailable()
     mode = "in process" if why_not else "ROS 2 over loopback"
     out.write("robot-dynamics demo: adaptive control (composite Slotine-Li) of the bundled 7-DoF arm (arm7)\n")
     if args.initial_parameters:
@@ -322,11 +376,13 @@ def main(argv=None, out=None):
     else:
         out.write("  mode: ROS 2 over loopback: sim_node and adaptive_controller_node"
                   f"{' (and dynamics_node)' if args.dynamics_node else ''} exchanging messages\n")
+    if view is not None:
+        out.write(f"  view: {view.viewer.url} (at real time)\n")
     out.flush()
     warm_up(sc, dynamics=args.dynamics_node and not why_not)
     progress = Progress(args.duration)
     if why_not:
-        rec, answered = run_in_process(sc, progress), None
+        rec, answered = run_in_process(sc, progress, view), None
     else:
         log_dir = tempfile.mkdtemp(prefix="robot_dynamics_demo_")
         try:
@@ -352,6 +408,13 @@ def main(argv=None, out=None):
     plot(sc, rec, summary, args.plot, mode)
     out.write(f"plot: {args.plot}\n")
     out.write(f"finished in {time.monotonic() - began:.1f} s\n")
+    if view is not None:
+        out.write(f"view: {view.viewer.url} shows the last state until Ctrl-C\n")
+        out.flush()
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            view.viewer.close()
     return 0
 
 

@@ -429,3 +429,9 @@ def joint_limits(source, robot):
         if m.jnt_actfrclimited[j]:
             effort[i] = np.abs(m.jnt_actfrcrange[j]).min()
     return limits
+
+
+def body_names(m):
+    """The frame name of each body of a compiled MjModel, by body id (module docstring: an unnamed body is
+    "body<b>", the world body "world")."""
+    return _Names(_mujoco(), m).body

@@ -133,7 +133,8 @@ def simulate(args, out):
 def identify(args, out):
     """Identify the robot's parameters (and drives) from its logs; print the base parameters, residuals and
     condition number (and, with --friction-model all, the held-out RMS of each friction model); write the files
-    asked for."""
+    asked for.  Returns (robot, path, result): the model, its file and the identification (the command line draws
+    them with --view)."""
     from .estimate import identify as identify_logs
 
     for option, value, suffixes in (("--out", args.out, (".yaml", ".yml", ".json")),
@@ -175,7 +176,7 @@ def identify(args, out):
                   "sample\n\n")
     report(robot, result, args.logs, out)
     write_files(args, out, robot, path, result, (t, q, v, a, tau))
-    return 0
+    return robot, path, result
 
 
 def friction_option(args):

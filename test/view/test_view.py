@@ -1,6 +1,6 @@
-"""The browser view (issue 40): a headless Chromium opens the page of rd.view on example-robot-data's panda (DAE
-meshes through package://), the scene holds one mesh per <visual> and one frame per <link> as lxml counts them,
-the canvas is not blank and changes when update(q) or a slider moves the robot.  The equivalent-inertia box is
+"""The browser view (issue 40): a headless Chromium opens the page of rd.view on a small arm (an STL file beside
+its URDF, primitives), the scene holds one mesh per <visual> and one frame per <link> as lxml counts them, the
+canvas is not blank and changes when update(q) or a slider moves the robot.  The equivalent-inertia box is
 checked against trimesh's mass properties of a solid box; an unresolvable mesh, a port in use and
 `import robot_dynamics` without viser are checked without a browser."""
 import importlib.util
@@ -72,8 +72,8 @@ BAD_MESH = """<robot name="r"><link name="base"><visual><geometry><mesh filename
 @needs_view
 def test_unresolvable_mesh_port_in_use_and_impossible_inertia():
     """A mesh that no folder holds is a warning naming it, drawn as a placeholder (2 meshes for 2 visuals); a port
-    in use gives the next free one; the body whose inertia no solid has is named; the slider keeps its limits;
-    a q of the wrong shape is a ValueError that leaves the view's q."""
+    in use gives the next free one; the body whose inertia no solid has is named; the slider keeps its limits and
+    follows update(q) within them; a q of the wrong shape is a ValueError that leaves the view's q."""
     from robot_dynamics.viewer import ViewWarning
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
@@ -88,17 +88,16 @@ def test_unresolvable_mesh_port_in_use_and_impossible_inertia():
         assert len(viewer.meshes) == 2 and viewer.impossible == ["arm"]
         assert viewer.server.get_port() > port and viewer.url.endswith(str(viewer.server.get_port()))
         assert (viewer.sliders["j"].min, viewer.sliders["j"].max) == (-1.0, 2.0)
+        viewer.update(np.array([0.5]))
+        assert viewer.sliders["j"].value == 0.5
+        viewer.update(np.array([5.0]))                 # the slider at its limit, the view's q where update put it
+        assert viewer.sliders["j"].value == 2.0 and viewer.q.tolist() == [5.0]
         with pytest.raises(ValueError, match="shape"):
             viewer.update(np.zeros(3))
-        assert viewer.q.tolist() == [0.0]
+        assert viewer.q.tolist() == [5.0]
     finally:
         viewer.close()
         taken.close()
-
-
-def _erd_path(filename):
-    from oracle import erd_path
-    return erd_path(filename)
 
 
 def _pixels(viewer):
@@ -122,46 +121,62 @@ def _until(condition, what, seconds=60.0):
         time.sleep(0.05)
 
 
+ARM = """<robot name="arm"><material name="grey"><color rgba="0.6 0.6 0.6 1"/></material>
+<link name="base"><visual><geometry><mesh filename="base.stl" scale="0.5 0.5 1"/></geometry><material name="grey"/>
+</visual><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>
+</link>
+<joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/><origin xyz="0 0 0.2"/>
+<axis xyz="0 1 0"/><limit lower="-1.5" upper="1.5" effort="10" velocity="1"/></joint>
+<link name="upper"><visual><origin xyz="0 0 0.25"/><geometry><cylinder radius="0.04" length="0.5"/></geometry>
+</visual><visual><origin xyz="0 0 0.5"/><geometry><sphere radius="0.06"/></geometry></visual>
+<inertial><origin xyz="0 0 0.25"/><mass value="1"/><inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0"
+iyz="0"/></inertial></link>
+<joint name="tool" type="fixed"><parent link="upper"/><child link="tool"/><origin xyz="0 0 0.5"/></joint>
+<link name="tool"><visual><geometry><box size="0.1 0.05 0.05"/></geometry></visual></link></robot>"""
+
+
 @pytest.fixture(scope="module")
-def panda_page():
-    """The panda's view and a headless Chromium page showing it."""
+def arm_page(tmp_path_factory):
+    """A small arm's view (an STL file beside its URDF, primitives, a fixed tool link) and a headless Chromium page
+    showing it.  A light scene: the browser renders it in software, and panda's 135,000 triangles took it ~30 s
+    longer (their files are resolved and counted without a browser: test_view_models)."""
+    import trimesh
     from playwright.sync_api import sync_playwright
-    path = _erd_path("panda.urdf")
-    viewer = rd.view(path)
+    folder = tmp_path_factory.mktemp("arm")
+    trimesh.creation.box(extents=(0.3, 0.3, 0.1)).export(folder / "base.stl")
+    (folder / "arm.urdf").write_text(ARM)
+    viewer = rd.view(folder / "arm.urdf")
     with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
         browser = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=FLAGS,
                                                        viewport={"width": 320, "height": 240})
         page = browser.new_page()
         page.goto(viewer.url)
         _until(lambda: viewer.server.get_clients(), "the page to connect")
-        yield viewer, page, path
+        yield viewer, page, folder / "arm.urdf"
         browser.close()
     viewer.close()
 
 
 @needs_view
 @needs_browser
-def test_page_shows_the_robot_and_follows_update_and_sliders(panda_page):
-    """One mesh per <visual> (DAE files found through package://), one frame per <link>, a canvas that is not
-    blank; update(q) changes the picture; pressing End on the first joint's slider puts that joint at its upper
-    limit in the viewer's q, and changes the picture again."""
-    viewer, page, path = panda_page
-    urdf = etree.parse(path).getroot()
-    assert len(viewer.meshes) == len(urdf.findall("link/visual"))
+def test_page_shows_the_robot_and_follows_update_and_sliders(arm_page):
+    """One mesh per <visual> (the STL file found beside the URDF), one frame per <link>, a canvas that is not
+    blank; update(q) changes the picture; pressing End on the joint's slider puts the joint at its upper limit in
+    the viewer's q, and changes the picture again."""
+    viewer, page, path = arm_page
+    urdf = etree.parse(str(path)).getroot()
+    assert len(viewer.meshes) == len(urdf.findall("link/visual")) == 4
     assert len(viewer.links) == len(viewer.axes) == len(urdf.findall("link"))
     assert all(h.position is not None for h in viewer.links) and viewer.impossible == []
     page.wait_for_selector("canvas")
     first = _pixels(viewer)
     assert first.std() > 5.0, "the canvas is blank"
-    q = viewer.q.copy()
-    q[1] += 1.0
-    viewer.update(q)
+    viewer.update(np.array([1.0]))
     second = _changed(viewer, first, "the picture to change after update(q)")
     slider = page.get_by_role("slider").first
     slider.focus()
     slider.press("End")
-    upper = viewer.sliders["panda_joint1"].max
-    _until(lambda: viewer.q[0] == pytest.approx(upper), "the slider to move panda_joint1")
+    _until(lambda: viewer.q[0] == pytest.approx(1.5), "the slider to move the shoulder")
     _changed(viewer, second, "the picture to change after the slider")
 
 

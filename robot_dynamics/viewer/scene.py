@@ -1,52 +1,18 @@
-"""A 3D view of a robot in the browser (issue 40), on viser: the URDF's visual meshes, every frame, each body's
+"""The Viewer: a robot drawn by viser at a configuration q -- its visuals (visuals.py), every frame, each body's
 CoM and equivalent-inertia box, the whole robot's CoM and its ground projection, joint sliders with M's condition
-number and g, a second set of inertia boxes (show_parameters) and force arrows (show_wrench, show_contacts).
-
-    import robot_dynamics as rd
-    viewer = rd.view("panda.urdf")                 # prints http://127.0.0.1:8080
-    viewer.update(q)
-
-An optional extra (``pip install -e ".[view]"``: viser, trimesh, pycollada): `import robot_dynamics` does not
-import this module (named viewer so that it does not shadow rd.view), rd.view loads it on first use.
-"""
-import os
-import warnings
-from dataclasses import dataclass
-from pathlib import Path
-
+number and g, second sets of inertia boxes (show_parameters) and force arrows (show_wrench, show_contacts)."""
 import numpy as np
-from lxml import etree
 from scipy.spatial.transform import Rotation
 
-from .contact_sets import contact_list
-from .loading import is_mjcf, load
-from .robot import Robot
-from .spatial import rpy_rotation
-from .urdf import is_xml_text, joint_limits
+from ..contact_sets import contact_list
+from ..loading import joint_limits
+from .visuals import model_visuals, shape
 
 BODY_COLOUR = (70, 130, 220)
 WARNING_COLOUR = (230, 40, 30)
 COM_COLOUR = (20, 20, 20)
 FORCE_COLOUR, TORQUE_COLOUR = (230, 120, 0), (150, 0, 200)
 COMPARISON_COLOURS = ((40, 180, 80), (220, 180, 0), (0, 190, 190))
-
-
-class ViewWarning(UserWarning):
-    """Something of the URDF the view cannot draw (an unresolvable or unreadable mesh): drawn as a placeholder."""
-
-
-@dataclass
-class Visual:
-    """One <visual> of a URDF link: its pose in the link (4, 4), its geometry kind ("mesh", "box", "cylinder",
-    "sphere"), the geometry's numbers (a mesh's scale (3,), a box's size (3,), a cylinder's [radius, length], a
-    sphere's [radius]), a mesh's resolved path (None when unresolvable) and its URDF filename, an RGBA or None."""
-    link: str
-    pose: np.ndarray
-    kind: str
-    size: np.ndarray
-    path: str | None = None
-    filename: str | None = None
-    rgba: tuple | None = None
 
 
 def equivalent_box(pi):
@@ -78,114 +44,26 @@ def equivalent_box(pi):
     return c, R, sides, physical
 
 
-def read_visuals(source):
-    """The <visual>s of every link of a URDF (path or .xacro path; XML text resolves no relative mesh path), their
-    meshes' files resolved (resolve_mesh) and materials' colours (a link's own or the <robot>'s named one)."""
-    from .urdf.text import read_robot
-    robot = read_robot(source)
-    base = None if is_xml_text(source) else Path(os.fsdecode(source)).resolve().parent
-    named = {m.get("name"): _rgba(m) for m in robot.iterchildren("material")}
-    visuals = []
-    for link in robot.iterchildren("link"):
-        for element in link.iterchildren("visual"):
-            geometry = element.find("geometry")
-            shape = None if geometry is None else next(geometry.iterchildren(etree.Element), None)
-            if shape is None:
-                continue
-            material = element.find("material")
-            rgba = None if material is None else (_rgba(material) or named.get(material.get("name")))
-            visual = Visual(link.get("name"), _origin(element.find("origin")), shape.tag, np.ones(3), rgba=rgba)
-            if shape.tag == "mesh":
-                visual.filename = shape.get("filename", "")
-                visual.size = np.array([float(s) for s in shape.get("scale", "1 1 1").split()])
-                visual.path = resolve_mesh(visual.filename, base)
-            elif shape.tag == "box":
-                visual.size = np.array([float(s) for s in shape.get("size", "0 0 0").split()])
-            elif shape.tag == "cylinder":
-                visual.size = np.array([float(shape.get("radius", 0)), float(shape.get("length", 0))])
-            elif shape.tag == "sphere":
-                visual.size = np.array([float(shape.get("radius", 0))])
-            else:
-                continue
-            visuals.append(visual)
-    return visuals
-
-
-def resolve_mesh(filename, base):
-    """The file a URDF mesh filename names, or None: ``file://`` and absolute paths as they are, relative ones from
-    the URDF's folder `base`; ``package://PKG/rest`` as ROS resolves it -- share/PKG of AMENT_PREFIX_PATH, a
-    ROS_PACKAGE_PATH folder -- or, without ROS, from the nearest folder above the URDF named PKG or holding PKG."""
-    if filename.startswith("file://"):
-        filename = filename[len("file://"):]
-    candidates = []
-    if filename.startswith("package://"):
-        package, _, rest = filename[len("package://"):].partition("/")
-        for prefix in filter(None, os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)):
-            candidates.append(Path(prefix) / "share" / package / rest)
-        for folder in filter(None, os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)):
-            candidates.append(Path(folder) / package / rest)
-        for folder in ([base, *base.parents] if base is not None else []):
-            candidates.append((folder if folder.name == package else folder / package) / rest)
-    elif os.path.isabs(filename):
-        candidates.append(Path(filename))
-    elif base is not None:
-        candidates.append(base / filename)
-    return next((str(c) for c in candidates if c.is_file()), None)
-
-
-def _rgba(material):
-    colour = material.find("color")
-    if colour is None or colour.get("rgba") is None:
-        return None
-    return tuple(float(x) for x in colour.get("rgba").split())
-
-
-def _origin(element):
-    T = np.eye(4)
-    if element is not None:
-        T[:3, :3] = rpy_rotation([float(x) for x in element.get("rpy", "0 0 0").split()])
-        T[:3, 3] = [float(x) for x in element.get("xyz", "0 0 0").split()]
-    return T
-
-
 def _wxyz(R):
     """Quaternions [w, x, y, z] of rotations (..., 3, 3) -> (..., 4)."""
     return np.roll(Rotation.from_matrix(R.reshape(-1, 3, 3)).as_quat(), 1, axis=-1).reshape(*R.shape[:-2], 4)
 
 
-def _mesh(visual, trimesh):
-    """The trimesh of a visual, in its own frame: a mesh file scaled, or a primitive; a placeholder sphere (and a
-    ViewWarning naming the file) for a mesh it cannot find or read."""
-    if visual.kind == "box":
-        return trimesh.creation.box(extents=visual.size)
-    if visual.kind == "cylinder":
-        return trimesh.creation.cylinder(radius=visual.size[0], height=visual.size[1])
-    if visual.kind == "sphere":
-        return trimesh.creation.icosphere(radius=visual.size[0], subdivisions=2)
-    reason = "not found"
-    if visual.path is not None:
-        try:
-            mesh = trimesh.load(visual.path, force="mesh")
-            if len(mesh.faces):
-                mesh.apply_scale(visual.size)
-                return mesh
-            reason = "no faces"
-        except Exception as error:          # trimesh raises many kinds (ValueError, KeyError, ImportError, ...)
-            reason = f"{type(error).__name__}: {error}"
-    warnings.warn(f"link '{visual.link}': mesh '{visual.filename}' {reason}; drawn as a placeholder sphere",
-                  ViewWarning, stacklevel=4)
-    return trimesh.creation.icosphere(radius=0.03, subdivisions=1)
-
-
 class Viewer:
-    """A robot drawn in the browser at a configuration q; rd.view makes one.  `url` is the page's address."""
+    """A robot drawn in the browser at a configuration q; rd.view makes one.
+
+    source: the model file its visuals come from (visuals.model_visuals: a URDF or MJCF path or text, a compiled
+    mujoco.MjModel), and its sliders' limits; None: frames and inertias only.  Attributes: `url` the page's
+    address, `q` (nq,) the configuration drawn, `wrenches` {frame: (w (6,), reference)} the arrows drawn,
+    `parameters` {label: pi (nb, 10)} the parameter sets drawn by show_parameters, `arrows`, `meshes`, `links`,
+    `axes`, `bodies` the scene's handles, `sliders` {joint: slider}, `impossible` the bodies no solid can be."""
 
     def __init__(self, robot, q=None, source=None, host="127.0.0.1", port=8080, label=None):
         import viser
         self.robot, self.source = robot, source
         self.server = viser.ViserServer(host=host, port=port, label=label, verbose=False)
         self.url = f"http://{host}:{self.server.get_port()}"
-        self._wrenches = {}
+        self.wrenches, self.arrows, self.parameters = {}, {}, {}
         self.q = np.array(robot.neutral() if q is None else q, dtype=float)
         scene = self.server.scene
         scene.add_grid("/ground", width=4.0, height=4.0, cell_size=0.1)
@@ -202,7 +80,7 @@ class Viewer:
                                       position=f.p) for name, f in robot.model.frames.items()]
         self.axes = [scene.add_frame(f"{self._link_nodes[name]}/axes", axes_length=0.1, axes_radius=0.004)
                      for name in robot.model.frames]
-        self.meshes = self._add_meshes(read_visuals(source) if source is not None else [])
+        self.meshes = self._add_meshes(model_visuals(source))
         self.impossible = self._add_inertias(robot.parameters.reshape(-1, 10), "urdf", BODY_COLOUR, 0.35)
         self.com = scene.add_icosphere("/com", radius=0.03, color=COM_COLOUR)
         self.com_ground = scene.add_cylinder("/com_ground", radius=0.04, height=0.002, color=COM_COLOUR)
@@ -216,7 +94,7 @@ class Viewer:
         for i, visual in enumerate(visuals):
             if visual.link not in self._link_nodes:
                 continue
-            mesh = _mesh(visual, trimesh)
+            mesh = shape(visual, trimesh)
             if visual.rgba is not None:
                 mesh.visual = trimesh.visual.ColorVisuals(mesh, face_colors=np.array(visual.rgba) * 255)
             handles.append(self.server.scene.add_mesh_trimesh(
@@ -241,7 +119,7 @@ class Viewer:
         gui = self.server.gui
         frames = gui.add_checkbox("frames", initial_value=True)
         frames.on_update(lambda _: [setattr(a, "visible", frames.value) for a in self.axes])
-        self.sliders = {}
+        self.sliders, self._slid = {}, []
         offset = 6 if self.robot.floating_base else 0
         limits = joint_limits(self.source, self.robot) if self.source is not None else None
         for joint in self.robot.model.joints:
@@ -252,20 +130,24 @@ class Viewer:
             lower, upper = (-np.pi if np.isinf(lower) else lower), (np.pi if np.isinf(upper) else upper)
             slider = gui.add_slider(joint.name, min=float(lower), max=float(upper), step=(upper - lower) / 1000,
                                     initial_value=float(np.clip(self.q[joint.idx_q], lower, upper)))
-            slider.on_update(lambda _, i=joint.idx_q, s=slider: self._moved(i, s.value))
+            slider.on_update(lambda event, i=joint.idx_q: self._moved(event, i))
             self.sliders[joint.name] = slider
+            self._slid.append((joint.idx_q, slider))
         text = "**No solid has the inertia of:** " + ", ".join(self.impossible) if self.impossible else ""
         self.warnings = gui.add_markdown(text)
         self.numbers = gui.add_markdown("")
 
-    def _moved(self, index, value):
+    def _moved(self, event, index):
+        """A slider moved in a page (event.client; None: update(q) moving it): its joint's coordinate to its value."""
+        if event.client is None:
+            return
         q = self.q.copy()
-        q[index] = value
+        q[index] = event.target.value
         self.update(q)
 
     def update(self, q):
-        """Draw the robot at q (nq,): every link and body placed, the CoM, the panel's cond(M) and g, the arrows of
-        world-aligned wrenches.  ValueError for a q of the wrong shape or not finite (the view keeps its q)."""
+        """Draw the robot at q (nq,): every link and body placed, the sliders, the CoM, the panel's cond(M) and g, the
+        arrows of wrenches.  ValueError for a q of the wrong shape or not finite (the view keeps its q)."""
         q = np.asarray(q, dtype=float)
         if q.shape != (self.robot.nq,) or not np.isfinite(q).all():
             raise ValueError(f"update: q must be a finite array of shape ({self.robot.nq},), got shape {q.shape}")
@@ -276,11 +158,13 @@ class Viewer:
         with self.server.atomic():
             for handle, wxyz, T in zip(self.bodies, _wxyz(bodies[:, :3, :3]), bodies):
                 handle.wxyz, handle.position = wxyz, T[:3, 3]
+            for index, slider in self._slid:
+                slider.value = float(np.clip(q[index], slider.min, slider.max))
             self.com.position = com
             self.com_ground.position = (com[0], com[1], 0.0)
             self.numbers.content = (f"cond(M) = {np.linalg.cond(M):.3g}  \n"
                                     f"g = [{', '.join(f'{x:.3g}' for x in g)}]")
-            for frame, (w, reference) in self._wrenches.items():
+            for frame, (w, reference) in self.wrenches.items():
                 self._draw_wrench(frame, w, reference)
 
     def _aim_camera(self):
@@ -293,14 +177,15 @@ class Viewer:
 
     def show_parameters(self, pi, label="identified"):
         """A second set of CoMs and equivalent-inertia boxes, of the parameters pi (n_bodies, 10) (an identified
-        model, a payload estimate), beside the URDF's; drawing the same label again replaces them.  Returns the
-        names of the bodies whose pi no solid can have."""
+        model, a payload estimate), beside the URDF's, each label in its own colour; drawing the same label again
+        replaces them.  Returns the names of the bodies whose pi no solid can have."""
         pi = np.asarray(pi, dtype=float)
         if pi.size != 10 * self.robot.nbodies or not np.isfinite(pi).all():
             raise ValueError(f"show_parameters: pi must be finite with {self.robot.nbodies} x 10 entries, got "
                              f"shape {pi.shape}")
-        colour = COMPARISON_COLOURS[hash(label) % len(COMPARISON_COLOURS)]
-        return self._add_inertias(pi.reshape(-1, 10), label, colour, 0.5)
+        self.parameters[label] = pi.reshape(-1, 10).copy()
+        colour = COMPARISON_COLOURS[list(self.parameters).index(label) % len(COMPARISON_COLOURS)]
+        return self._add_inertias(self.parameters[label], label, colour, 0.5)
 
     def show_wrench(self, frame, w, reference="local"):
         """Arrows of a wrench w = [force; torque] (6,) at a frame (a name of robot.frame_names or its index), in the
@@ -310,15 +195,16 @@ class Viewer:
         if name not in self.robot.frame_names:
             raise ValueError(f"show_wrench: no frame named {name!r}")
         if w is None:
-            self._wrenches.pop(name, None)
-            self.server.scene.remove_by_name(f"/wrenches/{name}")
+            self.wrenches.pop(name, None)
+            if name in self.arrows:
+                self.arrows.pop(name).remove()
             return
         w = np.asarray(w, dtype=float)
         if w.shape != (6,) or not np.isfinite(w).all():
             raise ValueError(f"show_wrench: w must be a finite [force; torque] of shape (6,), got {w.shape}")
         if reference not in ("local", "local_world_aligned"):
             raise ValueError(f"show_wrench: reference must be 'local' or 'local_world_aligned', got {reference!r}")
-        self._wrenches[name] = (w, reference)
+        self.wrenches[name] = (w, reference)
         self._draw_wrench(name, w, reference)
 
     def show_contacts(self, contacts, forces):
@@ -339,27 +225,10 @@ class Viewer:
         scale = 0.5 / max(self.robot.total_mass * np.linalg.norm(self.robot.gravity), 1e-9)
         start = T[:3, 3]
         points = np.array([[start, start + scale * R @ w[:3]], [start, start + scale * R @ w[3:]]])
-        self.server.scene.add_arrows(f"/wrenches/{name}", points, np.array([FORCE_COLOUR, TORQUE_COLOUR]),
-                                     shaft_radius=0.006, head_radius=0.015, head_length=0.03)
+        self.arrows[name] = self.server.scene.add_arrows(
+            f"/wrenches/{name}", points, np.array([FORCE_COLOUR, TORQUE_COLOUR]), shaft_radius=0.006,
+            head_radius=0.015, head_length=0.03)
 
     def close(self):
         """Stop serving the page."""
         self.server.stop()
-
-
-def view(robot, q=None, port=8080, host="127.0.0.1", source=None, **load_options):
-    """A Viewer of `robot` at q (the neutral configuration when None) serving a page on http://host:port (the next
-    free port when taken), whose URL it prints.
-
-    robot: a Robot, or a URDF path, .xacro path or MJCF path (loaded with rd.load and load_options).  The visual
-    meshes come from the URDF: the path given, or `source` for a Robot (without one, only its frames and
-    inertias are drawn).
-    """
-    if not isinstance(robot, Robot):
-        source = robot
-        robot = load(robot, **load_options)
-    if source is not None and is_mjcf(source):
-        source = None                               # MJCF visuals are not drawn
-    viewer = Viewer(robot, q, source=source, host=host, port=port)
-    print(f"robot_dynamics view: {viewer.url}")
-    return viewer
