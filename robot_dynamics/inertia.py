@@ -55,6 +55,7 @@ def parameters_from_pseudo_inertia(J):
 
 
 _BASIS = _PSEUDO_INERTIA.reshape(10, 4, 4)              # J(e_j), (10, 4, 4)
+PROJECTION_WORK = 13                # rows of 4 of project_whitened's scratch: J_w, V, T (4, 4) and w (4,)
 
 
 class InertiaMetric:
@@ -98,7 +99,8 @@ class InertiaMetric:
         if pi.shape != (10 * len(self.G),):
             raise ValueError(f"pi has shape {pi.shape}, expected ({10 * len(self.G)},)")
         out = np.empty_like(pi)
-        project_whitened(pi, self.basis, self.S_inv, float(floor), out, self._identities.copy())
+        project_whitened(pi, self.basis, self.S_inv, float(floor), out, self._identities.copy(),
+                         np.empty((PROJECTION_WORK, 4)))
         return out
 
 
@@ -134,11 +136,11 @@ def _block_diagonal(blocks):
 
 
 @njit(cache=True)
-def symmetric_eigen(A, w, U):
+def symmetric_eigen(A, w, U, T):
     """A = U diag(w) U^T for a symmetric 4x4 A (overwritten): cyclic Jacobi rotations (Golub & Van Loan, Matrix
     Computations, section 8.5) of U^T A U, until the off-diagonal part is below 1e-16 of A's norm (quadratic
     convergence: 3-5 sweeps from U = 1, 1-2 from the eigenvectors of a nearby A).  w: (4,); U: (4, 4), in: a
-    starting basis (orthonormalized here: Gram-Schmidt), out: the eigenvectors."""
+    starting basis (orthonormalized here: Gram-Schmidt), out: the eigenvectors; T (4, 4): scratch."""
     n = A.shape[0]
     for j in range(n):
         for c in range(j):
@@ -153,7 +155,12 @@ def symmetric_eigen(A, w, U):
         x = 1.0 / np.sqrt(x)
         for k in range(n):
             U[k, j] *= x
-    T = A @ U                                                            # A <- U^T A U
+    for i in range(n):                                                   # A <- U^T A U
+        for j in range(n):
+            x = 0.0
+            for k in range(n):
+                x += A[i, k] * U[k, j]
+            T[i, j] = x
     for i in range(n):
         for j in range(n):
             x = 0.0
@@ -195,18 +202,20 @@ def symmetric_eigen(A, w, U):
 
 
 @njit(cache=True)
-def project_whitened(pi, basis, S_inv, floor, out, bases):
+def project_whitened(pi, basis, S_inv, floor, out, bases, work):
     """out <- InertiaMetric.project(pi, floor): per body the whitened pseudo-inertia J_w = S J(pi_k) S = sum_j pi_kj
     basis[k, j] (J is linear in pi), its eigenvalues clipped at floor, J = S^-1 U max(w, floor) U^T S^-1 and
     pi_k = parameters_from_pseudo_inertia(J); a body already inside (J_w - floor 1 > 0: _inside, a Cholesky
     factorization on scalars, no array made, ~20x cheaper than the eigendecomposition) is copied as it is.
     pi, out: (10 nb,) (out may be pi); basis: (nb, 10, 16); S_inv: (nb, 4, 4); bases: (nb, 4, 4), each body's
-    starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them from tick to tick)."""
+    starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them from tick to tick);
+    work (PROJECTION_WORK, 4): scratch (nothing is allocated)."""
     for k in range(basis.shape[0]):
         if _inside(pi, basis, k, floor):
-            out[10 * k:10 * k + 10] = pi[10 * k:10 * k + 10]
+            for i in range(10 * k, 10 * k + 10):
+                out[i] = pi[i]
         else:
-            _project_body(pi, basis, S_inv, floor, out, bases, k)
+            _project_body(pi, basis, S_inv, floor, out, bases, k, work)
 
 
 @njit(cache=True)
@@ -243,14 +252,14 @@ def _inside(pi, basis, k, floor):
 
 
 @njit(cache=True)
-def _project_body(pi, basis, S_inv, floor, out, bases, k):
+def _project_body(pi, basis, S_inv, floor, out, bases, k, work):
     """out[10 k:10 k + 10] <- body k's parameters with the eigenvalues of its whitened pseudo-inertia clipped at
-    floor (project_whitened)."""
-    Jw, V, T, w = np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)), np.empty(4)
+    floor (project_whitened; work: its scratch)."""
+    Jw, V, T, w = work[:4], work[4:8], work[8:12], work[12]
     for m in range(16):
         Jw[m // 4, m % 4] = _whitened(pi, basis, k, m)
     U = bases[k]
-    symmetric_eigen(Jw, w, U)
+    symmetric_eigen(Jw, w, U, T)                      # (T: its scratch, written next)
     for a in range(4):                                   # V = S^-1 U, T = V diag(max(w, floor))
         for b in range(4):
             x = 0.0
