@@ -64,7 +64,9 @@ class InertiaMetric:
     pi_ref: (10 nbodies,) reference parameters (the nominal model); regularization: J0_k + regularization
     tr(J0_k) 1 keeps a point-mass reference invertible (1e-9 1 for a massless one); in effect a body adapts little
     in the directions its reference lacks.  S, S_inv: (nb, 4, 4) J0_k^-1/2 and J0_k^1/2; basis: (nb, 10, 16)
-    vec(S_k J(e_j) S_k), the whitened J(pi_k) = sum_j pi_kj basis[k, j]; G: (nb, 10, 10) the metric's blocks.
+    vec(S_k J(e_j) S_k), the whitened J(pi_k) = sum_j pi_kj basis[k, j]; whitening: (nb, 16, 10) the same map
+    transposed, vec(S_k J(pi_k) S_k) = whitening[k] pi_k (project's, row by row); G: (nb, 10, 10) the metric's
+    blocks.
     """
 
     def __init__(self, pi_ref, regularization=1e-3):
@@ -75,7 +77,8 @@ class InertiaMetric:
         self.S = (U * w[:, None, :] ** -0.5) @ np.swapaxes(U, -1, -2)                # J0^-1/2, (nb, 4, 4)
         self.S_inv = (U * w[:, None, :] ** 0.5) @ np.swapaxes(U, -1, -2)
         self.basis = (self.S[:, None] @ _BASIS @ self.S[:, None]).reshape(-1, 10, 16)  # vec(S J(e_j) S)
-        self.G = self.basis @ np.swapaxes(self.basis, -1, -2)                            # (nb, 10, 10)
+        self.whitening = np.ascontiguousarray(np.swapaxes(self.basis, -1, -2))
+        self.G = self.basis @ self.whitening                                              # (nb, 10, 10)
         self._identities = np.tile(np.eye(4), (len(J0), 1, 1))        # project's starting eigenvectors
 
     def matrix(self):
@@ -99,7 +102,7 @@ class InertiaMetric:
         if pi.shape != (10 * len(self.G),):
             raise ValueError(f"pi has shape {pi.shape}, expected ({10 * len(self.G)},)")
         out = np.empty_like(pi)
-        project_whitened(pi, self.basis, self.S_inv, float(floor), out, self._identities.copy(),
+        project_whitened(pi, self.whitening, self.S_inv, float(floor), out, self._identities.copy(),
                          np.empty((PROJECTION_WORK, 4)))
         return out
 
@@ -202,62 +205,62 @@ def symmetric_eigen(A, w, U, T):
 
 
 @njit(cache=True)
-def project_whitened(pi, basis, S_inv, floor, out, bases, work):
-    """out <- InertiaMetric.project(pi, floor): per body the whitened pseudo-inertia J_w = S J(pi_k) S = sum_j pi_kj
-    basis[k, j] (J is linear in pi), its eigenvalues clipped at floor, J = S^-1 U max(w, floor) U^T S^-1 and
+def project_whitened(pi, whitening, S_inv, floor, out, bases, work):
+    """out <- InertiaMetric.project(pi, floor): per body the whitened pseudo-inertia vec J_w = vec(S J(pi_k) S) =
+    whitening[k] pi_k (J is linear in pi), its eigenvalues clipped at floor, J = S^-1 U max(w, floor) U^T S^-1 and
     pi_k = parameters_from_pseudo_inertia(J); a body already inside (J_w - floor 1 > 0: _inside, a Cholesky
     factorization on scalars, no array made, ~20x cheaper than the eigendecomposition) is copied as it is.
-    pi, out: (10 nb,) (out may be pi); basis: (nb, 10, 16); S_inv: (nb, 4, 4); bases: (nb, 4, 4), each body's
+    pi, out: (10 nb,) (out may be pi); whitening: (nb, 16, 10) (InertiaMetric's); S_inv: (nb, 4, 4); bases: (nb, 4, 4), each body's
     starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them from tick to tick);
     work (PROJECTION_WORK, 4): scratch (nothing is allocated)."""
-    for k in range(basis.shape[0]):
-        if _inside(pi, basis, k, floor):
+    for k in range(whitening.shape[0]):
+        if _inside(pi, whitening, k, floor):
             for i in range(10 * k, 10 * k + 10):
                 out[i] = pi[i]
         else:
-            _project_body(pi, basis, S_inv, floor, out, bases, k, work)
+            _project_body(pi, whitening, S_inv, floor, out, bases, k, work)
 
 
 @njit(cache=True)
-def _whitened(pi, basis, k, m):
-    """Entry m (row-major) of body k's whitened pseudo-inertia J_w = sum_j pi_kj basis[k, j]."""
+def _whitened(pi, whitening, k, m):
+    """Entry m (row-major) of body k's whitened pseudo-inertia J_w: (whitening[k] pi_k)[m], a contiguous row."""
     x = 0.0
     for j in range(10):
-        x += pi[10 * k + j] * basis[k, j, m]
+        x += pi[10 * k + j] * whitening[k, m, j]
     return x
 
 
 @njit(cache=True)
-def _inside(pi, basis, k, floor):
+def _inside(pi, whitening, k, floor):
     """J_w - floor 1 > 0 for body k: the pivots of its 4 x 4 Cholesky factorization, on scalars, all positive (as
     dense.cholesky_into(J_w, L, floor) says)."""
-    a = _whitened(pi, basis, k, 0) - floor
+    a = _whitened(pi, whitening, k, 0) - floor
     if not a > 0.0:
         return False
     l00 = np.sqrt(a)
-    l10, l20, l30 = _whitened(pi, basis, k, 4) / l00, _whitened(pi, basis, k, 8) / l00, \
-        _whitened(pi, basis, k, 12) / l00
-    a = _whitened(pi, basis, k, 5) - floor - l10 * l10
+    l10, l20, l30 = _whitened(pi, whitening, k, 4) / l00, _whitened(pi, whitening, k, 8) / l00, \
+        _whitened(pi, whitening, k, 12) / l00
+    a = _whitened(pi, whitening, k, 5) - floor - l10 * l10
     if not a > 0.0:
         return False
     l11 = np.sqrt(a)
-    l21 = (_whitened(pi, basis, k, 9) - l20 * l10) / l11
-    l31 = (_whitened(pi, basis, k, 13) - l30 * l10) / l11
-    a = _whitened(pi, basis, k, 10) - floor - l20 * l20 - l21 * l21
+    l21 = (_whitened(pi, whitening, k, 9) - l20 * l10) / l11
+    l31 = (_whitened(pi, whitening, k, 13) - l30 * l10) / l11
+    a = _whitened(pi, whitening, k, 10) - floor - l20 * l20 - l21 * l21
     if not a > 0.0:
         return False
     l22 = np.sqrt(a)
-    l32 = (_whitened(pi, basis, k, 14) - l30 * l20 - l31 * l21) / l22
-    return _whitened(pi, basis, k, 15) - floor - l30 * l30 - l31 * l31 - l32 * l32 > 0.0
+    l32 = (_whitened(pi, whitening, k, 14) - l30 * l20 - l31 * l21) / l22
+    return _whitened(pi, whitening, k, 15) - floor - l30 * l30 - l31 * l31 - l32 * l32 > 0.0
 
 
 @njit(cache=True)
-def _project_body(pi, basis, S_inv, floor, out, bases, k, work):
+def _project_body(pi, whitening, S_inv, floor, out, bases, k, work):
     """out[10 k:10 k + 10] <- body k's parameters with the eigenvalues of its whitened pseudo-inertia clipped at
     floor (project_whitened; work: its scratch)."""
     Jw, V, T, w = work[:4], work[4:8], work[8:12], work[12]
     for m in range(16):
-        Jw[m // 4, m % 4] = _whitened(pi, basis, k, m)
+        Jw[m // 4, m % 4] = _whitened(pi, whitening, k, m)
     U = bases[k]
     symmetric_eigen(Jw, w, U, T)                      # (T: its scratch, written next)
     for a in range(4):                                   # V = S^-1 U, T = V diag(max(w, floor))

@@ -95,9 +95,10 @@ def reference(q, v, q_d, v_d, a_d, Lambda, index, vectors):
 
 
 @njit(cache=True)
-def step(Y, s, pi_hat, Gamma, block, dt, basis, S_inv, floor, bases, g, work, rate, pi_new):
+def step(Y, s, pi_hat, Gamma, block, dt, whitening, S_inv, floor, bases, g, work, rate, pi_new):
     """rate = pi_hat_dot = -Gamma Y^T s (Gamma block diagonal in blocks of size block) and pi_new = P(pi_hat + dt
-    rate), P inertia.project_whitened(basis, S_inv, floor, bases, work) when basis has a body, else the identity;
+    rate), P inertia.project_whitened(whitening, S_inv, floor, bases, work) when whitening has a body, else the
+    identity;
     g (p,): scratch.  Returns 0 or NOT_FINITE_ESTIMATE."""
     matvec_t(Y, s, g)
     matvec(Gamma, g, rate, block)
@@ -106,8 +107,8 @@ def step(Y, s, pi_hat, Gamma, block, dt, basis, S_inv, floor, bases, g, work, ra
         pi_new[i] = pi_hat[i] + dt * rate[i]
         if not np.isfinite(pi_new[i]):
             return NOT_FINITE_ESTIMATE
-    if basis.shape[0]:
-        project_whitened(pi_new, basis, S_inv, floor, pi_new, bases, work)
+    if whitening.shape[0]:
+        project_whitened(pi_new, whitening, S_inv, floor, pi_new, bases, work)
         for i in range(pi_new.shape[0]):
             if not np.isfinite(pi_new[i]):
                 return NOT_FINITE_ESTIMATE
@@ -151,13 +152,13 @@ def state_views(X, p):
 @njit(cache=True)
 def sl_views(data, nv, nq, nb):
     """data's parts (sl_size): control (6,) [dt, mode, current, Gamma's block size, the projection's floor, the
-    Coulomb law's smoothing velocity]; basis (nb, 10, 16), S_inv (nb, 4, 4) (InertiaMetric's whitened basis and
+    Coulomb law's smoothing velocity]; whitening (nb, 16, 10), S_inv (nb, 4, 4) (InertiaMetric's whitening and
     J0^1/2); Lambda, K_D (nv, nv); Gamma (p, p); vectors (9, nv) (e, e_dot, v_r, a_r, s, armature, damping,
     Coulomb level, the extra drives' torque); q (nq,), v (nv,) (the regressor's inputs, with vectors' v_r, a_r);
     Y (nv, p); rate, g (p,); work (PROJECTION_WORK, 4) (project_whitened's)."""
     p, m = 10 * nb, nv * nv
     control, o = data[:6], 6
-    basis, o = data[o:o + 160 * nb].reshape(nb, 10, 16), o + 160 * nb
+    whitening, o = data[o:o + 160 * nb].reshape(nb, 16, 10), o + 160 * nb
     S_inv, o = data[o:o + 16 * nb].reshape(nb, 4, 4), o + 16 * nb
     Lambda, K_D, o = data[o:o + m].reshape(nv, nv), data[o + m:o + 2 * m].reshape(nv, nv), o + 2 * m
     Gamma, o = data[o:o + p * p].reshape(p, p), o + p * p
@@ -165,7 +166,7 @@ def sl_views(data, nv, nq, nb):
     q, v, o = data[o:o + nq], data[o + nq:o + nq + nv], o + nq + nv
     Y, o = data[o:o + nv * p].reshape(nv, p), o + nv * p
     rate, g, o = data[o:o + p], data[o + p:o + 2 * p], o + 2 * p
-    return control, basis, S_inv, Lambda, K_D, Gamma, vectors, q, v, Y, rate, g, \
+    return control, whitening, S_inv, Lambda, K_D, Gamma, vectors, q, v, Y, rate, g, \
         data[o:o + 4 * PROJECTION_WORK].reshape(PROJECTION_WORK, 4)
 
 
@@ -192,7 +193,7 @@ def sl_tick(plan, data, states, q, v, q_d, v_d, a_d, tau):
     if q.shape[0] != nq or q_d.shape[0] != nq or v.shape[0] != nv or v_d.shape[0] != nv or a_d.shape[0] != nv \
             or tau.shape[0] != nv or states.shape[0] != 2 or states.shape[1] != 26 * nb:
         return SHAPE
-    control, basis, S_inv, Lambda, K_D, Gamma, vectors, q_b, v_b, Y, rate, g, work = sl_views(data, nv, nq, nb)
+    control, whitening, S_inv, Lambda, K_D, Gamma, vectors, q_b, v_b, Y, rate, g, work = sl_views(data, nv, nq, nb)
     status = not_finite(q, v, q_d, v_d, a_d)                      # before the difference, which divides by q's
     if status:
         return status
@@ -213,7 +214,7 @@ def sl_tick(plan, data, states, q, v, q_d, v_d, a_d, tau):
     pi_new, bases_new = state_views(states[1 - current], p)
     bases_new[:] = bases
     status = step(Y, vectors[4], pi_hat, Gamma, int(control[BLOCK]), control[DT] if mode & ADAPT else 0.0,
-                  basis if mode & PROJECT else basis[:0], S_inv, control[FLOOR], bases_new, g, work, rate, pi_new)
+                  whitening if mode & PROJECT else whitening[:0], S_inv, control[FLOOR], bases_new, g, work, rate, pi_new)
     if status == 0:
         status = torque(Y, pi_new, K_D, vectors, control[WIDTH], tau)
     if status:

@@ -171,6 +171,7 @@ class SlotineLi:
             self._vectors[5] = robot.armature
         if self._feedforward and own.model is None:                       # viscous + Coulomb, in the tick
             self._vectors[6], self._vectors[7] = own.damping, own.friction
+        self._set_modes()
 
     def _buffers(self):
         """The tick's arrays (_slotine_tick.sl_tick): the state's two copies, the data (sl_views: the control
@@ -180,7 +181,7 @@ class SlotineLi:
         n, nb = robot.nv, robot.nbodies
         self._states = np.zeros((2, 26 * nb))
         self._data = np.zeros(kernel.sl_size(n, robot.nq, nb))
-        (self._control, self._basis, self._S_inv, self._Lambda, self._K_D, self._Gamma, self._vectors, q, v, self._Y,
+        (self._control, self._whitening, self._S_inv, self._Lambda, self._K_D, self._Gamma, self._vectors, q, v, self._Y,
          self._rate, self._g, self._work) = kernel.sl_views.py_func(self._data, n, robot.nq, nb)
         self._control[kernel.BLOCK], self._control[kernel.WIDTH] = 10 * nb, COULOMB_VELOCITY
         self._e, self._v_r, self._a_r, self._s, self._extra = (self._vectors[i] for i in (0, 2, 3, 4, 8))
@@ -193,6 +194,14 @@ class SlotineLi:
         example = (self._plan, self._data, self._states, q, v, q, v, v, v)
         self._call = _ct_tick.tick_entry(kernel.sl_tick, kernel.sl_entry, example, 5)
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
+        self._numpy_drives = False                                      # (until the drives are known: __init__)
+
+    def _set_modes(self):
+        """The tick's mode, and whether numpy finishes the tick (_numpy_tick: adapted drives, a friction model's
+        torque, or a projection the tick does not compile), for torque and law (index 0) and for update (1)."""
+        self._numpy = (self._numpy_drives, self._numpy_drives or not self._compiled_projection)
+        self._modes = (kernel.SLIDING if self._numpy[0] else 0,
+                       kernel.SLIDING if self._numpy[1] else self._mode | kernel.COMMIT)
 
     @property
     def Lambda(self):
@@ -241,9 +250,10 @@ class SlotineLi:
         self._mode = kernel.ADAPT | (kernel.PROJECT if compiled is not None else 0)
         if compiled is not None:
             metric, floor = compiled
-            self._basis[:], self._S_inv[:], self._control[kernel.FLOOR] = metric.basis, metric.S_inv, floor
+            self._whitening[:], self._S_inv[:], self._control[kernel.FLOOR] = metric.whitening, metric.S_inv, floor
             for x in self._states:
                 kernel.state_views(x, len(x) * 10 // 26)[1][:] = np.eye(4)      # the eigenvectors, from 1
+        self._set_modes()
 
     @property
     def pi_hat(self):
@@ -311,22 +321,27 @@ class SlotineLi:
         (pi_new = pi_hat of states[current] without adapt) and rate <- pi_hat_dot; with adapt the estimates
         advanced by dt and projected, tau with them, and the controller takes pi_new (current <- 1 - current: the
         tick's COMMIT); else dt = 0 and tau with pi_hat.  A ValueError names what is not finite, nothing taken."""
-        numpy = self._numpy_drives or not (self._compiled_projection or not adapt)
         control = self._control
-        control[kernel.DT], control[kernel.MODE] = dt, (kernel.SLIDING if numpy else
-                                                        self._mode | kernel.COMMIT if adapt else 0)
+        control[kernel.DT] = dt
+        control[kernel.MODE] = self._modes[adapt]
         tau = _empty(self._shapes[1][0])
-        state = q, v, q_d, v_d, a_d
         try:                                        # float64 arrays of the tick's shapes, straight in (else SHAPE)
             status = self._call(*self._fixed, states, q, v, q_d, v_d, a_d, tau) if self._direct else kernel.SHAPE
         except TypeError:
             status = kernel.SHAPE
-        if status == kernel.SHAPE:                  # converted and checked, each culprit named
-            state = self._state(q, v, q_d, v_d, a_d)
+        if status or self._numpy[adapt]:
+            return self._checked_tick(status, (q, v, q_d, v_d, a_d), dt, adapt, states, tau)
+        return tau, self.theta_hat
+
+    def _checked_tick(self, status, state, dt, adapt, states, tau):
+        """_tick after the tick's status: the inputs converted and checked, each culprit named, and the tick again
+        (SHAPE), the ValueError of a refusal, or the numpy calls that finish the tick (_numpy_tick)."""
+        if status == kernel.SHAPE:
+            state = self._state(*state)
             status = self._call(*self._fixed, states, *state, tau)
         if status:
             self._refuse(status, state)
-        if numpy:
+        if self._numpy[adapt]:
             return self._numpy_tick(state, dt, adapt, states, tau)
         return tau, self.theta_hat
 
@@ -340,7 +355,7 @@ class SlotineLi:
         bases_new[:] = bases
         compiled = self._mode & kernel.PROJECT and adapt
         status = kernel.step(self._Y, self._s, pi_hat, self._Gamma, int(self._control[kernel.BLOCK]), dt,
-                             self._basis if compiled else self._basis[:0], self._S_inv, self._control[kernel.FLOOR],
+                             self._whitening if compiled else self._whitening[:0], self._S_inv, self._control[kernel.FLOOR],
                              bases_new, self._g, self._work, self._rate, pi_new)
         if not status:
             if adapt and not self._compiled_projection:
