@@ -13,7 +13,7 @@ import numpy as np
 from numba import carray, njit, types
 
 from ..inertia import PROJECTION_WORK, project_whitened
-from ._ct_tick import HEADER, PYTHON, SHAPE, USER, robot_calls, space_difference
+from ._ct_tick import HEADER, PYTHON, SHAPE, USER, coulomb, robot_calls, space_difference
 
 NOT_FINITE_RESULT = 6              # reference's status for a result that overflows (1-5 name a non-finite input)
 NOT_FINITE_ESTIMATE, NOT_FINITE_TORQUE = 1, 2
@@ -21,22 +21,21 @@ NOT_FINITE_ESTIMATE, NOT_FINITE_TORQUE = 1, 2
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
 def matvec(A, x, out, block):
-    """out = A x for A block diagonal in square blocks of size block (A.shape[1] for any A), the sums reassociated
-    so that they vectorize (numba's np.dot calls BLAS: ~4 us for a 70 x 70 gain on 2 cores, against 0.7 us).  Blocks
-    of 10 (an InertiaMetric gain, a diagonal one: Gamma's) in loops of that fixed length, which the compiler unrolls:
-    4-5x faster than a loop of a length known at run time (70 x 70: 1.9 -> 0.47 us, loaded 2 cores)."""
+    """out = A x, A full or (block = 10) square and block diagonal in 10 x 10 blocks (an InertiaMetric gain, a
+    diagonal one: Gamma's), the sums reassociated so that they vectorize: numba's np.dot calls BLAS, ~4 us for a 70 x
+    70 gain on 2 cores; here a full 7 x 70 Y 0.07 us (0.42 with the loop's bounds read per row, which the compiler
+    does not vectorize), the 70 x 70 blocks 0.5 us (loaded 2 cores)."""
     if block == 10 and A.shape[0] == A.shape[1] and A.shape[0] % 10 == 0:
         for k in range(0, A.shape[0], 10):
             for i in range(k, k + 10):
                 acc = 0.0
-                for j in range(10):
-                    acc += A[i, k + j] * x[k + j]
+                for j in range(k, k + 10):
+                    acc += A[i, j] * x[j]
                 out[i] = acc
         return
     for i in range(A.shape[0]):
-        lo = i - i % block
         acc = 0.0
-        for j in range(lo, min(lo + block, A.shape[1])):
+        for j in range(A.shape[1]):
             acc += A[i, j] * x[j]
         out[i] = acc
 
@@ -120,14 +119,14 @@ def torque(Y, pi, K_D, vectors, width, tau):
     """tau = Y pi + diag(armature) a_r + damping v_r + coulomb tanh(v_r / width) + extra - K_D s (paper 002, eq.
     (16); the drives' part at the reference, module docstring), vectors[2:] = v_r, a_r, s, armature, damping,
     coulomb, extra.  Returns 0 or NOT_FINITE_TORQUE."""
-    v_r, a_r, s, armature, damping, coulomb, extra = (vectors[2], vectors[3], vectors[4], vectors[5], vectors[6],
-                                                      vectors[7], vectors[8])
+    v_r, a_r, s, armature, damping, level, extra = (vectors[2], vectors[3], vectors[4], vectors[5], vectors[6],
+                                                    vectors[7], vectors[8])
     matvec(Y, pi, tau, pi.shape[0])
     for i in range(tau.shape[0]):
         k = 0.0
         for j in range(s.shape[0]):
             k += K_D[i, j] * s[j]
-        tau[i] += (armature[i] * a_r[i] + (damping[i] * v_r[i] + coulomb[i] * np.tanh(v_r[i] / width))
+        tau[i] += (armature[i] * a_r[i] + (damping[i] * v_r[i] + coulomb(level[i], v_r[i], width))
                    + extra[i]) - k
         if not np.isfinite(tau[i]):
             return NOT_FINITE_TORQUE
