@@ -181,9 +181,10 @@ class SlotineLi:
         n, nb = robot.nv, robot.nbodies
         self._states = np.zeros((2, 26 * nb))
         self._data = np.zeros(kernel.sl_size(n, robot.nq, nb))
-        (self._control, self._whitening, self._S_inv, self._Lambda, self._K_D, self._Gamma, self._vectors, q, v, self._Y,
+        (self._control, self._whitening, self._S_inv, self._Lambda, self._K_D, self._gain, self._vectors, q, v, self._Y,
          self._rate, self._g, self._work) = kernel.sl_views.py_func(self._data, n, robot.nq, nb)
-        self._control[kernel.BLOCK], self._control[kernel.WIDTH] = 10 * nb, COULOMB_VELOCITY
+        self._control[kernel.WIDTH] = COULOMB_VELOCITY
+        self._Gamma = np.zeros((10 * nb, 10 * nb))
         self._e, self._v_r, self._a_r, self._s, self._extra = (self._vectors[i] for i in (0, 2, 3, 4, 8))
         space = self._space = ConfigurationSpace(model)
         mode = _ct_tick.difference_mode(space)
@@ -232,8 +233,12 @@ class SlotineLi:
         Gamma = gain_matrix(value, 10 * self.robot.nbodies, "Gamma")
         self._Gamma_inv = np.linalg.inv(Gamma)
         self._Gamma[:] = Gamma
-        bodies = np.kron(np.eye(self.robot.nbodies), np.ones((10, 10)))
-        self._control[kernel.BLOCK] = 10 if not np.any(Gamma[bodies == 0]) else len(Gamma)   # body by body
+        nb = self.robot.nbodies
+        body_by_body = not np.any(Gamma[np.kron(np.eye(nb), np.ones((10, 10))) == 0])
+        gain = np.array([Gamma[k:k + 10, k:k + 10] for k in range(0, 10 * nb, 10)]) if body_by_body else Gamma
+        self._control[kernel.BLOCK] = 10 if body_by_body else len(Gamma)          # the tick's gain_times
+        self._gain[:] = 0.0
+        self._gain[:gain.size] = gain.ravel()
 
     @property
     def projection(self):
@@ -354,7 +359,7 @@ class SlotineLi:
         pi_new, bases_new = kernel.state_views(states[1 - current], p)
         bases_new[:] = bases
         compiled = self._mode & kernel.PROJECT and adapt
-        status = kernel.step(self._Y, self._s, pi_hat, self._Gamma, int(self._control[kernel.BLOCK]), dt,
+        status = kernel.step(self._Y, self._s, pi_hat, self._gain, int(self._control[kernel.BLOCK]), dt,
                              self._whitening if compiled else self._whitening[:0], self._S_inv, self._control[kernel.FLOOR],
                              bases_new, self._g, self._work, self._rate, pi_new)
         if not status:
