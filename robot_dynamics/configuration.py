@@ -58,79 +58,117 @@ def _rot2(t):
 
 @njit(cache=True)
 def so3_log(R, out=None):
-    """w (3,) with exp(w~) = R (3, 3), |w| <= pi, into out (3,) if given; near pi the axis from the symmetric part
-    of R, its sign from the antisymmetric part."""
+    """w (3,) with exp(w~) = R (3, 3), |w| <= pi, into out (3,) if given (_log_entries)."""
     if out is None:
         out = np.empty(3)
-    c = min(max((R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0, -1.0), 1.0)
-    t = np.arccos(c)
-    a0, a1, a2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
-    if t < 1e-8:
-        out[0], out[1], out[2] = 0.5 * a0, 0.5 * a1, 0.5 * a2
-    elif np.pi - t < 1e-6:                               # near pi: the axis from the symmetric part
-        i = 0
-        for j in range(1, 3):
-            if R[j, j] > R[i, i]:
-                i = j
-        b = np.sqrt((R[i, i] + 1.0) / 2.0)
-        for j in range(3):
-            out[j] = ((R[j, i] + (1.0 if i == j else 0.0)) / 2.0) / b
-        sign = 1.0 if out[0] * a0 + out[1] * a1 + out[2] * a2 >= 0.0 else -1.0
-        for j in range(3):
-            out[j] *= t * sign
-    else:
-        s = t / (2.0 * np.sin(t))
-        out[0], out[1], out[2] = s * a0, s * a1, s * a2
+    out[0], out[1], out[2] = _log_entries(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1],
+                                          R[2, 2])
     return out
 
 
 @njit(cache=True)
-def _unit_rotation(q, i):
-    """The rotation matrix of the quaternion q[i:i + 4] = [qx, qy, qz, qw] made unit (spatial.quaternion_rotation);
-    None for a quaternion of norm below 1e-12 (normalize's bound)."""
-    n = np.sqrt(q[i] * q[i] + q[i + 1] * q[i + 1] + q[i + 2] * q[i + 2] + q[i + 3] * q[i + 3])
-    if not n >= 1e-12:
-        return None
+def _log_entries(r00, r01, r02, r10, r11, r12, r20, r21, r22):
+    """so3_log of R = [[r00, r01, r02], ...] on scalars: (w0, w1, w2), t = |w| = arccos((tr R - 1) / 2); below t =
+    1e-8 w = vee(R - R^T) / 2, near pi the axis from the symmetric part of R (its column of the largest diagonal
+    entry, (R + E) / 2 = k k^T there), its sign from the antisymmetric part, else w = t / (2 sin t) vee(R - R^T)."""
+    c = min(max((r00 + r11 + r22 - 1.0) / 2.0, -1.0), 1.0)
+    t = np.arccos(c)
+    a0, a1, a2 = r21 - r12, r02 - r20, r10 - r01
+    if t < 1e-8:
+        return 0.5 * a0, 0.5 * a1, 0.5 * a2
+    if np.pi - t < 1e-6:
+        d, x0, x1, x2 = r00, r00 + 1.0, r10, r20
+        if r11 > d:
+            d, x0, x1, x2 = r11, r01, r11 + 1.0, r21
+        if r22 > d:
+            d, x0, x1, x2 = r22, r02, r12, r22 + 1.0
+        b = np.sqrt((d + 1.0) / 2.0)
+        x0, x1, x2 = (x0 / 2.0) / b, (x1 / 2.0) / b, (x2 / 2.0) / b
+        sign = 1.0 if x0 * a0 + x1 * a1 + x2 * a2 >= 0.0 else -1.0
+        return x0 * (t * sign), x1 * (t * sign), x2 * (t * sign)
+    s = t / (2.0 * np.sin(t))
+    return s * a0, s * a1, s * a2
+
+
+@njit(cache=True)
+def _norm4(q, i):
+    """|q[i:i + 4]|: a quaternion's norm (below 1e-12, or not finite: a zero quaternion, normalize's bound)."""
+    return np.sqrt(q[i] * q[i] + q[i + 1] * q[i + 1] + q[i + 2] * q[i + 2] + q[i + 3] * q[i + 3])
+
+
+@njit(cache=True)
+def _rotation_entries(q, i, n):
+    """The rotation matrix, row-major (9 scalars), of the quaternion q[i:i + 4] = [qx, qy, qz, qw] divided by its
+    norm n (spatial.quaternion_rotation)."""
     x, y, z, w = q[i] / n, q[i + 1] / n, q[i + 2] / n, q[i + 3] / n
-    return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
-                     [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
-                     [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
+    return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
+            2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
+            2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y))
+
+
+@njit(cache=True)
+def _column_dot(A, a, B, b):
+    """Column a of A times column b of B, both 3 x 3 row-major tuples: (A^T B)[a, b]."""
+    return A[a] * B[b] + A[3 + a] * B[3 + b] + A[6 + a] * B[6 + b]
+
+
+_ZERO9 = (0.0,) * 9
+
+
+@njit(cache=True)
+def _relative_log(q0, q1, i):
+    """(code, w0, w1, w2, R0): w = log(R0^T R1) of the quaternions q0[i:i + 4], q1[i:i + 4] made unit, and R0
+    row-major (9 scalars); code -1, or 0 (q0's) or 1 (q1's) for a zero or not finite quaternion, nothing else
+    computed."""
+    n0, n1 = _norm4(q0, i), _norm4(q1, i)
+    if not n0 >= 1e-12:
+        return 0, 0.0, 0.0, 0.0, _ZERO9
+    if not n1 >= 1e-12:
+        return 1, 0.0, 0.0, 0.0, _ZERO9
+    A, B = _rotation_entries(q0, i, n0), _rotation_entries(q1, i, n1)
+    w0, w1, w2 = _log_entries(_column_dot(A, 0, B, 0), _column_dot(A, 0, B, 1), _column_dot(A, 0, B, 2),
+                              _column_dot(A, 1, B, 0), _column_dot(A, 1, B, 1), _column_dot(A, 1, B, 2),
+                              _column_dot(A, 2, B, 0), _column_dot(A, 2, B, 1), _column_dot(A, 2, B, 2))
+    return -1, w0, w1, w2, A
+
 
 
 @njit(cache=True)
 def _free_difference(q0, q1, free_q, free_v, out):
-    """out[iv:iv + 6] = log(T(q0)^-1 T(q1)) for each free joint (iq, iv): w = log(R0^T R1) (so3_log), the linear
-    part V(w)^-1 R0^T (p1 - p0) (_so3_left_jacobian) -- ConfigurationSpace.difference compiled, the quaternions
-    made unit first.  Returns -1, or 2 j (q0) or 2 j + 1 (q1) for the first zero (or not finite) quaternion of free
-    joint j, nothing written for it."""
+    """out[iv:iv + 6] = log(T(q0)^-1 T(q1)) for each free joint (iq, iv), on scalars (no array made): w = log(R0^T
+    R1) (_relative_log), the linear part u = V(w)^-1 d, d = R0^T (p1 - p0), V the left Jacobian of SO(3)
+    (_so3_left_jacobian) in closed form, V^-1 = E - w~ / 2 + c w~^2, c = (1 - (t / 2) cot(t / 2)) / t^2 (t = |w|;
+    below 1e-2 its series 1/12 + t^2 / 720 + t^4 / 30240) -- ConfigurationSpace.difference compiled, the quaternions made unit
+    first.  Returns -1, or 2 j (q0) or 2 j + 1 (q1) for the first zero (or not finite) quaternion of free joint j,
+    nothing written for it."""
     for j in range(free_q.shape[0]):
         iq, iv = free_q[j], free_v[j]
-        R0, R1 = _unit_rotation(q0, iq + 3), _unit_rotation(q1, iq + 3)
-        if R0 is None:
-            return 2 * j
-        if R1 is None:
-            return 2 * j + 1
-        R = R0.T @ R1
-        w = so3_log(R)
-        V = _so3_left_jacobian(w)
-        d = R0.T @ (q1[iq:iq + 3] - q0[iq:iq + 3])
-        out[iv:iv + 3] = np.linalg.solve(V, d)
-        out[iv + 3:iv + 6] = w
+        code, w0, w1, w2, A = _relative_log(q0, q1, iq + 3)
+        if code >= 0:
+            return 2 * j + code
+        p0, p1, p2 = q1[iq] - q0[iq], q1[iq + 1] - q0[iq + 1], q1[iq + 2] - q0[iq + 2]
+        d0, d1, d2 = (A[0] * p0 + A[3] * p1 + A[6] * p2, A[1] * p0 + A[4] * p1 + A[7] * p2,
+                      A[2] * p0 + A[5] * p1 + A[8] * p2)
+        t2 = w0 * w0 + w1 * w1 + w2 * w2
+        t = np.sqrt(t2)
+        c = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0 if t < 1e-2 else (1.0 - 0.5 * t * np.cos(0.5 * t) / np.sin(0.5 * t)) / t2
+        x0, x1, x2 = w1 * d2 - w2 * d1, w2 * d0 - w0 * d2, w0 * d1 - w1 * d0           # w x d
+        y0, y1, y2 = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0           # w x (w x d)
+        out[iv], out[iv + 1], out[iv + 2] = d0 - 0.5 * x0 + c * y0, d1 - 0.5 * x1 + c * y1, d2 - 0.5 * x2 + c * y2
+        out[iv + 3], out[iv + 4], out[iv + 5] = w0, w1, w2
     return -1
 
 
 @njit(cache=True)
 def _ball_difference(q0, q1, ball_q, ball_v, out):
-    """out[iv:iv + 3] = log(R(q0)^T R(q1)) for each ball joint (iq, iv) (so3_log), the quaternions made unit first.
-    Returns -1, or 2 j (q0) or 2 j + 1 (q1) for the first zero (or not finite) quaternion of ball joint j, nothing
-    written for it."""
+    """out[iv:iv + 3] = log(R(q0)^T R(q1)) for each ball joint (iq, iv) (_relative_log), the quaternions made unit
+    first.  Returns -1, or 2 j (q0) or 2 j + 1 (q1) for the first zero (or not finite) quaternion of ball joint j,
+    nothing written for it."""
     for j in range(ball_q.shape[0]):
-        R0, R1 = _unit_rotation(q0, ball_q[j]), _unit_rotation(q1, ball_q[j])
-        if R0 is None:
-            return 2 * j
-        if R1 is None:
-            return 2 * j + 1
-        out[ball_v[j]:ball_v[j] + 3] = so3_log(R0.T @ R1)
+        code, w0, w1, w2, _ = _relative_log(q0, q1, ball_q[j])
+        if code >= 0:
+            return 2 * j + code
+        out[ball_v[j]], out[ball_v[j] + 1], out[ball_v[j] + 2] = w0, w1, w2
     return -1
 
 

@@ -55,6 +55,7 @@ def parameters_from_pseudo_inertia(J):
 
 
 _BASIS = _PSEUDO_INERTIA.reshape(10, 4, 4)              # J(e_j), (10, 4, 4)
+PROJECTION_WORK = 13                # rows of 4 of project_whitened's scratch: J_w, V, T (4, 4) and w (4,)
 
 
 class InertiaMetric:
@@ -63,7 +64,9 @@ class InertiaMetric:
     pi_ref: (10 nbodies,) reference parameters (the nominal model); regularization: J0_k + regularization
     tr(J0_k) 1 keeps a point-mass reference invertible (1e-9 1 for a massless one); in effect a body adapts little
     in the directions its reference lacks.  S, S_inv: (nb, 4, 4) J0_k^-1/2 and J0_k^1/2; basis: (nb, 10, 16)
-    vec(S_k J(e_j) S_k), the whitened J(pi_k) = sum_j pi_kj basis[k, j]; G: (nb, 10, 10) the metric's blocks.
+    vec(S_k J(e_j) S_k), the whitened J(pi_k) = sum_j pi_kj basis[k, j]; whitening: (nb, 16, 10) the same map
+    transposed, vec(S_k J(pi_k) S_k) = whitening[k] pi_k (project's, row by row); G: (nb, 10, 10) the metric's
+    blocks.
     """
 
     def __init__(self, pi_ref, regularization=1e-3):
@@ -74,7 +77,8 @@ class InertiaMetric:
         self.S = (U * w[:, None, :] ** -0.5) @ np.swapaxes(U, -1, -2)                # J0^-1/2, (nb, 4, 4)
         self.S_inv = (U * w[:, None, :] ** 0.5) @ np.swapaxes(U, -1, -2)
         self.basis = (self.S[:, None] @ _BASIS @ self.S[:, None]).reshape(-1, 10, 16)  # vec(S J(e_j) S)
-        self.G = self.basis @ np.swapaxes(self.basis, -1, -2)                            # (nb, 10, 10)
+        self.whitening = np.ascontiguousarray(np.swapaxes(self.basis, -1, -2))
+        self.G = self.basis @ self.whitening                                              # (nb, 10, 10)
         self._identities = np.tile(np.eye(4), (len(J0), 1, 1))        # project's starting eigenvectors
 
     def matrix(self):
@@ -98,7 +102,8 @@ class InertiaMetric:
         if pi.shape != (10 * len(self.G),):
             raise ValueError(f"pi has shape {pi.shape}, expected ({10 * len(self.G)},)")
         out = np.empty_like(pi)
-        project_whitened(pi, self.basis, self.S_inv, float(floor), out, self._identities.copy())
+        project_whitened(pi, self.whitening, self.S_inv, float(floor), out, self._identities.copy(),
+                         np.empty((PROJECTION_WORK, 4)))
         return out
 
 
@@ -134,11 +139,11 @@ def _block_diagonal(blocks):
 
 
 @njit(cache=True)
-def symmetric_eigen(A, w, U):
+def symmetric_eigen(A, w, U, T):
     """A = U diag(w) U^T for a symmetric 4x4 A (overwritten): cyclic Jacobi rotations (Golub & Van Loan, Matrix
     Computations, section 8.5) of U^T A U, until the off-diagonal part is below 1e-16 of A's norm (quadratic
     convergence: 3-5 sweeps from U = 1, 1-2 from the eigenvectors of a nearby A).  w: (4,); U: (4, 4), in: a
-    starting basis (orthonormalized here: Gram-Schmidt), out: the eigenvectors."""
+    starting basis (orthonormalized here: Gram-Schmidt), out: the eigenvectors; T (4, 4): scratch."""
     n = A.shape[0]
     for j in range(n):
         for c in range(j):
@@ -153,7 +158,12 @@ def symmetric_eigen(A, w, U):
         x = 1.0 / np.sqrt(x)
         for k in range(n):
             U[k, j] *= x
-    T = A @ U                                                            # A <- U^T A U
+    for i in range(n):                                                   # A <- U^T A U
+        for j in range(n):
+            x = 0.0
+            for k in range(n):
+                x += A[i, k] * U[k, j]
+            T[i, j] = x
     for i in range(n):
         for j in range(n):
             x = 0.0
@@ -195,62 +205,64 @@ def symmetric_eigen(A, w, U):
 
 
 @njit(cache=True)
-def project_whitened(pi, basis, S_inv, floor, out, bases):
-    """out <- InertiaMetric.project(pi, floor): per body the whitened pseudo-inertia J_w = S J(pi_k) S = sum_j pi_kj
-    basis[k, j] (J is linear in pi), its eigenvalues clipped at floor, J = S^-1 U max(w, floor) U^T S^-1 and
+def project_whitened(pi, whitening, S_inv, floor, out, bases, work):
+    """out <- InertiaMetric.project(pi, floor): per body the whitened pseudo-inertia vec J_w = vec(S J(pi_k) S) =
+    whitening[k] pi_k (J is linear in pi), its eigenvalues clipped at floor, J = S^-1 U max(w, floor) U^T S^-1 and
     pi_k = parameters_from_pseudo_inertia(J); a body already inside (J_w - floor 1 > 0: _inside, a Cholesky
     factorization on scalars, no array made, ~20x cheaper than the eigendecomposition) is copied as it is.
-    pi, out: (10 nb,) (out may be pi); basis: (nb, 10, 16); S_inv: (nb, 4, 4); bases: (nb, 4, 4), each body's
-    starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them from tick to tick)."""
-    for k in range(basis.shape[0]):
-        if _inside(pi, basis, k, floor):
-            out[10 * k:10 * k + 10] = pi[10 * k:10 * k + 10]
+    pi, out: (10 nb,) (out may be pi); whitening: (nb, 16, 10) (InertiaMetric's); S_inv: (nb, 4, 4); bases: (nb, 4, 4), each body's
+    starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them from tick to tick);
+    work (PROJECTION_WORK, 4): scratch (nothing is allocated)."""
+    for k in range(whitening.shape[0]):
+        if _inside(pi, whitening, k, floor):
+            for i in range(10 * k, 10 * k + 10):
+                out[i] = pi[i]
         else:
-            _project_body(pi, basis, S_inv, floor, out, bases, k)
+            _project_body(pi, whitening, S_inv, floor, out, bases, k, work)
 
 
 @njit(cache=True)
-def _whitened(pi, basis, k, m):
-    """Entry m (row-major) of body k's whitened pseudo-inertia J_w = sum_j pi_kj basis[k, j]."""
+def _whitened(pi, whitening, k, m):
+    """Entry m (row-major) of body k's whitened pseudo-inertia J_w: (whitening[k] pi_k)[m], a contiguous row."""
     x = 0.0
     for j in range(10):
-        x += pi[10 * k + j] * basis[k, j, m]
+        x += pi[10 * k + j] * whitening[k, m, j]
     return x
 
 
 @njit(cache=True)
-def _inside(pi, basis, k, floor):
+def _inside(pi, whitening, k, floor):
     """J_w - floor 1 > 0 for body k: the pivots of its 4 x 4 Cholesky factorization, on scalars, all positive (as
     dense.cholesky_into(J_w, L, floor) says)."""
-    a = _whitened(pi, basis, k, 0) - floor
+    a = _whitened(pi, whitening, k, 0) - floor
     if not a > 0.0:
         return False
     l00 = np.sqrt(a)
-    l10, l20, l30 = _whitened(pi, basis, k, 4) / l00, _whitened(pi, basis, k, 8) / l00, \
-        _whitened(pi, basis, k, 12) / l00
-    a = _whitened(pi, basis, k, 5) - floor - l10 * l10
+    l10, l20, l30 = _whitened(pi, whitening, k, 4) / l00, _whitened(pi, whitening, k, 8) / l00, \
+        _whitened(pi, whitening, k, 12) / l00
+    a = _whitened(pi, whitening, k, 5) - floor - l10 * l10
     if not a > 0.0:
         return False
     l11 = np.sqrt(a)
-    l21 = (_whitened(pi, basis, k, 9) - l20 * l10) / l11
-    l31 = (_whitened(pi, basis, k, 13) - l30 * l10) / l11
-    a = _whitened(pi, basis, k, 10) - floor - l20 * l20 - l21 * l21
+    l21 = (_whitened(pi, whitening, k, 9) - l20 * l10) / l11
+    l31 = (_whitened(pi, whitening, k, 13) - l30 * l10) / l11
+    a = _whitened(pi, whitening, k, 10) - floor - l20 * l20 - l21 * l21
     if not a > 0.0:
         return False
     l22 = np.sqrt(a)
-    l32 = (_whitened(pi, basis, k, 14) - l30 * l20 - l31 * l21) / l22
-    return _whitened(pi, basis, k, 15) - floor - l30 * l30 - l31 * l31 - l32 * l32 > 0.0
+    l32 = (_whitened(pi, whitening, k, 14) - l30 * l20 - l31 * l21) / l22
+    return _whitened(pi, whitening, k, 15) - floor - l30 * l30 - l31 * l31 - l32 * l32 > 0.0
 
 
 @njit(cache=True)
-def _project_body(pi, basis, S_inv, floor, out, bases, k):
+def _project_body(pi, whitening, S_inv, floor, out, bases, k, work):
     """out[10 k:10 k + 10] <- body k's parameters with the eigenvalues of its whitened pseudo-inertia clipped at
-    floor (project_whitened)."""
-    Jw, V, T, w = np.empty((4, 4)), np.empty((4, 4)), np.empty((4, 4)), np.empty(4)
+    floor (project_whitened; work: its scratch)."""
+    Jw, V, T, w = work[:4], work[4:8], work[8:12], work[12]
     for m in range(16):
-        Jw[m // 4, m % 4] = _whitened(pi, basis, k, m)
+        Jw[m // 4, m % 4] = _whitened(pi, whitening, k, m)
     U = bases[k]
-    symmetric_eigen(Jw, w, U)
+    symmetric_eigen(Jw, w, U, T)                      # (T: its scratch, written next)
     for a in range(4):                                   # V = S^-1 U, T = V diag(max(w, floor))
         for b in range(4):
             x = 0.0

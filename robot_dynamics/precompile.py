@@ -7,6 +7,8 @@ once -- a single state and a batch -- on a bundled floating-base quadruped compi
 processes load them from the cache (see the README's Speed section for where it lives).  The calls are spread over
 N worker processes (default: the machine's cores); shared helpers are compiled first, by the first task alone, so
 that the workers do not compile them side by side.
+Then the controllers' compiled ticks (CONTROLLERS: each built and ticked once on the quadruped, in the workers
+likewise), so that a user's first tick after the command loads its tick rather than compiling it.
 A progress bar goes to stderr.  Use it once after installing: in a Dockerfile (``RUN robot-dynamics compile``),
 before starting ROS nodes, or in CI before the tests.
 """
@@ -65,6 +67,41 @@ def run_task(name):
     return name, time.perf_counter() - start
 
 
+# The controllers whose ticks are compiled (controllers/, observers/): each on the quadruped (its base fixed for the
+# observer, which refuses a floating one), the tick the same for every robot, a floating base's and a fixed base's
+# alike; SlotineLi also with adapted drives (its numpy route)
+CONTROLLERS = ("CompositeSlotineLi", "SlotineLi", "OperationalSpace", "ComputedTorque", "MomentumObserver")
+
+
+def run_controller(name):
+    """One tick (two for the adaptive controllers: the filter's start, then a step) of the controller ``name`` on
+    the quadruped, compiling or loading its tick.  Returns (name, seconds)."""
+    from . import load_urdf
+    from .bundled import bundled_urdf
+    from .controllers import ComputedTorque, InertiaMetric, OperationalSpace, RelativeGains, SlotineLi
+    from .observers import MomentumObserver
+
+    start = time.perf_counter()
+    robot, frame = load_urdf(bundled_urdf("quadruped"), floating_base=name != "MomentumObserver"), "FL_foot"
+    q, v = robot.random_state(np.random.default_rng(0))
+    z = np.zeros(robot.nv)
+    if name == "ComputedTorque":
+        ComputedTorque(robot, 100.0, 20.0).torque(q, v, q, z, z)
+    elif name == "OperationalSpace":
+        OperationalSpace(robot, frame, 400.0, 40.0).torque(q, v, robot.frame_placement(q, frame), z[:6], z[:6])
+    elif name == "SlotineLi":
+        metric = InertiaMetric(robot.parameters)
+        SlotineLi(robot, 5.0, 5.0, metric.gain(1.0), projection=metric.project).update(q, v, q, z, z, 1e-3)
+        driven = robot.with_drives(damping=0.1, friction=0.1)
+        SlotineLi(driven, 5.0, 5.0, metric.gain(1.0), drives="viscous").update(q, v, q, z, z, 1e-3)
+    elif name == "CompositeSlotineLi":
+        controller = RelativeGains().slotine_li(robot, robot.parameters, q)
+        controller.update(q, v, q, z, z, 0.0), controller.update(q, v, q, z, z, 1e-3)
+    else:
+        MomentumObserver(robot, 100.0).update(q, v, z, 1e-3)
+    return name, time.perf_counter() - start
+
+
 def in_workers(task, names, jobs=None, stream=None, first_alone=False):
     """Run ``task(name)`` for every name on ``jobs`` spawned processes (default: the machine's cores; fork is not
     safe with numba), each returning (name, seconds); with ``first_alone`` the first runs here, before the others
@@ -105,8 +142,11 @@ def compile_all(jobs=None, stream=None):
 
 
 def main(args, out):
-    """The command: compile, then print the slowest tasks and the total."""
+    """The command: compile the methods, then the controllers' ticks; print the slowest tasks and the totals."""
     done, wall = compile_all(args.jobs)
     slowest = sorted(done.items(), key=lambda item: -item[1])[:5]
     out.write(f"{len(done)} methods compiled or loaded in {wall:.1f} s on {args.jobs or os.cpu_count()} "
               f"processes; slowest: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in slowest) + "\n")
+    ticks, wall = in_workers(run_controller, CONTROLLERS, args.jobs)
+    out.write(f"{len(ticks)} controllers' ticks compiled or loaded in {wall:.1f} s: "
+              + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in ticks.items()) + "\n")

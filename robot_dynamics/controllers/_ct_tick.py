@@ -176,6 +176,12 @@ def finite_status(arrays):
 
 
 @njit(cache=True)
+def coulomb(level, v, width):
+    """level tanh(v / width): the smoothed Coulomb friction of one joint, without the tanh (~30 ns) at level 0."""
+    return level * np.tanh(v / width) if level != 0.0 else 0.0
+
+
+@njit(cache=True)
 def command(q, v, q_d, v_d, a_d, K_p, K_d, Lam, drive, subtract, e, a_cmd, tau_drive):
     """a_cmd = a_d + K_d (v_d - v) + K_p e and the drives' torque tau_drive (computed_torque.py's module docstring).
     subtract: e = q_d - q (else e holds it); drive (4, nv): rows D (at v_r), D_bar (at the measured v), D (at v_d),
@@ -194,7 +200,7 @@ def command(q, v, q_d, v_d, a_d, K_p, K_d, Lam, drive, subtract, e, a_cmd, tau_d
         for j in range(n):
             v_r += Lam[i, j] * e[j]                                      # v_r = v_d + Lambda e
         tau_drive[i] = (drive[0, i] * (v_r - v_d[i]) + drive[1, i] * (v[i] - v_r) + drive[2, i] * v_d[i]
-                        + drive[3, i] * np.tanh(v_d[i] / COULOMB_VELOCITY))
+                        + coulomb(drive[3, i], v_d[i], COULOMB_VELOCITY))
 
 
 @njit(cache=True)

@@ -7,7 +7,7 @@ from numba import carray, njit, types
 from ..configuration import so3_log
 from ..dense import cholesky_into, solve_lower
 from ..drives import COULOMB_VELOCITY
-from ._ct_tick import HEADER, SHAPE, SUBTRACT, TICK, USER, robot_calls, space_difference
+from ._ct_tick import HEADER, SHAPE, SUBTRACT, TICK, USER, coulomb, robot_calls, space_difference
 
 # osc_tick's status, or KERNEL + c: CALLS[c] refused the state
 OK, SINGULAR, OVERFLOW, BAD_Q, BAD_V, BAD_T_D, BAD_V_D, BAD_A_D, QUATERNION, KERNEL = range(10)
@@ -213,7 +213,7 @@ def _operational_step(J, bias, T, M, h, q, v, T_d, V_d, A_d, q_posture, dq, K_p,
         e[i] = s
     finite = True
     for j in range(nv):
-        s = tau0[j] + drives[0, j] * v[j] + drives[1, j] * np.tanh(v[j] / COULOMB_VELOCITY)
+        s = tau0[j] + drives[0, j] * v[j] + coulomb(drives[1, j], v[j], COULOMB_VELOCITY)
         for i in range(k):
             s += J[i, j] * e[i]
         tau[j] = s

@@ -3,39 +3,48 @@ step, the projection and the torque in one call on the controller's buffers.
 
 Shapes: nv joints, nb bodies, p = 10 nb parameters.  The controller's state is two copies of one layout
 (``state_views``: the estimate and the projection's eigenvectors): a tick reads one and writes the other, which
-the controller takes only when the tick succeeds, so that a refused tick changes nothing.  The gains and the
-model's constants are one array (``constant_views``); the tick is called from C (``entry``), where an argument
-costs nanoseconds.  The regressor is the robot's own kernel (algorithms/regressor.py) on the controller's copy of
-the body records and its own workspace.
+the controller takes only when the tick succeeds, so that a refused tick changes nothing.  Everything else the
+tick reads or writes -- the control scalars, the projection's constants, the gains, the vectors, Y, the rate and
+the scratch -- is one array (``sl_views``).  The regressor is the robot's own kernel, called by its C entry point
+through a _ct_tick plan (_ct_tick.robot_calls: nothing of it compiled into the tick), and the tick is called from C
+(_ct_tick.tick_entry), as ComputedTorque's and OperationalSpace's are.  Nothing is allocated on a tick.
 """
-import functools
-
 import numpy as np
-from numba import carray, cfunc, from_dtype, njit
-from numba import types as nt
+from numba import carray, njit, types
 
-from ..algorithms.regressor import regressor
-from ..algorithms.workspace import WORK
-from ..calls.native import FAST_CALLS, extension
-from ..configuration import lie_difference
-from ..inertia import project_whitened
-from ..model import BODY
+from ..inertia import PROJECTION_WORK, project_whitened
+from ._ct_tick import HEADER, PYTHON, SHAPE, USER, coulomb, robot_calls, space_difference
 
-NOT_FINITE_RESULT = 6              # _reference's status for a result that overflows (1-5 name a non-finite input)
+NOT_FINITE_RESULT = 6              # reference's status for a result that overflows (1-5 name a non-finite input)
 NOT_FINITE_ESTIMATE, NOT_FINITE_TORQUE = 1, 2
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
-def matvec(A, x, out, block):
-    """out = A x for A block diagonal in square blocks of size block (A.shape[1] for any A), the sums reassociated
-    so that they vectorize (numba's np.dot calls BLAS: ~4 us for a 70 x 70 gain on 2 cores, against 0.7 us; an
-    InertiaMetric gain's 10 x 10 blocks alone: 0.1 us)."""
+def matvec(A, x, out):
+    """out = A x, the sums reassociated so that they vectorize (numba's np.dot calls BLAS: ~4 us for a 70 x 70 gain
+    on 2 cores; here a 7 x 70 Y 0.07 us)."""
     for i in range(A.shape[0]):
-        lo = i - i % block
         acc = 0.0
-        for j in range(lo, min(lo + block, A.shape[1])):
+        for j in range(A.shape[1]):
             acc += A[i, j] * x[j]
         out[i] = acc
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def gain_times(gain, block, x, out):
+    """out = Gamma x, gain (p p,) holding Gamma (p, p) row-major, or (block = 10) its p / 10 diagonal 10 x 10 blocks
+    packed at its start (an InertiaMetric gain, a diagonal one): 2.6x faster than the blocks read within Gamma
+    (0.29 against 0.75 us for p = 70, loaded 2 cores)."""
+    p = x.shape[0]
+    if block != 10:
+        matvec(gain.reshape(p, p), x, out)
+        return
+    for k in range(0, p, 10):
+        for i in range(10):
+            acc = 0.0
+            for j in range(10):
+                acc += gain[10 * (k + i) + j] * x[k + j]
+            out[k + i] = acc
 
 
 @njit(cache=True)
@@ -58,20 +67,15 @@ def not_finite(q, v, q_d, v_d, a_d):
 
 
 @njit(cache=True)
-def reference(q, v, q_d, v_d, a_d, Lambda, index, vectors):
-    """The sliding variables (module docstring) into vectors[:5] = e, e_dot, v_r, a_r, s (nv each): e = q_d - q on
-    the coordinates index[1] of 1-DoF joints (at index[0] in q; the rest of e as given: robot.difference's for a
-    floating base), e_dot = v_d - v, v_r = v_d + Lambda e, a_r = a_d + Lambda e_dot, s = v - v_r.  Returns 0,
-    1 + the index of the first non-finite input of (q, v, q_d, v_d, a_d), or NOT_FINITE_RESULT."""
-    status = not_finite(q, v, q_d, v_d, a_d)
-    if status:
-        return status
+def sliding_vectors(v, v_d, a_d, Lambda, vectors):
+    """From e = vectors[0], the rest of the sliding variables (module docstring) into vectors[1:5] = e_dot, v_r, a_r,
+    s: e_dot = v_d - v, v_r = v_d + Lambda e, a_r = a_d + Lambda e_dot, s = v - v_r.  Returns 0 or
+    NOT_FINITE_RESULT."""
     e, e_dot, v_r, a_r, s = vectors[0], vectors[1], vectors[2], vectors[3], vectors[4]
-    for i in range(index.shape[1]):
-        e[index[1, i]] = q_d[index[0, i]] - q[index[0, i]]
-    e_dot[:] = v_d - v
-    matvec(Lambda, e, v_r, e.shape[0])
-    matvec(Lambda, e_dot, a_r, e.shape[0])
+    for i in range(e_dot.shape[0]):
+        e_dot[i] = v_d[i] - v[i]
+    matvec(Lambda, e, v_r)
+    matvec(Lambda, e_dot, a_r)
     for i in range(s.shape[0]):
         v_r[i] += v_d[i]
         a_r[i] += a_d[i]
@@ -82,20 +86,35 @@ def reference(q, v, q_d, v_d, a_d, Lambda, index, vectors):
 
 
 @njit(cache=True)
-def step(Y, s, pi_hat, Gamma, block, dt, basis, S_inv, floor, bases, rate, pi_new):
-    """rate = pi_hat_dot = -Gamma Y^T s (Gamma block diagonal in blocks of size block) and pi_new = P(pi_hat + dt
-    rate), P inertia.project_whitened(basis, S_inv, floor, bases) when basis has a body, else the identity.  Returns
-    0 or NOT_FINITE_ESTIMATE."""
-    g = np.empty(Y.shape[1])
+def reference(q, v, q_d, v_d, a_d, Lambda, index, vectors):
+    """The sliding variables into vectors[:5] = e, e_dot, v_r, a_r, s (nv each): e = q_d - q on the coordinates
+    index[1] of 1-DoF joints (at index[0] in q; the rest of e as given: robot.difference's for a floating base), then
+    sliding_vectors.  Returns 0, 1 + the index of the first non-finite input of (q, v, q_d, v_d, a_d), or
+    NOT_FINITE_RESULT."""
+    status = not_finite(q, v, q_d, v_d, a_d)
+    if status:
+        return status
+    e = vectors[0]
+    for i in range(index.shape[1]):
+        e[index[1, i]] = q_d[index[0, i]] - q[index[0, i]]
+    return sliding_vectors(v, v_d, a_d, Lambda, vectors)
+
+
+@njit(cache=True)
+def step(Y, s, pi_hat, gain, block, dt, whitening, S_inv, floor, bases, g, work, rate, pi_new):
+    """rate = pi_hat_dot = -Gamma Y^T s (Gamma in gain, as gain_times reads it) and pi_new = P(pi_hat + dt
+    rate), P inertia.project_whitened(whitening, S_inv, floor, bases, work) when whitening has a body, else the
+    identity;
+    g (p,): scratch.  Returns 0 or NOT_FINITE_ESTIMATE."""
     matvec_t(Y, s, g)
-    matvec(Gamma, g, rate, block)
+    gain_times(gain, block, g, rate)
     for i in range(rate.shape[0]):
         rate[i] = -rate[i]
         pi_new[i] = pi_hat[i] + dt * rate[i]
         if not np.isfinite(pi_new[i]):
             return NOT_FINITE_ESTIMATE
-    if basis.shape[0]:
-        project_whitened(pi_new, basis, S_inv, floor, pi_new, bases)
+    if whitening.shape[0]:
+        project_whitened(pi_new, whitening, S_inv, floor, pi_new, bases, work)
         for i in range(pi_new.shape[0]):
             if not np.isfinite(pi_new[i]):
                 return NOT_FINITE_ESTIMATE
@@ -107,24 +126,26 @@ def torque(Y, pi, K_D, vectors, width, tau):
     """tau = Y pi + diag(armature) a_r + damping v_r + coulomb tanh(v_r / width) + extra - K_D s (paper 002, eq.
     (16); the drives' part at the reference, module docstring), vectors[2:] = v_r, a_r, s, armature, damping,
     coulomb, extra.  Returns 0 or NOT_FINITE_TORQUE."""
-    v_r, a_r, s, armature, damping, coulomb, extra = (vectors[2], vectors[3], vectors[4], vectors[5], vectors[6],
-                                                      vectors[7], vectors[8])
-    k = np.empty(tau.shape[0])
-    matvec(Y, pi, tau, pi.shape[0])
-    matvec(K_D, s, k, s.shape[0])
+    v_r, a_r, s, armature, damping, level, extra = (vectors[2], vectors[3], vectors[4], vectors[5], vectors[6],
+                                                    vectors[7], vectors[8])
+    matvec(Y, pi, tau)
     for i in range(tau.shape[0]):
-        tau[i] += (armature[i] * a_r[i] + (damping[i] * v_r[i] + coulomb[i] * np.tanh(v_r[i] / width))
-                   + extra[i]) - k[i]
+        k = 0.0
+        for j in range(s.shape[0]):
+            k += K_D[i, j] * s[j]
+        tau[i] += (armature[i] * a_r[i] + (damping[i] * v_r[i] + coulomb(level[i], v_r[i], width))
+                   + extra[i]) - k
         if not np.isfinite(tau[i]):
             return NOT_FINITE_TORQUE
     return 0
 
 
-# tick's mode bits: step the estimate by dt; project it (project_whitened); stop after the regressor
-ADAPT, PROJECT, SLIDING = 1, 2, 4
-BAD_QUATERNION, BAD_REGRESSOR, BAD_SHAPE = 7, 8, 9    # tick's statuses beyond reference's
-DT, MODE, CURRENT, NQ, BLOCK = range(5)     # the control array's entries
-STEP_STATUS = 10                        # tick returns STEP_STATUS + step's or torque's status
+# sl_tick's mode bits: step the estimate by dt; project it (project_whitened); stop after the regressor; take the
+# new estimate (current <- 1 - current) when the tick succeeds
+ADAPT, PROJECT, SLIDING, COMMIT = 1, 2, 4, 8
+BAD_QUATERNION, BAD_REGRESSOR = 7, 8       # sl_tick's statuses beyond reference's (and _ct_tick's SHAPE, OVERLAP)
+DT, MODE, CURRENT, BLOCK, FLOOR, WIDTH = range(6)     # the control entries (sl_views)
+STEP_STATUS = 10                        # sl_tick returns STEP_STATUS + step's or torque's status
 
 
 @njit(cache=True)
@@ -134,86 +155,85 @@ def state_views(X, p):
     return X[:p], X[p:].reshape(p // 10, 4, 4)
 
 
-def constant_size(nb):
-    """The length of the constants' array (constant_views)."""
-    return 3 + 176 * nb + 2
+@njit(cache=True)
+def sl_views(data, nv, nq, nb):
+    """data's parts (sl_size): control (6,) [dt, mode, current, Gamma's block size, the projection's floor, the
+    Coulomb law's smoothing velocity]; whitening (nb, 16, 10), S_inv (nb, 4, 4) (InertiaMetric's whitening and
+    J0^1/2); Lambda, K_D (nv, nv); gain (p p,) (Gamma, gain_times); vectors (9, nv) (e, e_dot, v_r, a_r, s, armature, damping,
+    Coulomb level, the extra drives' torque); q (nq,), v (nv,) (the regressor's inputs, with vectors' v_r, a_r);
+    Y (nv, p); rate, g (p,); work (PROJECTION_WORK, 4) (project_whitened's)."""
+    p, m = 10 * nb, nv * nv
+    control, o = data[:6], 6
+    whitening, o = data[o:o + 160 * nb].reshape(nb, 16, 10), o + 160 * nb
+    S_inv, o = data[o:o + 16 * nb].reshape(nb, 4, 4), o + 16 * nb
+    Lambda, K_D, o = data[o:o + m].reshape(nv, nv), data[o + m:o + 2 * m].reshape(nv, nv), o + 2 * m
+    gain, o = data[o:o + p * p], o + p * p
+    vectors, o = data[o:o + 9 * nv].reshape(9, nv), o + 9 * nv
+    q, v, o = data[o:o + nq], data[o + nq:o + nq + nv], o + nq + nv
+    Y, o = data[o:o + nv * p].reshape(nv, p), o + nv * p
+    rate, g, o = data[o:o + p], data[o + p:o + 2 * p], o + 2 * p
+    return control, whitening, S_inv, Lambda, K_D, gain, vectors, q, v, Y, rate, g, \
+        data[o:o + 4 * PROJECTION_WORK].reshape(PROJECTION_WORK, 4)
+
+
+def sl_size(nv, nq, nb):
+    """The length of sl_views' data."""
+    p = 10 * nb
+    return 6 + 176 * nb + 2 * nv * nv + p * p + 9 * nv + nq + nv + nv * p + 2 * p + 4 * PROJECTION_WORK
 
 
 @njit(cache=True)
-def constant_views(C, nb):
-    """C (constant_size,) as (gravity (3,), basis (nb, 10, 16), S_inv (nb, 4, 4), floor, width): the robot's
-    gravity, InertiaMetric's whitened basis and J0^1/2, the projection's floor and the Coulomb law's smoothing
-    velocity."""
-    o = 3 + 160 * nb
-    return C[:3], C[3:o].reshape(nb, 10, 16), C[o:o + 16 * nb].reshape(nb, 4, 4), C[-2], C[-1]
-
-
-@njit(cache=True)
-def tick(bodies, work, states, constants, Lambda, K_D, Gamma, joints, vectors, Y, rate, control, q, v, q_d, v_d, a_d,
-         tau):
-    """One tick of SlotineLi on buffers: e = q_d (-) q, the sliding variables (reference), Y(q, v, v_r, a_r) (the
-    robot's kernel, into Y; SLIDING stops here), pi_new = P(pi_hat - dt Gamma Y^T s) (P with PROJECT, dt with
-    ADAPT, else pi_new = pi_hat) written to states[1 - current] with the projection's eigenvectors, and tau = Y
-    pi_new + the drives' part - K_D s (torque).  vectors (9, nv): e, e_dot, v_r, a_r, s, armature, damping, Coulomb
-    level and the extra drives' torque (reference, torque); rate (p,) <- pi_hat_dot; control: [dt, mode, current,
-    nq, Gamma's block size]; joints (2, 1 + k): [n_scalar, n_free], then the (iq, iv) of the scalar coordinates,
-    the free joints and the ball joints.
+def sl_tick(plan, data, states, q, v, q_d, v_d, a_d, tau):
+    """One tick of SlotineLi on buffers: e = q_d (-) q (_ct_tick.space_difference; data's e as given with PYTHON),
+    the sliding variables (sliding_vectors), Y(q, v, v_r, a_r) (the plan's regressor, into data's Y; SLIDING stops
+    here), pi_new = P(pi_hat - dt Gamma Y^T s) (P with PROJECT, dt with ADAPT, else pi_new = pi_hat) written to
+    states[1 - current] with the projection's eigenvectors, tau = Y pi_new + the drives' part - K_D s (torque), and
+    with COMMIT current <- 1 - current.  plan[HEADER, USER:] = nv, nq, nb, how e is taken (_ct_tick.SUBTRACT, TICK
+    or PYTHON); data: sl_views; states (2, 26 nb).
 
     Returns 0, reference's status (1-5: a non-finite input; NOT_FINITE_RESULT), BAD_QUATERNION (a zero quaternion
-    in q or q_d), BAD_REGRESSOR (the kernel refused the state), BAD_SHAPE (an input's length), or STEP_STATUS +
-    step's or torque's status."""
-    nv, p, nq = tau.shape[0], states.shape[1] * 10 // 26, int(control[NQ])
-    if q.shape[0] != nq or q_d.shape[0] != nq or v.shape[0] != nv or v_d.shape[0] != nv or a_d.shape[0] != nv:
-        return BAD_SHAPE
-    mode, current = int(control[MODE]), int(control[CURRENT])
-    gravity, basis, S_inv, floor, width = constant_views(constants, p // 10)
-    pi_hat, bases = state_views(states[current], p)
-    pi_new, bases_new = state_views(states[1 - current], p)
-    status = not_finite(q, v, q_d, v_d, a_d)                      # before the difference, which solves with q
+    in q or q_d), BAD_REGRESSOR (the kernel refused the state), SHAPE (an array's length), or STEP_STATUS + step's
+    or torque's status."""
+    nv, nq, nb, mode_e = plan[HEADER, USER], plan[HEADER, USER + 1], plan[HEADER, USER + 2], plan[HEADER, USER + 3]
+    p = 10 * nb
+    if q.shape[0] != nq or q_d.shape[0] != nq or v.shape[0] != nv or v_d.shape[0] != nv or a_d.shape[0] != nv \
+            or tau.shape[0] != nv or states.shape[0] != 2 or states.shape[1] != 26 * nb:
+        return SHAPE
+    control, whitening, S_inv, Lambda, K_D, gain, vectors, q_b, v_b, Y, rate, g, work = sl_views(data, nv, nq, nb)
+    status = not_finite(q, v, q_d, v_d, a_d)                      # before the difference, which divides by q's
     if status:
         return status
-    a, b = 1 + joints[0, 0], 1 + joints[0, 0] + joints[1, 0]
-    bad = lie_difference(q, q_d, joints[0, a:b], joints[1, a:b], joints[0, b:], joints[1, b:], vectors[0])
-    status = reference(q, v, q_d, v_d, a_d, Lambda, joints[:, 1:a], vectors)
-    if status:
-        return status
-    if bad >= 0:
+    if mode_e != PYTHON and space_difference(plan, q, q_d, vectors[0]) >= 0:
         return BAD_QUATERNION
-    if regressor(bodies, work, gravity, q, v, vectors[2], vectors[3], Y):
+    status = sliding_vectors(v, v_d, a_d, Lambda, vectors)
+    if status:
+        return status
+    q_b[:] = q
+    v_b[:] = v
+    if robot_calls(plan) >= 0:
         return BAD_REGRESSOR
+    mode = int(control[MODE])
     if mode & SLIDING:
         return 0
+    current = int(control[CURRENT])
+    pi_hat, bases = state_views(states[current], p)
+    pi_new, bases_new = state_views(states[1 - current], p)
     bases_new[:] = bases
-    status = step(Y, vectors[4], pi_hat, Gamma, int(control[BLOCK]), control[DT] if mode & ADAPT else 0.0,
-                  basis if mode & PROJECT else basis[:0], S_inv, floor, bases_new, rate, pi_new)
+    status = step(Y, vectors[4], pi_hat, gain, int(control[BLOCK]), control[DT] if mode & ADAPT else 0.0,
+                  whitening if mode & PROJECT else whitening[:0], S_inv, control[FLOOR], bases_new, g, work, rate, pi_new)
     if status == 0:
-        status = torque(Y, pi_new, K_D, vectors, width, tau)
-    return STEP_STATUS + status if status else 0
+        status = torque(Y, pi_new, K_D, vectors, control[WIDTH], tau)
+    if status:
+        return STEP_STATUS + status
+    if mode & COMMIT:
+        control[CURRENT] = 1 - current
+    return 0
 
 
-def _entry_point(bodies, work, p, d):
-    """tick on the arrays a _fastcall.Entry passes: the body records and workspace (d[0] each), then the pointers
-    p and dimensions d of tick's other arguments, C-contiguous: a kernel that knows its arrays' layout runs up to 2x
-    faster (calls.kernels.kernel_types)."""
-    f8, i8 = nt.float64, nt.int64
-    return tick(carray(bodies, (d[0],)), carray(work, (d[0],)), carray(p[0], (d[1], d[2]), dtype=f8),
-                carray(p[1], (d[3],), dtype=f8), carray(p[2], (d[4], d[5]), dtype=f8),
-                carray(p[3], (d[6], d[7]), dtype=f8), carray(p[4], (d[8], d[9]), dtype=f8),
-                carray(p[5], (d[10], d[11]), dtype=i8), carray(p[6], (d[12], d[13]), dtype=f8),
-                carray(p[7], (d[14], d[15]), dtype=f8), carray(p[8], (d[16],), dtype=f8),
-                carray(p[9], (d[17],), dtype=f8), carray(p[10], (d[18],), dtype=f8), carray(p[11], (d[19],), dtype=f8),
-                carray(p[12], (d[20],), dtype=f8), carray(p[13], (d[21],), dtype=f8), carray(p[14], (d[22],), dtype=f8),
-                carray(p[15], (d[23],), dtype=f8))
-
-
-@functools.cache
-def entry():
-    """tick called from C (a _fastcall.Entry of a numba cfunc: ~0.1 us for its 18 arrays, where numba's dispatcher
-    takes ~2 us), with the arguments of tick; None without the C extension.  A TypeError for an argument that is
-    not a C-contiguous array of tick's type (the last six: float64), as Entry says."""
-    if not FAST_CALLS:
-        return None
-    signature = nt.int64(nt.CPointer(from_dtype(BODY)), nt.CPointer(from_dtype(WORK)), nt.CPointer(nt.voidptr),
-                         nt.CPointer(nt.int64))
-    address = cfunc(signature, cache=True)(_entry_point).address
-    return extension.Entry(address, (1, 1, 2, 1, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1), 5, 1, BAD_SHAPE)
+def sl_entry(bodies, work, p, d):
+    """sl_tick on the arrays of _fastcall.Entry's pointers p and shapes d (_ct_tick.tick_entry)."""
+    f8 = types.float64
+    return sl_tick(carray(p[0], (d[1], d[2]), dtype=types.int64), carray(p[1], (d[3],), dtype=f8),
+                   carray(p[2], (d[4], d[5]), dtype=f8), carray(p[3], (d[6],), dtype=f8),
+                   carray(p[4], (d[7],), dtype=f8), carray(p[5], (d[8],), dtype=f8), carray(p[6], (d[9],), dtype=f8),
+                   carray(p[7], (d[10],), dtype=f8), carray(p[8], (d[11],), dtype=f8))

@@ -71,12 +71,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..algorithms.workspace import workspace
 from ..configuration import ConfigurationSpace
 from ..drives import COULOMB_VELOCITY
 from ..friction import drive_parameters, drive_physical, drive_regressor, model_class
 from ..inertia import InertiaMetric
-from . import _slotine_tick as kernel
+from . import _ct_tick, _slotine_tick as kernel
 from ._slotine_tick import NOT_FINITE_RESULT, reference as _reference  # noqa: F401 (composite.py's, too)
 from .computed_torque import _F64, _ND, check_vector, gain_matrix, tracking_error
 
@@ -132,7 +131,7 @@ class SlotineLi:
     Gamma_drives: scalar or (p_d,) diagonal gain of theta_d; theta_hat: its initial estimate (p_d,), the robot's
     drives (friction.drive_parameters) if None.
 
-    A tick (update, adapt, torque, law) is one compiled call on the controller's buffers (_slotine_tick.tick: the
+    A tick (update, adapt, torque, law) is one compiled call on the controller's buffers (_slotine_tick.sl_tick: the
     sliding variables, the robot's regressor kernel, the adaptation step, the projection and the torque) for no
     projection or InertiaMetric(...).project (also as functools.partial(metric.project, floor=...)), no drives or
     the robot's viscous and Coulomb drives as the feedforward, and no planar joint; another projection callable, a
@@ -172,35 +171,38 @@ class SlotineLi:
             self._vectors[5] = robot.armature
         if self._feedforward and own.model is None:                       # viscous + Coulomb, in the tick
             self._vectors[6], self._vectors[7] = own.damping, own.friction
+        self._set_modes()
 
     def _buffers(self):
-        """The tick's arrays (_slotine_tick.tick): the state's two copies, the control scalars, the constants, the
-        gains, the vectors, Y and the rate, the joints' coordinates, and the robot's body records and a workspace of
-        the controller's own for its regressor kernel."""
+        """The tick's arrays (_slotine_tick.sl_tick): the state's two copies, the data (sl_views: the control
+        scalars, the projection's constants, the gains, the vectors, Y, the rate and scratch) and the plan of the
+        robot's regressor, from the data's q, v, v_r and a_r into its Y."""
         robot, model = self.robot, self.robot.model
-        n, p = robot.nv, 10 * robot.nbodies
-        self._states = np.zeros((2, p + 16 * robot.nbodies))
-        self._control = np.array([0.0, 0.0, 0.0, robot.nq, p])          # dt, mode, current, nq, Gamma's block
-        self._constants = np.zeros(kernel.constant_size(robot.nbodies))
-        gravity, basis, S_inv, _, _ = kernel.constant_views(self._constants, robot.nbodies)
-        self._basis, self._S_inv = basis.view(np.float64), S_inv.view(np.float64)   # numpy's own float64 dtype
-        gravity[:] = model.gravity
-        self._constants[-1] = COULOMB_VELOCITY
-        self._Lambda, self._K_D, self._Gamma = np.zeros((n, n)), np.zeros((n, n)), np.zeros((p, p))
-        self._vectors, self._Y, self._rate = np.zeros((9, n)), np.zeros((n, p)), np.zeros(p)
+        n, nb = robot.nv, robot.nbodies
+        self._states = np.zeros((2, 26 * nb))
+        self._data = np.zeros(kernel.sl_size(n, robot.nq, nb))
+        (self._control, self._whitening, self._S_inv, self._Lambda, self._K_D, self._gain, self._vectors, q, v, self._Y,
+         self._rate, self._g, self._work) = kernel.sl_views.py_func(self._data, n, robot.nq, nb)
+        self._control[kernel.WIDTH] = COULOMB_VELOCITY
+        self._Gamma = np.zeros((10 * nb, 10 * nb))
         self._e, self._v_r, self._a_r, self._s, self._extra = (self._vectors[i] for i in (0, 2, 3, 4, 8))
         space = self._space = ConfigurationSpace(model)
-        self._planar = bool(space.planar)                               # e = q_d (-) q by space.difference
-        if self._planar:
-            coordinates = np.zeros((2, 0), dtype=np.int64)
-        else:
-            coordinates = np.hstack([np.stack([space.scalar_q, space.scalar_v]), np.stack([space.free_q, space.free_v]),
-                                     np.stack([space.ball_q, space.ball_v])]).astype(np.int64)
-        self._joints = np.hstack([[[0 if self._planar else space.scalar_q.size],
-                                   [0 if self._planar else space.free_q.size]], coordinates]).astype(np.int64)
-        self._arrays = model.bodies.copy(), workspace(robot.nbodies)     # the regressor kernel's
-        self._entry = None if self._planar else kernel.entry()          # tick from C (None: numba's dispatcher)
+        mode = _ct_tick.difference_mode(space)
+        self._direct = mode != _ct_tick.PYTHON                        # the tick alone (planar: e = space.difference)
+        calls = [("regressor", (q, v, self._v_r, self._a_r), (self._Y,))]
+        self._plan, self._arrays = _ct_tick.plan(model, calls, (n, robot.nq, nb, mode), space)   # (kept: the plan
+        self._fixed = self._arrays[:2] + (self._plan, self._data)   # points into them), the body records first
+        example = (self._plan, self._data, self._states, q, v, q, v, v, v)
+        self._call = _ct_tick.tick_entry(kernel.sl_tick, kernel.sl_entry, example, 5)
         self._shapes = ((robot.nq,), (n,), (robot.nq,), (n,), (n,))
+        self._numpy_drives = False                                      # (until the drives are known: __init__)
+
+    def _set_modes(self):
+        """The tick's mode, and whether numpy finishes the tick (_numpy_tick: adapted drives, a friction model's
+        torque, or a projection the tick does not compile), for torque and law (index 0) and for update (1)."""
+        self._numpy = (self._numpy_drives, self._numpy_drives or not self._compiled_projection)
+        self._modes = (kernel.SLIDING if self._numpy[0] else 0,
+                       kernel.SLIDING if self._numpy[1] else self._mode | kernel.COMMIT)
 
     @property
     def Lambda(self):
@@ -231,8 +233,12 @@ class SlotineLi:
         Gamma = gain_matrix(value, 10 * self.robot.nbodies, "Gamma")
         self._Gamma_inv = np.linalg.inv(Gamma)
         self._Gamma[:] = Gamma
-        bodies = np.kron(np.eye(self.robot.nbodies), np.ones((10, 10)))
-        self._control[kernel.BLOCK] = 10 if not np.any(Gamma[bodies == 0]) else len(Gamma)   # body by body
+        nb = self.robot.nbodies
+        body_by_body = not np.any(Gamma[np.kron(np.eye(nb), np.ones((10, 10))) == 0])
+        gain = np.array([Gamma[k:k + 10, k:k + 10] for k in range(0, 10 * nb, 10)]) if body_by_body else Gamma
+        self._control[kernel.BLOCK] = 10 if body_by_body else len(Gamma)          # the tick's gain_times
+        self._gain[:] = 0.0
+        self._gain[:gain.size] = gain.ravel()
 
     @property
     def projection(self):
@@ -249,9 +255,10 @@ class SlotineLi:
         self._mode = kernel.ADAPT | (kernel.PROJECT if compiled is not None else 0)
         if compiled is not None:
             metric, floor = compiled
-            self._basis[:], self._S_inv[:], self._constants[-2] = metric.basis, metric.S_inv, floor
+            self._whitening[:], self._S_inv[:], self._control[kernel.FLOOR] = metric.whitening, metric.S_inv, floor
             for x in self._states:
                 kernel.state_views(x, len(x) * 10 // 26)[1][:] = np.eye(4)      # the eigenvectors, from 1
+        self._set_modes()
 
     @property
     def pi_hat(self):
@@ -312,29 +319,34 @@ class SlotineLi:
         tick rate: the held torque lags by dt / 2.
         """
         tau, self.theta_hat = self._tick(q, v, q_d, v_d, a_d, _check_dt(dt), True, self._states)
-        self._control[kernel.CURRENT] = 1 - self._control[kernel.CURRENT]
         return tau
 
     def _tick(self, q, v, q_d, v_d, a_d, dt, adapt, states):
         """The law at one state: (tau, theta_new), tau a new array, the estimate pi_new in states[1 - current]
-        (pi_new = pi_hat of states[current] without adapt) and rate <- pi_hat_dot; the caller takes pi_new
-        (current <- 1 - current) when it adapts.  With adapt the estimates advanced by dt and projected, tau with
-        them; else dt = 0 and tau with pi_hat.  A ValueError names what is not finite."""
-        numpy = self._numpy_drives or not (self._compiled_projection or not adapt)
+        (pi_new = pi_hat of states[current] without adapt) and rate <- pi_hat_dot; with adapt the estimates
+        advanced by dt and projected, tau with them, and the controller takes pi_new (current <- 1 - current: the
+        tick's COMMIT); else dt = 0 and tau with pi_hat.  A ValueError names what is not finite, nothing taken."""
         control = self._control
-        control[kernel.DT], control[kernel.MODE] = dt, kernel.SLIDING if numpy else self._mode if adapt else 0
-        tau = _empty(len(self._s))
-        state = q, v, q_d, v_d, a_d
-        try:
-            status = self._entry(*self._arrays, states, self._constants, self._Lambda, self._K_D, self._Gamma,
-                                 self._joints, self._vectors, self._Y, self._rate, control, q, v, q_d, v_d, a_d, tau)
-        except TypeError:                  # not C-contiguous float64 arrays (or planar joints, or no C extension)
-            state = self._state(q, v, q_d, v_d, a_d)
-            status = kernel.tick(*self._arrays, states, self._constants, self._Lambda, self._K_D, self._Gamma,
-                                 self._joints, self._vectors, self._Y, self._rate, control, *state, tau)
+        control[kernel.DT] = dt
+        control[kernel.MODE] = self._modes[adapt]
+        tau = _empty(self._shapes[1][0])
+        try:                                        # float64 arrays of the tick's shapes, straight in (else SHAPE)
+            status = self._call(*self._fixed, states, q, v, q_d, v_d, a_d, tau) if self._direct else kernel.SHAPE
+        except TypeError:
+            status = kernel.SHAPE
+        if status or self._numpy[adapt]:
+            return self._checked_tick(status, (q, v, q_d, v_d, a_d), dt, adapt, states, tau)
+        return tau, self.theta_hat
+
+    def _checked_tick(self, status, state, dt, adapt, states, tau):
+        """_tick after the tick's status: the inputs converted and checked, each culprit named, and the tick again
+        (SHAPE), the ValueError of a refusal, or the numpy calls that finish the tick (_numpy_tick)."""
+        if status == kernel.SHAPE:
+            state = self._state(*state)
+            status = self._call(*self._fixed, states, *state, tau)
         if status:
             self._refuse(status, state)
-        if numpy:
+        if self._numpy[adapt]:
             return self._numpy_tick(state, dt, adapt, states, tau)
         return tau, self.theta_hat
 
@@ -342,26 +354,28 @@ class SlotineLi:
         """_tick where the drives' torque or the projection are numpy calls, after the compiled tick up to the
         regressor (kernel.SLIDING): the drives (_drive_torque), the step, the projection and the torque."""
         theta = self._drive_torque(dt if adapt else 0.0) if self._numpy_drives else self.theta_hat
-        p = 10 * self.robot.nbodies
-        pi_hat, bases = kernel.state_views(states[self._current], p)
-        pi_new, bases_new = kernel.state_views(states[1 - self._current], p)
+        p, current = 10 * self.robot.nbodies, self._current
+        pi_hat, bases = kernel.state_views(states[current], p)
+        pi_new, bases_new = kernel.state_views(states[1 - current], p)
         bases_new[:] = bases
         compiled = self._mode & kernel.PROJECT and adapt
-        status = kernel.step(self._Y, self._s, pi_hat, self._Gamma, int(self._control[kernel.BLOCK]), dt,
-                             self._basis if compiled else self._basis[:0], self._S_inv, self._constants[-2], bases_new,
-                             self._rate, pi_new)
+        status = kernel.step(self._Y, self._s, pi_hat, self._gain, int(self._control[kernel.BLOCK]), dt,
+                             self._whitening if compiled else self._whitening[:0], self._S_inv, self._control[kernel.FLOOR],
+                             bases_new, self._g, self._work, self._rate, pi_new)
         if not status:
             if adapt and not self._compiled_projection:
                 pi_new[:] = check_vector("the projection's result", self._projection(pi_new.copy()), p)
             status = kernel.torque(self._Y, pi_new, self._K_D, self._vectors, COULOMB_VELOCITY, tau)
         if status:
             self._refuse(kernel.STEP_STATUS + status, state)
+        if adapt:
+            self._control[kernel.CURRENT] = 1 - current
         return tau, theta
 
     def _refuse(self, status, state):
         """The ValueError of the tick's status (nothing of the state taken)."""
         q, v, q_d, v_d, a_d = state
-        if status == kernel.BAD_SHAPE:
+        if status == kernel.SHAPE:
             self._state(q, v, q_d, v_d, a_d)                    # raises, naming the input
         if status == kernel.BAD_QUATERNION:
             self._space.difference(q, q_d)                       # raises, naming the quaternion
@@ -387,7 +401,7 @@ class SlotineLi:
                 name, x, shape = next(t for t in zip(_INPUTS, state, self._shapes) if t[1].shape != t[2])
                 raise ValueError(f"{name} has shape {x.shape}, expected {shape}")
             q, v, q_d, v_d, a_d = state
-        if self._planar:
+        if not self._direct:
             for name, x in (("q", q), ("q_d", q_d)):
                 if not np.isfinite(x).all():
                     raise ValueError(f"{name} is not finite")

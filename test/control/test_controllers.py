@@ -411,3 +411,26 @@ def test_projection_never_moves_the_estimate_away_from_the_true_parameters():
         estimate = pi + rng.normal(scale=0.5, size=pi.size)
         projected = metric.project(estimate)
         assert (projected - pi) @ G @ (projected - pi) <= (estimate - pi) @ G @ (estimate - pi) * (1 + 1e-12)
+
+
+
+@pytest.mark.parametrize("angle", [0.0, 1e-9, 1e-6, 1e-4, 0.0099, 0.0101, 0.5, 2.0, 3.1])
+def test_the_ticks_floating_base_error_is_pinocchios_twist(angle):
+    """e = q_d (-) q of a floating base as the compiled ticks take it (configuration.lie_difference, on scalars, V(w)^-1
+    in closed form and its series below |w| = 1e-2), against Pinocchio: q_d = q exp6(v) for a twist v of rotation
+    angle `angle` (on both sides of the series' switch, from rest to near pi) gives e = v, seen through
+    ComputedTorque's tick at rest with K_p = 1: tau = ID(q, 0, e)."""
+    import pinocchio
+
+    robot = load("quadruped.urdf", floating_base=True)
+    controller, zero = ComputedTorque(robot, 1.0, 1.0, friction=False), np.zeros(robot.nv)
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        q, v, axis = robot.random_configuration(rng), np.zeros(robot.nv), rng.normal(size=3)
+        v[:3], v[3:6] = rng.normal(size=3), angle * axis / np.linalg.norm(axis)
+        q_d = q.copy()
+        q_d[:7] = pinocchio.SE3ToXYZQUAT(pinocchio.XYZQUATToSE3(q[:7]) * pinocchio.exp6(pinocchio.Motion(v[:6])))
+        np.testing.assert_allclose(robot.difference(q, q_d), v, rtol=0, atol=1e-12 * np.abs(v).max())
+        expected = robot.inverse_dynamics(q, zero, v)
+        np.testing.assert_allclose(controller.torque(q, zero, q_d, zero, zero), expected, rtol=0,
+                                   atol=1e-11 * np.abs(expected).max())

@@ -93,13 +93,13 @@ LAYERS = (
     ("description", ("urdf", "mjcf", "model", "configuration", "drive_files")),
     ("compiling", tuple(f"calls.{m}" for m in ("cache", "compiling", "generated", "native", "batch"))),
     ("kernels", ("algorithms",)),
-    ("calls", ("calls", "composed", "contact_sets", "mimic", "observers", "precompile")),
+    ("calls", ("calls", "composed", "contact_sets", "mimic", "observers")),
     ("facade", ("robot", "loading")),
     ("applications", ("controllers", "identification")),
     ("viewer", ("viewer",)),                    # the browser view (an optional extra): no library module sees it
     ("namespace", ("",)),                       # robot_dynamics/__init__.py: the public names
     ("ros", ("ros",)),
-    ("programs", ("demo", "cli")))
+    ("programs", ("demo", "cli", "precompile")))      # precompile: `robot-dynamics compile`, methods and controllers
 
 
 def layer_of(module):
