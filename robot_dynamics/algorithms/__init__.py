@@ -13,9 +13,9 @@ from ..calls import batch, generated    # noqa: F401  first: their own kernels (
 from ..calls.cache import kernel_cache
 
 _HERE = Path(__file__).parent
-_SOURCES = [p for p in _HERE.glob("*.py") if p.name not in ("reference.py", "registry.py")] + [
+SOURCES = [p for p in _HERE.glob("*.py") if p.name not in ("reference.py", "registry.py")] + [
     Path(model.__file__), _HERE.parent / "dense.py",
     *(_HERE.parent / "calls" / name for name in ("compiling.py", "generated.py", "batch.py"))]
 
-with kernel_cache(_HERE, _SOURCES):
+with kernel_cache(_HERE, SOURCES):
     from . import registry                                                            # noqa: F401

@@ -34,22 +34,25 @@ def _writable(directory):
 
 
 @contextlib.contextmanager
-def kernel_cache(package_dir, sources):
+def kernel_cache(package_dir, sources, generated=True):
     """numba caches the kernels defined (decorated) within this context in a directory named after the hash of
-    the files `sources`: beside the package (package_dir/__pycache__) when writable, else in the user cache."""
+    the files `sources`: beside the package (package_dir/__pycache__) when writable, else in the user cache; the
+    context gives that directory (None when none is writable).  With `generated` (the kernels' own context,
+    algorithms/__init__) it is also where generated modules go and what cache_is_cold looks at; controllers/
+    caches its compiled ticks under a hash of their own and their callees' sources without it."""
     global _cache_dir
     digest = hashlib.sha256(b"".join(Path(s).read_bytes() for s in sorted(map(str, sources)))).hexdigest()[:16]
     name = f"robot_dynamics-kernels-{digest}"
     user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
     base = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else None
-    for candidate in ([base] if base else [Path(package_dir) / "__pycache__", user]):
-        if _writable(candidate / name):
-            _cache_dir = candidate / name
-            break
+    directory = next((candidate / name for candidate in ([base] if base else [Path(package_dir) / "__pycache__", user])
+                      if _writable(candidate / name)), None)
+    if generated and directory is not None:
+        _cache_dir = directory
     previous = numba.config.CACHE_DIR
-    numba.config.CACHE_DIR = str(_cache_dir) if _cache_dir else previous
+    numba.config.CACHE_DIR = str(directory) if directory else previous
     try:
-        yield
+        yield directory
     finally:
         numba.config.CACHE_DIR = previous
 

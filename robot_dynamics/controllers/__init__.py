@@ -11,14 +11,31 @@
   posture task
 - trajectories: PiecewiseTrajectory (JointTrajectory contents), quintic_waypoints, SumOfSines
 - simulator: Simulator (RK4 / semi-implicit Euler on the configuration manifold), with_payload
+
+The compiled ticks (_ct_tick, _osc_tick, _slotine_tick, _composite_tick) call compiled functions of other modules
+(configuration.lie_difference, inertia's projection, dense's Cholesky, the kernels' C entry points) and numba checks
+a cached function against its own file only: they are imported inside calls.cache.kernel_cache, which caches them in
+a folder named after a hash of this package's sources and of every module they reach, so that editing a callee
+cannot leave a tick running its old machine code.
 """
-from ..inertia import InertiaMetric, log_det_divergence, log_det_metric, parameters_from_pseudo_inertia, pseudo_inertia
-from .adaptive import SlotineLi, TrackingRecord, excitation_gain
-from .composite import CompositeSlotineLi, MomentumFilter, RelativeGains
-from .computed_torque import ComputedTorque, gain_matrix, tracking_error
-from .simulator import Rollout, Simulator, payload_parameters, with_payload
-from .task_space import OperationalSpace
-from .trajectories import PiecewiseTrajectory, Reference, SumOfSines, quintic_waypoints
+from pathlib import Path
+
+from ..algorithms import SOURCES as _KERNEL_SOURCES
+from ..calls.cache import kernel_cache
+
+_HERE = Path(__file__).parent
+_SOURCES = [*_HERE.glob("*.py"), *_HERE.parent.joinpath("calls").glob("*.py"), *_KERNEL_SOURCES,
+            *(_HERE.parent / f"{name}.py" for name in ("configuration", "inertia", "dense", "drives", "spatial"))]
+
+with kernel_cache(_HERE, _SOURCES, generated=False):
+    from ..inertia import (InertiaMetric, log_det_divergence, log_det_metric, parameters_from_pseudo_inertia,
+                           pseudo_inertia)
+    from .adaptive import SlotineLi, TrackingRecord, excitation_gain
+    from .composite import CompositeSlotineLi, MomentumFilter, RelativeGains
+    from .computed_torque import ComputedTorque, gain_matrix, tracking_error
+    from .simulator import Rollout, Simulator, payload_parameters, with_payload
+    from .task_space import OperationalSpace
+    from .trajectories import PiecewiseTrajectory, Reference, SumOfSines, quintic_waypoints
 
 __all__ = [
     "CompositeSlotineLi", "ComputedTorque", "InertiaMetric", "MomentumFilter", "OperationalSpace",

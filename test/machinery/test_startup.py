@@ -92,3 +92,26 @@ def test_a_changed_kernel_source_gets_a_new_cache_directory(tmp_path, monkeypatc
     second = load()
     assert second != first and list(second.rglob("*.nbi")), "a changed callee: a new folder, compiled afresh"
     assert list(first.rglob("*.nbi")), "the old folder is left as it was"
+
+
+def test_the_controllers_ticks_cache_under_a_hash_of_their_callees():
+    """A tick links configuration.lie_difference, inertia's projection and dense's Cholesky into its machine code,
+    and numba checks a cache against the tick's own file: controllers/ caches its ticks in a folder named after a
+    hash of those callees' sources too (an edited lie_difference once ran stale inside the ticks), and leaves the
+    kernels' folder -- where generated modules go, what cache_is_cold reads -- as the kernels set it."""
+    import robot_dynamics.algorithms  # noqa: F401  (the kernels' folder first, as any user's import does)
+    from robot_dynamics.calls import cache
+    kernels = cache._cache_dir
+    from robot_dynamics import controllers
+    from robot_dynamics.controllers import _composite_tick, _ct_tick, _osc_tick, _slotine_tick
+
+    package = Path(controllers.__file__).parent.parent
+    hashed = {p.resolve() for p in controllers._SOURCES}
+    for name in ("configuration.py", "inertia.py", "dense.py", "spatial.py", "controllers/_ct_tick.py",
+                 "algorithms/kinematics.py", "calls/generated.py"):
+        assert (package / name).resolve() in hashed, name
+    for tick in (_ct_tick.space_difference, _osc_tick.osc_tick, _slotine_tick.sl_tick, _composite_tick.tick):
+        folder = Path(tick._cache._cache_path)
+        assert any(part.startswith("robot_dynamics-kernels-") for part in folder.parts), folder
+        assert kernels is None or kernels not in folder.parents, "not the kernels' folder"
+    assert cache._cache_dir == kernels
