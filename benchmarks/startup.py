@@ -1,6 +1,6 @@
 """Start-up time: import + load_urdf + first dynamics() call, cold (empty numba cache) and warm; then every method.
 
-    python benchmarks/startup.py [--every] [--jobs 2]
+    python benchmarks/startup.py [--every | --after-compile] [--jobs 2]
 
 Runs fresh interpreters with NUMBA_CACHE_DIR pointing at a new empty folder (cold: compiles every kernel, the
 batch kernel included), then again with the same folder (warm: loads them).  Prints wall times and the stderr.
@@ -9,6 +9,7 @@ With ``--every`` (issue 26): in a new empty cache, one process calling every pub
 state and a batch, robot_dynamics.precompile.CALLS) -- the cold start of a user who calls them all; then, in
 another empty cache, ``robot-dynamics compile --jobs N``; and after it, a fresh process timing the first calls of
 each method (loading a robot and its kernels from the cache, one state and a batch), the slowest printed.
+``--after-compile``: only the latter two, every method's first call listed.
 """
 import subprocess
 import sys
@@ -53,19 +54,22 @@ print(f"import {t1 - t0:.3f} s, first load_urdf {t2 - t1:.3f} s", file=sys.stder
 """
 
 
-def every(jobs):
-    """The --every figures (module docstring)."""
+def every(jobs, cold=True):
+    """The --every figures (module docstring); without `cold` (--after-compile), only compile and the first calls
+    after it, with every method's first call listed (the README's list)."""
     import os
     import resource
-    with tempfile.TemporaryDirectory() as cache:
-        t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        out = subprocess.run([sys.executable, "-c", EVERY], env=dict(os.environ, NUMBA_CACHE_DIR=cache),
-                             capture_output=True, text=True, check=True)
-        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
-        print(f"cold, one process calling every method once: {time.perf_counter() - t0:.1f} s wall, {cpu:.1f} s cpu")
-        slowest = sorted((pair.split("=") for pair in out.stdout.split()), key=lambda p: -float(p[1]))[:6]
-        print("  slowest first calls: " + ", ".join(f"{name} {float(s):.1f} s" for name, s in slowest))
+    if cold:
+        with tempfile.TemporaryDirectory() as cache:
+            t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+            out = subprocess.run([sys.executable, "-c", EVERY], env=dict(os.environ, NUMBA_CACHE_DIR=cache),
+                                 capture_output=True, text=True, check=True)
+            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
+            print(f"cold, one process calling every method once: {time.perf_counter() - t0:.1f} s wall, "
+                  f"{cpu:.1f} s cpu")
+            slowest = sorted((pair.split("=") for pair in out.stdout.split()), key=lambda p: -float(p[1]))[:6]
+            print("  slowest first calls: " + ", ".join(f"{name} {float(s):.1f} s" for name, s in slowest))
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         t0 = time.perf_counter()
@@ -79,6 +83,8 @@ def every(jobs):
               f"compiling.prepare_target); first call of each method: slowest {times[0][0]} {times[0][1]:.3f} s, "
               f"median {times[len(times) // 2][1]:.3f} s, total {sum(t for _, t in times):.2f} s "
               f"({len(times)} methods)")
+        if not cold:
+            print("  " + ", ".join(f"{name} {seconds:.3f}" for name, seconds in times))
 
 
 def main():
@@ -86,8 +92,13 @@ def main():
     import os
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--every", action="store_true", help="also every method, cold and after compile")
+    parser.add_argument("--after-compile", action="store_true",
+                        help="only robot-dynamics compile in an empty cache and every method's first call after it")
     parser.add_argument("--jobs", type=int, default=2, help="processes of robot-dynamics compile (--every)")
     args = parser.parse_args()
+    if args.after_compile:
+        every(args.jobs, cold=False)
+        return
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         for label in ("cold", "warm", "warm"):
