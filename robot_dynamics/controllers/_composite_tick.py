@@ -113,35 +113,76 @@ def torque(Y, pi_hat, d, M_ref, kd, s):
     return tau
 
 
+@njit(cache=True)
+def upper_factor_into(M, U):
+    """U <- the upper-triangular U with M = U U^T (n, n; lower triangle zero), M symmetric positive definite (a
+    LinAlgError otherwise): the Cholesky factor of M with its rows and columns reversed.  On a tree, U_ij != 0 only
+    for j a descendant of i (Featherstone's LTL factorization: no fill-in), so U^-1 keeps the regressor's zeros."""
+    n = M.shape[0]
+    for i in range(n):
+        for j in range(n):
+            U[i, j] = M[n - 1 - i, n - 1 - j]
+    if not cholesky_into(U, U):
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    for t in range(n * n // 2):                         # reversed back: (P C P) (P C P)^T = P M_r P = M
+        i, j = t // n, t % n
+        U[i, j], U[n - 1 - i, n - 1 - j] = U[n - 1 - i, n - 1 - j], U[i, j]
+
+
 @njit(cache=True, fastmath=REORDER)
-def information_into(L, rho, W, decay, Omega, Omega_0, V, out):
+def information_into(U, rho, W, decay, Omega, Omega_0, span, V, out):
     """out <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p; the lower triangles read and written),
-    W^T R W = rho V^T V with V = L^-1 W (V (nv, p) a work array): the information a prediction error adds to Omega,
-    the old forgotten at the rate beta (decay = exp(-beta dt)).  Forward substitution by rows, then V^T V."""
+    W^T R W = rho V^T V with V = U^-1 W, M(q; pi_ref) = U U^T (upper_factor_into; V (nv, p) a work array): the
+    information a prediction error adds to Omega, the old forgotten at the rate beta (decay = exp(-beta dt)).
+
+    span (nv, 2): row i of W is zero outside the columns span[i, 0]:span[i, 1] (the bodies joint i moves: its
+    subtree), and so is row i of V (U_ij != 0 only for j in i's subtree): back substitution and V^T V over those
+    columns alone."""
     nv, p = W.shape
-    for i in range(nv):
+    for i in range(nv - 1, -1, -1):
+        lo, hi = span[i, 0], span[i, 1]
         for c in range(p):
+            V[i, c] = 0.0
+        for c in range(lo, hi):
             V[i, c] = W[i, c]
-        for j in range(i):
-            f = L[i, j]
-            for c in range(p):
-                V[i, c] -= f * V[j, c]
-        f = 1.0 / L[i, i]
-        for c in range(p):
+        for j in range(i + 1, nv):
+            f = U[i, j]
+            if f != 0.0:
+                for c in range(lo, hi):
+                    V[i, c] -= f * V[j, c]
+        f = 1.0 / U[i, i]
+        for c in range(lo, hi):
             V[i, c] *= f
     for i in range(p):
         for j in range(i + 1):
             out[i, j] = Omega_0[i, j] + decay * (Omega[i, j] - Omega_0[i, j])
-        for k in range(nv):
+    for k in range(nv):
+        lo, hi = span[k, 0], span[k, 1]
+        for i in range(lo, hi):
             f = rho * V[k, i]
-            for j in range(i + 1):
+            for j in range(lo, i + 1):
                 out[i, j] += f * V[k, j]
 
 
+def spans(bodies, nv, p):
+    """(nv, 2) for a model's bodies record (model.py): row i of Y, Y_p and Y_h is zero outside the columns
+    span[i, 0]:span[i, 1], those of the bodies coordinate i moves (the subtrees k..last[k] of the bodies it drives)."""
+    span = np.zeros((nv, 2), dtype=np.int64)
+    span[:, 0] = p
+    for k in range(len(bodies)):
+        for i in range(bodies["iv"][k], bodies["iv"][k] + bodies["nvj"][k]):
+            span[i] = min(span[i, 0], 10 * k), max(span[i, 1], 10 * bodies["last"][k] + 10)
+    return span
+
+
 @njit(cache=True)
-def information(L, rho, W, decay, Omega, Omega_0, out):
-    """information_into with its own work array, out symmetric."""
-    information_into(L, rho, W, decay, Omega, Omega_0, np.empty(W.shape), out)
+def information(M, rho, W, decay, Omega, Omega_0, out):
+    """information_into with M = M(q; pi_ref), no zero columns assumed and its own work arrays, out symmetric."""
+    nv, p = W.shape
+    U, span = np.empty((nv, nv)), np.zeros((nv, 2), dtype=np.int64)
+    span[:, 1] = p
+    upper_factor_into(M, U)
+    information_into(U, rho, W, decay, Omega, Omega_0, span, np.empty(W.shape), out)
     for i in range(out.shape[0]):
         for j in range(i):
             out[j, i] = out[i, j]
@@ -483,27 +524,27 @@ def state_views(X, nv, p):
 @njit(cache=True)
 def work_size(nv, p, m):
     """The length of the tick's work array (work_views), m the adapted parameters' count."""
-    return 2 * nv * p + nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + 336 + 48
+    return 2 * nv * p + 2 * nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + 336 + 48
 
 
 @njit(cache=True)
 def work_views(Z, nv, p, m):
-    """The work array Z (work_size,) as (W, V (nv, p), L (nv, nv), A (m, m), g, step (p,), x (m,),
+    """The work array Z (work_size,) as (W, V (nv, p), L, U (nv, nv), A (m, m), g, step (p,), x (m,),
     tau_f, eps, r (nv,), L_inv (nb, 4, 4), X (21, 4, 4), J (3, 4, 4))."""
-    sizes = (nv * p, nv * p, nv * nv, m * m, p, p, m, nv, nv, nv, 16 * (p // 10), 336, 48)
+    sizes = (nv * p, nv * p, nv * nv, nv * nv, m * m, p, p, m, nv, nv, nv, 16 * (p // 10), 336, 48)
     views = []
     o = 0
     for size in sizes:
         views.append(Z[o:o + size])
         o += size
-    return (views[0].reshape(nv, p), views[1].reshape(nv, p), views[2].reshape(nv, nv), views[3].reshape(m, m),
-            views[4], views[5], views[6], views[7], views[8], views[9], views[10].reshape(p // 10, 4, 4),
-            views[11].reshape(21, 4, 4), views[12].reshape(3, 4, 4))
+    return (views[0].reshape(nv, p), views[1].reshape(nv, p), views[2].reshape(nv, nv), views[3].reshape(nv, nv),
+            views[4].reshape(m, m), views[5], views[6], views[7], views[8], views[9], views[10],
+            views[11].reshape(p // 10, 4, 4), views[12].reshape(21, 4, 4), views[13].reshape(3, 4, 4))
 
 
 @njit(cache=True)
 def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d, a, b, c, lam, armature, rho, decay,
-         Omega_0, mu, adapted, S, S_inv, B, dt):
+         Omega_0, mu, adapted, S, S_inv, B, span, dt):
     """One tick of CompositeSlotineLi.update on buffers: the state read from states[current] and the new state
     written to states[1 - current] (state_views: F, Omega, pi_hat, prediction_error, the torque), work the tick's
     work array (work_views):
@@ -513,13 +554,15 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
       Omega_next = Omega_0 + exp(-beta dt) (Omega - Omega_0) + dt W^T R W (least squares; the others keep Omega),
       pi_next = pi_hat + dt pi_hat_dot bounded (bounded_step; the gradient law projects), eps = W pi_next - tau_f.
 
+    span (nv, 2): the columns where row i of the regressors can be non-zero (information_into).
+
     The caller takes the new state (current <- 1 - current) only when the status is not NOT_FINITE (the torque not
     finite), so that a refused tick changes nothing.  Returns OK, LIMITED (the step was bounded) or NOT_FINITE.
     """
     nv, p = Y.shape
     F, Omega, pi_hat, error, held = state_views(states[current], nv, p)
     F_next, Omega_next, pi_next, error_next, tau = state_views(states[1 - current], nv, p)
-    W, V, L, A, g, step, x, tau_f, eps, r, L_inv, X, J = work_views(work, nv, p, adapted.shape[0])
+    W, V, L, U, A, g, step, x, tau_f, eps, r, L_inv, X, J = work_views(work, nv, p, adapted.shape[0])
     limited = False
     if mode == STEP:
         filter_step(F, F_next, Y_p, Y_h, held, v, f_v, a, b, c)
@@ -529,7 +572,8 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
         residual_into(W, pi_hat, tau_f, eps)
         gradient_into(Y, s, W, eps, L, rho, r, g)
         if law == LEAST_SQUARES:
-            information_into(L, dt * rho, W, decay, Omega, Omega_0, V, Omega_next)
+            upper_factor_into(M_ref, U)
+            information_into(U, dt * rho, W, decay, Omega, Omega_0, span, V, Omega_next)
         else:
             Omega_next[:] = Omega
         if law != GRADIENT:

@@ -269,6 +269,7 @@ class CompositeSlotineLi:
         self._f_v, self._d, self._estimate = np.zeros(nv), np.zeros(nv), np.empty(nv)
         self._Y, self._Y_p, self._Y_h = np.empty((nv, p)), np.empty((nv, p)), np.empty((nv, p))
         self._Q, self._E = np.empty((nv, robot.nq)), np.eye(nv)           # diag M(q; pi_hat): gains
+        self._span = kernel.spans(robot.model.bodies, nv, p)
         self._Yb = (np.empty((nv, nv, p)), np.empty((nv, nv, p)))
 
     # --- gains -----------------------------------------------------------------------------------------------
@@ -373,7 +374,7 @@ class CompositeSlotineLi:
         pi_dot = self._rate(kernel.gradient(Y, sl.s, W, W @ pi_hat - tau_f, L, self.prediction), pi_hat, Omega)
         if self.law_name == "least_squares":
             Omega_dot = np.empty_like(Omega)                    # -beta (Omega - Omega_0) + W^T R W
-            kernel.information(L, self.prediction, W, -self.beta, Omega - self.Omega_0, np.zeros_like(Omega),
+            kernel.information(M_ref, self.prediction, W, -self.beta, Omega - self.Omega_0, np.zeros_like(Omega),
                                Omega_dot)
         else:
             Omega_dot = np.zeros_like(Omega)
@@ -437,7 +438,7 @@ class CompositeSlotineLi:
             status = kernel.tick(mode, self._law, self._current, self._states, self._work, self._Y, self._Y_p,
                                  self._Y_h, self._M_ref, self._s, self._kd_t, v, self._f_v, self._d, a, b, c,
                                  filt.lam, filt.armature, self.prediction, self._decay[1], self.Omega_0, self.mu,
-                                 self._adapted, self._S, self._S_inv, self._B, dt)
+                                 self._adapted, self._S, self._S_inv, self._B, self._span, dt)
         except np.linalg.LinAlgError as err:
             raise ValueError(f"no torque for this state: {err}") from err
         if status == kernel.NOT_FINITE:
