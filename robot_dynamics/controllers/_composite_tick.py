@@ -130,59 +130,40 @@ def upper_factor_into(M, U):
 
 
 @njit(cache=True, fastmath=REORDER)
-def information_into(U, rho, W, decay, Omega, Omega_0, span, V, out):
+def information_into(U, rho, W, decay, Omega, Omega_0, V, out):
     """out <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p; the lower triangles read and written),
     W^T R W = rho V^T V with V = U^-1 W, M(q; pi_ref) = U U^T (upper_factor_into; V (nv, p) a work array): the
     information a prediction error adds to Omega, the old forgotten at the rate beta (decay = exp(-beta dt)).
 
-    span (nv, 2): row i of W is zero outside the columns span[i, 0]:span[i, 1] (the bodies joint i moves: its
-    subtree), and so is row i of V (U_ij != 0 only for j in i's subtree): back substitution and V^T V over those
-    columns alone."""
+    Row i of W is zero but for the bodies joint i moves (its subtree), and so is row i of V (U_ij != 0 only for j
+    in i's subtree): V^T V skips the zero V_ki, about half of them on an arm, more on a branching tree."""
     nv, p = W.shape
     for i in range(nv - 1, -1, -1):
-        lo, hi = span[i, 0], span[i, 1]
         for c in range(p):
-            V[i, c] = 0.0
-        for c in range(lo, hi):
             V[i, c] = W[i, c]
         for j in range(i + 1, nv):
             f = U[i, j]
-            if f != 0.0:
-                for c in range(lo, hi):
-                    V[i, c] -= f * V[j, c]
+            for c in range(p):
+                V[i, c] -= f * V[j, c]
         f = 1.0 / U[i, i]
-        for c in range(lo, hi):
+        for c in range(p):
             V[i, c] *= f
-    for i in range(p):
+    for i in range(p):                                  # row by row: out's row stays in cache over the k
         for j in range(i + 1):
             out[i, j] = Omega_0[i, j] + decay * (Omega[i, j] - Omega_0[i, j])
-    for k in range(nv):
-        lo, hi = span[k, 0], span[k, 1]
-        for i in range(lo, hi):
+        for k in range(nv):
             f = rho * V[k, i]
-            for j in range(lo, i + 1):
-                out[i, j] += f * V[k, j]
-
-
-def spans(bodies, nv, p):
-    """(nv, 2) for a model's bodies record (model.py): row i of Y, Y_p and Y_h is zero outside the columns
-    span[i, 0]:span[i, 1], those of the bodies coordinate i moves (the subtrees k..last[k] of the bodies it drives)."""
-    span = np.zeros((nv, 2), dtype=np.int64)
-    span[:, 0] = p
-    for k in range(len(bodies)):
-        for i in range(bodies["iv"][k], bodies["iv"][k] + bodies["nvj"][k]):
-            span[i] = min(span[i, 0], 10 * k), max(span[i, 1], 10 * bodies["last"][k] + 10)
-    return span
+            if f != 0.0:
+                for j in range(i + 1):
+                    out[i, j] += f * V[k, j]
 
 
 @njit(cache=True)
 def information(M, rho, W, decay, Omega, Omega_0, out):
-    """information_into with M = M(q; pi_ref), no zero columns assumed and its own work arrays, out symmetric."""
-    nv, p = W.shape
-    U, span = np.empty((nv, nv)), np.zeros((nv, 2), dtype=np.int64)
-    span[:, 1] = p
+    """information_into with M = M(q; pi_ref) and its own work arrays, out symmetric."""
+    U = np.empty((W.shape[0], W.shape[0]))
     upper_factor_into(M, U)
-    information_into(U, rho, W, decay, Omega, Omega_0, span, np.empty(W.shape), out)
+    information_into(U, rho, W, decay, Omega, Omega_0, np.empty(W.shape), out)
     for i in range(out.shape[0]):
         for j in range(i):
             out[j, i] = out[i, j]
@@ -544,7 +525,7 @@ def work_views(Z, nv, p, m):
 
 @njit(cache=True)
 def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d, a, b, c, lam, armature, rho, decay,
-         Omega_0, mu, adapted, S, S_inv, B, span, dt):
+         Omega_0, mu, adapted, S, S_inv, B, dt):
     """One tick of CompositeSlotineLi.update on buffers: the state read from states[current] and the new state
     written to states[1 - current] (state_views: F, Omega, pi_hat, prediction_error, the torque), work the tick's
     work array (work_views):
@@ -553,8 +534,6 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
       W pi = tau_f at this sample, and with R = rho M(q; pi_ref)^-1 (a Cholesky factor of M(q; pi_ref)),
       Omega_next = Omega_0 + exp(-beta dt) (Omega - Omega_0) + dt W^T R W (least squares; the others keep Omega),
       pi_next = pi_hat + dt pi_hat_dot bounded (bounded_step; the gradient law projects), eps = W pi_next - tau_f.
-
-    span (nv, 2): the columns where row i of the regressors can be non-zero (information_into).
 
     The caller takes the new state (current <- 1 - current) only when the status is not NOT_FINITE (the torque not
     finite), so that a refused tick changes nothing.  Returns OK, LIMITED (the step was bounded) or NOT_FINITE.
@@ -573,7 +552,7 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
         gradient_into(Y, s, W, eps, L, rho, r, g)
         if law == LEAST_SQUARES:
             upper_factor_into(M_ref, U)
-            information_into(U, dt * rho, W, decay, Omega, Omega_0, span, V, Omega_next)
+            information_into(U, dt * rho, W, decay, Omega, Omega_0, V, Omega_next)
         else:
             Omega_next[:] = Omega
         if law != GRADIENT:

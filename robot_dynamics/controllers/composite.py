@@ -269,7 +269,6 @@ class CompositeSlotineLi:
         self._f_v, self._d, self._estimate = np.zeros(nv), np.zeros(nv), np.empty(nv)
         self._Y, self._Y_p, self._Y_h = np.empty((nv, p)), np.empty((nv, p)), np.empty((nv, p))
         self._Q, self._E = np.empty((nv, robot.nq)), np.eye(nv)           # diag M(q; pi_hat): gains
-        self._span = kernel.spans(robot.model.bodies, nv, p)
         self._Yb = (np.empty((nv, nv, p)), np.empty((nv, nv, p)))
 
     # --- gains -----------------------------------------------------------------------------------------------
@@ -438,7 +437,7 @@ class CompositeSlotineLi:
             status = kernel.tick(mode, self._law, self._current, self._states, self._work, self._Y, self._Y_p,
                                  self._Y_h, self._M_ref, self._s, self._kd_t, v, self._f_v, self._d, a, b, c,
                                  filt.lam, filt.armature, self.prediction, self._decay[1], self.Omega_0, self.mu,
-                                 self._adapted, self._S, self._S_inv, self._B, self._span, dt)
+                                 self._adapted, self._S, self._S_inv, self._B, dt)
         except np.linalg.LinAlgError as err:
             raise ValueError(f"no torque for this state: {err}") from err
         if status == kernel.NOT_FINITE:
