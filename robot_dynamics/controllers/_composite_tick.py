@@ -113,57 +113,35 @@ def torque(Y, pi_hat, d, M_ref, kd, s):
     return tau
 
 
-@njit(cache=True)
-def upper_factor_into(M, U):
-    """U <- the upper-triangular U with M = U U^T (n, n; lower triangle zero), M symmetric positive definite (a
-    LinAlgError otherwise): the Cholesky factor of M with its rows and columns reversed.  On a tree, U_ij != 0 only
-    for j a descendant of i (Featherstone's LTL factorization: no fill-in), so U^-1 keeps the regressor's zeros."""
-    n = M.shape[0]
-    for i in range(n):
-        for j in range(n):
-            U[i, j] = M[n - 1 - i, n - 1 - j]
-    if not cholesky_into(U, U):
-        raise np.linalg.LinAlgError("Matrix is not positive definite")
-    for t in range(n * n // 2):                         # reversed back: (P C P) (P C P)^T = P M_r P = M
-        i, j = t // n, t % n
-        U[i, j], U[n - 1 - i, n - 1 - j] = U[n - 1 - i, n - 1 - j], U[i, j]
-
-
 @njit(cache=True, fastmath=REORDER)
-def information_into(U, rho, W, decay, Omega, Omega_0, V, out):
+def information_into(L, rho, W, decay, Omega, Omega_0, V, out):
     """out <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p; the lower triangles read and written),
-    W^T R W = rho V^T V with V = U^-1 W, M(q; pi_ref) = U U^T (upper_factor_into; V (nv, p) a work array): the
-    information a prediction error adds to Omega, the old forgotten at the rate beta (decay = exp(-beta dt)).
-
-    Row i of W is zero but for the bodies joint i moves (its subtree), and so is row i of V (U_ij != 0 only for j
-    in i's subtree): V^T V skips the zero V_ki, about half of them on an arm, more on a branching tree."""
+    W^T R W = rho V^T V with V = L^-1 W (V (nv, p) a work array): the information a prediction error adds to Omega,
+    the old forgotten at the rate beta (decay = exp(-beta dt)).  Forward substitution by rows, then V^T V."""
     nv, p = W.shape
-    for i in range(nv - 1, -1, -1):
+    for i in range(nv):
         for c in range(p):
             V[i, c] = W[i, c]
-        for j in range(i + 1, nv):
-            f = U[i, j]
+        for j in range(i):
+            f = L[i, j]
             for c in range(p):
                 V[i, c] -= f * V[j, c]
-        f = 1.0 / U[i, i]
+        f = 1.0 / L[i, i]
         for c in range(p):
             V[i, c] *= f
-    for i in range(p):                                  # row by row: out's row stays in cache over the k
+    for i in range(p):
         for j in range(i + 1):
             out[i, j] = Omega_0[i, j] + decay * (Omega[i, j] - Omega_0[i, j])
         for k in range(nv):
             f = rho * V[k, i]
-            if f != 0.0:
-                for j in range(i + 1):
-                    out[i, j] += f * V[k, j]
+            for j in range(i + 1):
+                out[i, j] += f * V[k, j]
 
 
 @njit(cache=True)
-def information(M, rho, W, decay, Omega, Omega_0, out):
-    """information_into with M = M(q; pi_ref) and its own work arrays, out symmetric."""
-    U = np.empty((W.shape[0], W.shape[0]))
-    upper_factor_into(M, U)
-    information_into(U, rho, W, decay, Omega, Omega_0, np.empty(W.shape), out)
+def information(L, rho, W, decay, Omega, Omega_0, out):
+    """information_into with its own work array, out symmetric."""
+    information_into(L, rho, W, decay, Omega, Omega_0, np.empty(W.shape), out)
     for i in range(out.shape[0]):
         for j in range(i):
             out[j, i] = out[i, j]
@@ -506,22 +484,22 @@ def state_views(X, nv, p):
 @njit(cache=True)
 def work_size(nv, p, m):
     """The length of the tick's work array (work_views), m the adapted parameters' count."""
-    return 2 * nv * p + 2 * nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + 336 + 48
+    return 2 * nv * p + nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + 336 + 48
 
 
 @njit(cache=True)
 def work_views(Z, nv, p, m):
-    """The work array Z (work_size,) as (W, V (nv, p), L, U (nv, nv), A (m, m), g, step (p,), x (m,),
+    """The work array Z (work_size,) as (W, V (nv, p), L (nv, nv), A (m, m), g, step (p,), x (m,),
     tau_f, eps, r (nv,), L_inv (nb, 4, 4), X (21, 4, 4), J (3, 4, 4))."""
-    sizes = (nv * p, nv * p, nv * nv, nv * nv, m * m, p, p, m, nv, nv, nv, 16 * (p // 10), 336, 48)
+    sizes = (nv * p, nv * p, nv * nv, m * m, p, p, m, nv, nv, nv, 16 * (p // 10), 336, 48)
     views = []
     o = 0
     for size in sizes:
         views.append(Z[o:o + size])
         o += size
-    return (views[0].reshape(nv, p), views[1].reshape(nv, p), views[2].reshape(nv, nv), views[3].reshape(nv, nv),
-            views[4].reshape(m, m), views[5], views[6], views[7], views[8], views[9], views[10],
-            views[11].reshape(p // 10, 4, 4), views[12].reshape(21, 4, 4), views[13].reshape(3, 4, 4))
+    return (views[0].reshape(nv, p), views[1].reshape(nv, p), views[2].reshape(nv, nv), views[3].reshape(m, m),
+            views[4], views[5], views[6], views[7], views[8], views[9], views[10].reshape(p // 10, 4, 4),
+            views[11].reshape(21, 4, 4), views[12].reshape(3, 4, 4))
 
 
 @njit(cache=True)
@@ -542,7 +520,7 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
     nv, p = Y.shape
     F, Omega, pi_hat, error, held = state_views(states[current], nv, p)
     F_next, Omega_next, pi_next, error_next, tau = state_views(states[1 - current], nv, p)
-    W, V, L, U, A, g, step, x, tau_f, eps, r, L_inv, X, J = work_views(work, nv, p, adapted.shape[0])
+    W, V, L, A, g, step, x, tau_f, eps, r, L_inv, X, J = work_views(work, nv, p, adapted.shape[0])
     limited = False
     if mode == STEP:
         filter_step(F, F_next, Y_p, Y_h, held, v, f_v, a, b, c)
@@ -552,8 +530,7 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
         residual_into(W, pi_hat, tau_f, eps)
         gradient_into(Y, s, W, eps, L, rho, r, g)
         if law == LEAST_SQUARES:
-            upper_factor_into(M_ref, U)
-            information_into(U, dt * rho, W, decay, Omega, Omega_0, V, Omega_next)
+            information_into(L, dt * rho, W, decay, Omega, Omega_0, V, Omega_next)
         else:
             Omega_next[:] = Omega
         if law != GRADIENT:

@@ -373,7 +373,7 @@ class CompositeSlotineLi:
         pi_dot = self._rate(kernel.gradient(Y, sl.s, W, W @ pi_hat - tau_f, L, self.prediction), pi_hat, Omega)
         if self.law_name == "least_squares":
             Omega_dot = np.empty_like(Omega)                    # -beta (Omega - Omega_0) + W^T R W
-            kernel.information(M_ref, self.prediction, W, -self.beta, Omega - self.Omega_0, np.zeros_like(Omega),
+            kernel.information(L, self.prediction, W, -self.beta, Omega - self.Omega_0, np.zeros_like(Omega),
                                Omega_dot)
         else:
             Omega_dot = np.zeros_like(Omega)
