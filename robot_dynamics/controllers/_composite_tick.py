@@ -182,13 +182,13 @@ def residual_into(W, pi, tau_f, eps):
 
 @njit(cache=True)
 def pseudo_inertia_into(pi_k, B, J):
-    """J <- J(pi_k) = sum_j pi_kj J(e_j) (4, 4); B (10, 4, 4) the J(e_j)."""
-    for a in range(4):
-        for b in range(4):
-            x = 0.0
-            for j in range(10):
-                x += pi_k[j] * B[j, a, b]
-            J[a, b] = x
+    """J <- J(pi_k) = sum_j pi_kj J(e_j) (4, 4); B (10, 4, 4) the J(e_j), one to three non-zeros each (skipped)."""
+    J[:] = 0.0
+    for j in range(10):
+        for a in range(4):
+            for b in range(4):
+                if B[j, a, b] != 0.0:
+                    J[a, b] += pi_k[j] * B[j, a, b]
 
 
 @njit(cache=True)
@@ -262,9 +262,9 @@ def eigenvalue_range(A):
 @njit(cache=True, fastmath=REORDER)
 def add_log_det_block(L_inv, B, mu, X, A, i0):
     """A[i0:i0 + 10, i0:i0 + 10] += mu H_k, lower triangle: H_k[i, j] = tr(J^-1 J(e_i) J^-1 J(e_j)), J(pi_k) = L L^T,
-    L_inv = L^-1 (4, 4): the Hessian of -log det J(pi_k) (inertia.log_det_metric).  With X_i = J^-1 J(e_i) and,
-    J^-1 and J(e_j) symmetric, X_j^T = J(e_j) J^-1: H_k[i, j] = sum_ab X_i[a, b] X_j^T[a, b].  X (21, 4, 4) a work
-    array: X_i, X_i^T, J^-1."""
+    L_inv = L^-1 (4, 4): the Hessian of -log det J(pi_k) (inertia.log_det_metric).  With X_i = J^-1 J(e_i):
+    H_k[i, j] = sum_ab X_i[a, b] X_j[b, a], X_i from the one to three non-zeros of J(e_i).  X (21, 4, 4) a work
+    array: X_i, and J^-1 in X[20]."""
     J_inv = X[20]                                                     # L^-T L^-1
     for a in range(4):
         for c in range(4):
@@ -273,18 +273,19 @@ def add_log_det_block(L_inv, B, mu, X, A, i0):
                 x += L_inv[e, a] * L_inv[e, c]
             J_inv[a, c] = x
     for i in range(10):
-        for a in range(4):
+        X[i] = 0.0
+        for c in range(4):
             for b in range(4):
-                x = 0.0
-                for c in range(4):
-                    x += J_inv[a, c] * B[i, c, b]
-                X[i, a, b] = X[10 + i, b, a] = x
+                w = B[i, c, b]
+                if w != 0.0:
+                    for a in range(4):
+                        X[i, a, b] += J_inv[a, c] * w
     for i in range(10):
         for j in range(i + 1):
             h = 0.0
             for a in range(4):
                 for b in range(4):
-                    h += X[i, a, b] * X[10 + j, a, b]
+                    h += X[i, a, b] * X[j, b, a]
             A[i0 + i, i0 + j] += mu * h
 
 
