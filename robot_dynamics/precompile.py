@@ -7,8 +7,9 @@ once -- a single state and a batch -- on a bundled floating-base quadruped compi
 processes load them from the cache (see the README's Speed section for where it lives).  The calls are spread over
 N worker processes (default: the machine's cores); shared helpers are compiled first, by the first task alone, so
 that the workers do not compile them side by side.
-Then the controllers' compiled ticks (CONTROLLERS: each built and ticked once on the quadruped, in the workers
-likewise), so that a user's first tick after the command loads its tick rather than compiling it.
+The controllers' compiled ticks too (CONTROLLERS: each built and ticked once on the quadruped), so that a user's
+first tick after the command loads its tick rather than compiling it: queued after the methods whose kernels they
+call, in the same workers, so that neither phase waits on the other's slowest task.
 A progress bar goes to stderr.  Use it once after installing: in a Dockerfile (``RUN robot-dynamics compile``),
 before starting ROS nodes, or in CI before the tests.
 """
@@ -133,20 +134,25 @@ def in_workers(task, names, jobs=None, stream=None, first_alone=False):
     return done, time.perf_counter() - began
 
 
+def run_method_or_controller(name):
+    """run_controller for a name of CONTROLLERS, else run_task."""
+    return run_controller(name) if name in CONTROLLERS else run_task(name)
+
+
 def compile_all(jobs=None, stream=None):
     """Every task of TASKS, the first (mass_matrix: the outward pass and checks every kernel shares) alone and the
-    others on ``jobs`` processes; see in_workers."""
+    others on ``jobs`` processes, then the CONTROLLERS (the slowest first) as workers free up; see in_workers."""
     names = list(TASKS)
     names.insert(0, names.pop(names.index("mass_matrix")))
-    return in_workers(run_task, names, jobs, stream, first_alone=True)
+    return in_workers(run_method_or_controller, names + list(CONTROLLERS), jobs, stream, first_alone=True)
 
 
 def main(args, out):
-    """The command: compile the methods, then the controllers' ticks; print the slowest tasks and the totals."""
+    """The command: compile the methods and the controllers' ticks; print the slowest tasks and the totals."""
     done, wall = compile_all(args.jobs)
-    slowest = sorted(done.items(), key=lambda item: -item[1])[:5]
-    out.write(f"{len(done)} methods compiled or loaded in {wall:.1f} s on {args.jobs or os.cpu_count()} "
-              f"processes; slowest: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in slowest) + "\n")
-    ticks, wall = in_workers(run_controller, CONTROLLERS, args.jobs)
-    out.write(f"{len(ticks)} controllers' ticks compiled or loaded in {wall:.1f} s: "
-              + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in ticks.items()) + "\n")
+    methods = {name: seconds for name, seconds in done.items() if name not in CONTROLLERS}
+    slowest = sorted(methods.items(), key=lambda item: -item[1])[:5]
+    out.write(f"{len(methods)} methods and {len(done) - len(methods)} controllers' ticks compiled or loaded in "
+              f"{wall:.1f} s on {args.jobs or os.cpu_count()} processes; slowest methods: "
+              + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in slowest) + "; ticks: "
+              + ", ".join(f"{name} {done[name]:.1f} s" for name in CONTROLLERS) + "\n")

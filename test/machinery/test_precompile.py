@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import robot_dynamics as rd
-from robot_dynamics.precompile import CALLS, TASKS
+from robot_dynamics.precompile import CALLS, CONTROLLERS, TASKS
 
 # Robot's public methods that run no kernel of their own: configuration space and variants (numpy)
 NO_KERNEL = {"difference", "integrate", "integrate_jacobians", "neutral", "random_configuration", "random_state",
@@ -21,8 +21,10 @@ def test_the_command_runs_every_task_in_worker_processes():
     run = subprocess.run([sys.executable, "-m", "robot_dynamics.cli", "compile", "--jobs", "2"],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert f"{len(TASKS)} methods compiled or loaded in" in run.stdout and "on 2 processes" in run.stdout
-    assert f"{len(TASKS)}/{len(TASKS)}" in run.stderr                 # the progress bar's last state
+    assert (f"{len(TASKS)} methods and {len(CONTROLLERS)} controllers' ticks compiled or loaded in" in run.stdout
+            and "on 2 processes" in run.stdout)
+    total = len(TASKS) + len(CONTROLLERS)
+    assert f"{total}/{total}" in run.stderr                           # the progress bar's last state
 
 
 def test_a_bad_job_count_is_refused():
