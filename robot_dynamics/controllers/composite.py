@@ -146,9 +146,9 @@ class CompositeSlotineLi:
         self._state[1][:], self._state[2][:] = self.Omega_0, pi_hat
 
     def _buffers(self):
-        """The tick's data (_composite_tick.cs_views: the constants -- Lambda, kd, Omega_0 and mu are views of it --,
+        """The tick's data (_composite_call.cs_views: the constants -- Lambda, kd, Omega_0 and mu are views of it --,
         the robot calls' buffers and the work array), made once, and the state's two copies: a tick reads one and
-        writes the other, which it takes only when it succeeds (_composite_tick.cs_tick)."""
+        writes the other, which it takes only when it succeeds (_composite_call.cs_tick)."""
         robot, nv, p = self.robot, self.robot.nv, self.pi_ref.size
         nb, m = robot.nbodies, len(self._adapted)
         self._states = np.zeros((2, kernel.state_size(nv, p)))
@@ -172,7 +172,7 @@ class CompositeSlotineLi:
             drive[1], drive[2] = drives.damping, drives.friction
 
     def _plan(self):
-        """The robot calls of the tick (_composite_tick.cs_tick's plans: the robot's regressor and momentum
+        """The robot calls of the tick (_composite_call.cs_tick's plans: the robot's regressor and momentum
         regressor, M(q; pi_ref), M(q; pi_0), on the data's buffers) and the tick's fast call."""
         robot, nv, nq, nb, m = self.robot, self.robot.nv, self.robot.nq, self.robot.nbodies, len(self._adapted)
         space = self._space = ConfigurationSpace(robot.model)
@@ -352,7 +352,7 @@ class CompositeSlotineLi:
         then tau (nv,) with the new estimate, a new array or written into out.  ``status`` tells what was bounded
         or capped.
 
-        One compiled call (_composite_tick.cs_tick: the robot's kernels by their C entry points, the gains, the
+        One compiled call (_composite_call.cs_tick: the robot's kernels by their C entry points, the gains, the
         law), which takes the new state only when the torque is finite.
         """
         self._control[fused.DT] = _check_dt(dt)
