@@ -1,12 +1,12 @@
 """The composite adaptive law's algebra (composite.py's module docstring), compiled: one control tick on buffers.
 
-Each equation is written once here and called from CompositeSlotineLi's ``update`` (``tick``, the whole tick in one
-compiled call), ``torque`` and ``law``, and from MomentumFilter.  Shapes: nv joints, nb bodies, p = 10 nb
-parameters; the filter's state is one flat buffer (``filter_views``), the controller's state two copies of one
-layout (``state_views``: a tick reads one and writes the other), the tick's temporaries one work array
-(``work_views``): ``tick`` allocates nothing.  The linear algebra is written out (dense.cholesky_into, triangular
-solves, Jacobi eigenvalues of 4x4 blocks) rather than called from LAPACK: no allocation-heavy wrappers and no BLAS
-threads on the tick's path.
+Each equation is written once here and called from CompositeSlotineLi's ``update`` (``tick``, the law, within
+_composite_call.cs_tick: the whole update in one call from C), ``torque`` and ``law``, and from MomentumFilter.
+Shapes: nv joints, nb bodies, p = 10 nb parameters; the filter's state is one flat buffer (``filter_views``), the
+controller's state two copies of one layout (``state_views``: a tick reads one and writes the other), the tick's
+temporaries one work array (``work_views``): ``tick`` allocates nothing (but the gradient law's projection).  The
+linear algebra is written out (dense.cholesky_into, triangular solves, Jacobi eigenvalues of 4x4 blocks) rather than
+called from LAPACK: no allocation-heavy wrappers and no BLAS threads on the tick's path.
 """
 import numpy as np
 from numba import njit
@@ -21,7 +21,10 @@ ESTIMATE_WATCH = 0.25       # from Lambda dt > ESTIMATE_WATCH GAIN_BOUND on, Lam
 
 LEAST_SQUARES, GRADIENT, NATURAL = 0, 1, 2      # the laws, CompositeSlotineLi.LAWS's order
 START, STEP, HOLD = 0, 1, 2                     # what a tick does with the filters: start them, step them, neither
-OK, LIMITED, NOT_FINITE = 0, 1, 2               # tick's status
+# tick's status: the step was bounded; the torque, M(q; pi_ref) or a body's J(pi_hat), the adaptation's system are
+# not finite, not positive definite, not finite
+OK, LIMITED, NOT_FINITE, NOT_POSITIVE, NOT_FINITE_SYSTEM = 0, 1, 2, 3, 4
+NOT_FINITE_SYSTEM_MESSAGE = "Array must not contain infs or NaNs"        # (numpy.linalg's)
 CAPPED, NEEDS_ESTIMATE = 1, 2                   # gains' flags
 
 
@@ -291,25 +294,27 @@ def add_log_det_block(L_inv, B, mu, X, A, i0):
 
 @njit(cache=True)
 def inverse_factors_into(pi_hat, B, J, L_inv):
-    """L_inv[k] <- L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T, every body physical (a LinAlgError otherwise);
+    """L_inv[k] <- L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T; returns whether every body is physical (J_k > 0).
     J (2, 4, 4) a work array."""
     for k in range(L_inv.shape[0]):
         pseudo_inertia_into(pi_hat[10 * k:10 * k + 10], B, J[0])
         if not cholesky_into(J[0], J[1]):
-            raise np.linalg.LinAlgError("Matrix is not positive definite")
+            return False
         for c in range(4):                                            # L^-1, column c: forward substitution
             for i in range(4):
                 x = 1.0 if i == c else 0.0
                 for m in range(i):
                     x -= J[1, i, m] * L_inv[k, m, c]
                 L_inv[k, i, c] = x / J[1, i, i]
+    return True
 
 
 @njit(cache=True)
 def inverse_factors(pi_hat, B):
-    """L_k^-1 (nb, 4, 4) (inverse_factors_into), a new array."""
+    """L_k^-1 (nb, 4, 4) (inverse_factors_into), a new array; a LinAlgError where a body is not physical."""
     L_inv = np.empty((pi_hat.shape[0] // 10, 4, 4))
-    inverse_factors_into(pi_hat, B, np.empty((2, 4, 4)), L_inv)
+    if not inverse_factors_into(pi_hat, B, np.empty((2, 4, 4)), L_inv):
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
     return L_inv
 
 
@@ -338,7 +343,7 @@ def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out):
     gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (21, 4, 4),
     x (m,) work arrays, m the adapted parameters' count.  By Cholesky in place of A (single-threaded, no LAPACK call:
     its threads cost the tick's p99 on a busy machine), by LU where rounding left A not numerically positive
-    definite."""
+    definite.  Returns whether it was solved: False (out not written) where A or g is not finite."""
     m = adapted.shape[0]
     for i in range(m):
         x[i] = g[adapted[i]]
@@ -351,10 +356,13 @@ def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out):
         for i in range(m):
             for j in range(i):
                 A[j, i] = A[i, j]
+        if not (np.isfinite(A).all() and np.isfinite(x).all()):
+            return False
         x[:] = np.linalg.solve(A, x)
     out[:] = 0.0
     for i in range(m):
         out[adapted[i]] = -x[i]
+    return True
 
 
 @njit(cache=True)
@@ -362,7 +370,8 @@ def rate(g, L_inv, Omega, mu, adapted, law, B):
     """pi_hat_dot (rate_into), a new array."""
     m = adapted.shape[0]
     out = np.empty_like(g)
-    rate_into(g, L_inv, Omega, mu, adapted, law, B, np.empty((m, m)), np.empty((21, 4, 4)), np.empty(m), out)
+    if not rate_into(g, L_inv, Omega, mu, adapted, law, B, np.empty((m, m)), np.empty((21, 4, 4)), np.empty(m), out):
+        raise np.linalg.LinAlgError(NOT_FINITE_SYSTEM_MESSAGE)
     return out
 
 
@@ -514,8 +523,9 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
       Omega_next = Omega_0 + exp(-beta dt) (Omega - Omega_0) + dt W^T R W (least squares; the others keep Omega),
       pi_next = pi_hat + dt pi_hat_dot bounded (bounded_step; the gradient law projects), eps = W pi_next - tau_f.
 
-    The caller takes the new state (current <- 1 - current) only when the status is not NOT_FINITE (the torque not
-    finite), so that a refused tick changes nothing.  Returns OK, LIMITED (the step was bounded) or NOT_FINITE.
+    The caller takes the new state (current <- 1 - current) only when the status is OK or LIMITED (the step was
+    bounded), so that a refused tick changes nothing: NOT_FINITE (the torque not finite), NOT_POSITIVE (M(q; pi_ref)
+    or a body's J(pi_hat) not positive definite) or NOT_FINITE_SYSTEM (the rate's system or the step not finite).
     """
     nv, p = Y.shape
     F, Omega, pi_hat, error, held = state_views(states[current], nv, p)
@@ -526,19 +536,22 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
         filter_step(F, F_next, Y_p, Y_h, held, v, f_v, a, b, c)
         filter_output(F_next, lam, armature, W, tau_f)
         if not cholesky_into(M_ref, L):
-            raise np.linalg.LinAlgError("Matrix is not positive definite")
+            return NOT_POSITIVE
         residual_into(W, pi_hat, tau_f, eps)
         gradient_into(Y, s, W, eps, L, rho, r, g)
         if law == LEAST_SQUARES:
             information_into(L, dt * rho, W, decay, Omega, Omega_0, V, Omega_next)
         else:
             Omega_next[:] = Omega
-        if law != GRADIENT:
-            inverse_factors_into(pi_hat, B, J, L_inv)
-        rate_into(g, L_inv, Omega_0 if law == GRADIENT else Omega_next, mu, adapted, law, B, A, X, x, step)
+        if law != GRADIENT and not inverse_factors_into(pi_hat, B, J, L_inv):
+            return NOT_POSITIVE
+        if not rate_into(g, L_inv, Omega_0 if law == GRADIENT else Omega_next, mu, adapted, law, B, A, X, x, step):
+            return NOT_FINITE_SYSTEM
         for i in range(p):
             step[i] *= dt
         if law == GRADIENT:
+            if not np.isfinite(step).all():
+                return NOT_FINITE_SYSTEM
             projected(pi_hat + step, S, S_inv, B, pi_next)
         else:
             limited = bounded_step(pi_hat, step, L_inv, S, B, J, pi_next)

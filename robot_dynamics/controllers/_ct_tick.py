@@ -59,6 +59,13 @@ def robot_calls(plan):
     return -1
 
 
+@njit(cache=True)
+def robot_call(plan, c):
+    """The plan's call c alone (robot_calls' c-th): its status, 0 when it succeeds."""
+    return call_entry(plan[ENTRIES, c], plan[HEADER, BODIES], plan[HEADER, WORK], plan[2 + 2 * c].ctypes.data,
+                      plan[3 + 2 * c].ctypes.data)
+
+
 def frame_input(model, frame, reference):
     """The frames.FRAME_SIZE array of the frame of index `frame` (model.frames' order) in `reference`: a frame
     row's constant input."""

@@ -67,111 +67,12 @@ import numpy as np
 
 from ..configuration import ConfigurationSpace
 from ..spatial import parameters_from_inertial
-from . import _composite_tick as kernel
+from . import _composite_call as fused, _composite_tick as kernel, _ct_tick
 from ._composite_tick import FLOOR, GAIN_BOUND, STEP_BOUND  # noqa: F401 (the law's bounds, named here)
 from ..inertia import InertiaMetric, log_det_divergence, pseudo_inertia
-from .adaptive import NOT_FINITE_RESULT, Sliding, _check_dt, _reference, sliding
+from .adaptive import NOT_FINITE_RESULT, Sliding, _check_dt, sliding
 from .computed_torque import check_vector, gain_matrix
-
-
-class MomentumFilter:
-    """The filtered momentum regressor: W(q, qdot) with W pi = tau_f, the applied torque filtered by
-    lambda / (s + lambda), lambda = 2 pi cutoff (module docstring; Slotine & Li 1989).
-
-    robot: gives momentum_regressor (its parameters are not used); cutoff: Hz.
-    ``start(q, v)`` at the first sample, ``step(q, v, tau, dt)`` at every later one, tau being the torque held
-    since the previous sample; ``replay(t, q, v, tau)`` does the same over a log in one batched regressor call.
-    The filters start at rest in the momentum, F[p](0) = p(0), so that F[pdot] = lambda (p - F[p]) from the start.
-    The state is one flat array (_composite_tick.filter_views), replaced at every sample, never written into; a
-    CompositeSlotineLi's filter is advanced by the controller's tick instead, its state a view of the controller's.
-    """
-
-    def __init__(self, robot, cutoff):
-        cutoff = float(cutoff)
-        if not (np.isfinite(cutoff) and cutoff > 0):
-            raise ValueError(f"cutoff must be a positive frequency in Hz, got {cutoff}")
-        self.robot, self.lam = robot, 2 * np.pi * cutoff
-        self.drives = not robot.model.drives.rigid     # known drives: module docstring
-        self.armature = np.array(robot.armature, dtype=float)
-        nv, p = robot.nv, 10 * robot.nbodies
-        self.size = 4 * nv * p + 5 * nv
-        self.state = None                              # filter_views' layout; None before start
-        self._dt = self._weights_dt = None
-
-    @property
-    def started(self):
-        return self.state is not None
-
-    def _views(self):
-        return kernel.filter_views(self.state, self.robot.nv, 10 * self.robot.nbodies)
-
-    Y_p = property(lambda self: self._views()[0], doc="the last sample's Y_p (nv, 10 nb)")
-    Y_h = property(lambda self: self._views()[1], doc="the last sample's Y_h (nv, 10 nb)")
-    x_p = property(lambda self: self._views()[2], doc="F[Y_p] (nv, 10 nb)")
-    x_h = property(lambda self: self._views()[3], doc="F[Y_h] (nv, 10 nb)")
-    x_tau = property(lambda self: self._views()[4], doc="F[tau] (nv,)")
-
-    def _friction(self, v):
-        return self.robot.friction_torque(v) if self.drives else np.zeros(self.robot.nv)
-
-    def start(self, q, v, Y=None):
-        """Reset at the state (q, v): F[Y_p] = Y_p, F[Y_h] = 0, F[tau] = 0 (and F[v] = v, F[tau_f] = 0).  Returns
-        (W, tau_f), both zero.
-
-        Y: momentum_regressor(q, v) if already computed.
-        """
-        Y_p, Y_h = self.robot.momentum_regressor(q, v) if Y is None else Y
-        v = np.array(v, dtype=float)
-        state = np.empty(self.size)
-        kernel.filter_start(state, np.ascontiguousarray(Y_p), np.ascontiguousarray(Y_h), v, self._friction(v))
-        self.state = state
-        return self.output()
-
-    def step(self, q, v, tau, dt, Y=None):
-        """Advance by dt > 0 to the state (q, v), tau (nv,) having been applied since the last sample.
-
-        Exact for the filters' linear part: tau held (zero-order hold), Y_p and Y_h (and v, tau_f(v)) linear
-        between the samples.  Returns (W (nv, 10 nb), tau_f (nv,)).  Y: momentum_regressor(q, v) if already
-        computed.
-        """
-        Y_p, Y_h = self.robot.momentum_regressor(q, v) if Y is None else Y
-        v = np.array(v, dtype=float)
-        state = np.empty(self.size)
-        kernel.filter_step(self.state, state, np.ascontiguousarray(Y_p), np.ascontiguousarray(Y_h),
-                           np.asarray(tau, dtype=float), v, self._friction(v), *self.weights(dt))
-        self.state = state
-        return self.output()
-
-    def output(self):
-        """(W, tau_f) at the last sample: W = lambda (Y_p - F[Y_p]) - F[Y_h]; tau_f = F[tau], less, with drives,
-        F[tau_f(v)] + lambda armature (v - F[v]) (module docstring; _composite_tick.filtered_regressor)."""
-        nv, p = self.robot.nv, 10 * self.robot.nbodies
-        W, tau_f = np.empty((nv, p)), np.empty(nv)
-        kernel.filter_output(self.state, self.lam, self.armature, W, tau_f)
-        return W, tau_f
-
-    def weights(self, dt):
-        """(a, b, c) with x(t + dt) = a x + b u(t) + c (u(t + dt) - u(t)) for x' = lambda (u - x), u linear over
-        the step (kept for the last dt)."""
-        if dt != self._dt:
-            a = np.exp(-self.lam * dt)
-            b = -np.expm1(-self.lam * dt)                                     # 1 - a
-            self._dt, self._weights_dt = dt, (a, b, 1.0 - b / (self.lam * dt))
-        return self._weights_dt
-
-    def replay(self, t, q, v, tau):
-        """The filter over a log: t (K,) increasing, q (K, nq), v (K, nv), tau (K, nv) applied from each sample to
-        the next.  Returns W (K, nv, 10 nb) and tau_f (K, nv); the filter's state ends at the last sample."""
-        t = np.asarray(t, dtype=float)
-        if t.ndim != 1 or len(t) < 1 or not np.all(np.diff(t) > 0):
-            raise ValueError("t must be a non-empty increasing (K,) array")
-        Y_p, Y_h = self.robot.momentum_regressor(np.asarray(q, dtype=float), np.asarray(v, dtype=float))
-        tau = np.asarray(tau, dtype=float)
-        W, tau_f = np.empty_like(Y_p), np.empty((len(t), self.robot.nv))
-        W[0], tau_f[0] = self.start(q[0], v[0], (Y_p[0], Y_h[0]))
-        for k in range(1, len(t)):
-            W[k], tau_f[k] = self.step(q[k], v[k], tau[k - 1], t[k] - t[k - 1], (Y_p[k], Y_h[k]))
-        return W, tau_f
+from .momentum_filter import MomentumFilter
 
 
 def reference_parameters(robot, pi_hat0, payload, body, radius=0.1):
@@ -231,6 +132,7 @@ class CompositeSlotineLi:
         self.pi_ref = check_vector("pi_ref", pi_ref, 10 * nb)
         self.reference = robot.with_parameters(self.pi_ref)          # M(q; pi_ref): damping and R
         self.metric = InertiaMetric(self.pi_ref)
+        self._buffers()
         self.prediction, self.beta, self.barrier = float(prediction), 1.0 / float(memory), float(barrier)
         self.set_gains(Lambda, kd, gamma)
         self.filter = MomentumFilter(robot, cutoff)
@@ -239,37 +141,67 @@ class CompositeSlotineLi:
         pi_hat = self.metric.project(check_vector("pi_hat", pi_hat, 10 * nb), floor=1e-6)
         self.initial = robot.with_parameters(pi_hat)                   # M(q; pi_hat0), for kd's cap
         self.status = Status(False, False)
-        self._buffers()
+        self._control[fused.LAM] = self.filter.lam
+        self._plan()
         self._state[1][:], self._state[2][:] = self.Omega_0, pi_hat
 
     def _buffers(self):
-        """The tick's constants and work arrays (update), made once, and the state's two copies: a tick reads one
-        and writes the other, which becomes the state only when the tick succeeds (_composite_tick.tick)."""
+        """The tick's data (_composite_call.cs_views: the constants -- Lambda, kd, Omega_0 and mu are views of it --,
+        the robot calls' buffers and the work array), made once, and the state's two copies: a tick reads one and
+        writes the other, which it takes only when it succeeds (_composite_call.cs_tick)."""
         robot, nv, p = self.robot, self.robot.nv, self.pi_ref.size
+        nb, m = robot.nbodies, len(self._adapted)
         self._states = np.zeros((2, kernel.state_size(nv, p)))
         # (F, Omega, pi_hat, error, tau) of each copy, viewed again as numpy's own float64: the arrays numba
         # returns carry a dtype equal to it but not it (the robot's fast calls take both; a user's `is` does not)
         self._copies = [tuple(y.view(np.float64) for y in kernel.state_views(x, nv, p)) for x in self._states]
-        self._current = 0
-        self._work = np.empty(kernel.work_size(nv, p, len(self._adapted)))
-        self._law = self.LAWS.index(self.law_name)
-        self._decay = (None, 1.0)                       # (dt, exp(-beta dt)) for the last dt
-        space = self._space = ConfigurationSpace(robot.model)
-        self._lie = space.lie                               # e = q_d (-) q by the space's difference
-        self._B = np.ascontiguousarray(pseudo_inertia(np.eye(10)))          # J(e_j), (10, 4, 4)
-        self._S, self._S_inv = np.ascontiguousarray(self.metric.S), np.ascontiguousarray(self.metric.S_inv)
-        drives = robot.model.drives
-        self._friction_model = drives.model is not None
-        self._damping_c, self._coulomb = np.array(drives.damping, dtype=float), np.array(drives.friction, dtype=float)
-        self._M_ref, self._M_0, self._Lambda_t = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-        self._vectors, self._kd_t = np.zeros((5, nv)), np.zeros(nv)      # e, e_dot, v_r, a_r, s (_reference)
+        self._data = np.zeros(fused.cs_size(nv, robot.nq, nb, m))
+        (self._control, self.Lambda, self.kd, self.Omega_0, self.mu, S, S_inv, self._B, drive, self._q, self._v,
+         self._unit, self._vectors, _, _, self._M_ref, self._M_0, _, self._f_v, self._d, self._Y, self._Y_p,
+         self._Y_h, self._Y_e, self._Y_eh, _) = fused.cs_views.py_func(self._data, nv, robot.nq, nb, m)
         self._e, self._v_r, self._a_r, self._s = (self._vectors[i] for i in (0, 2, 3, 4))
-        self._index = (np.zeros((2, 0), dtype=np.int64) if self._lie
-                       else np.stack([space.scalar_q, space.scalar_v]))       # e = q_d - q on these coordinates
-        self._f_v, self._d, self._estimate = np.zeros(nv), np.zeros(nv), np.empty(nv)
-        self._Y, self._Y_p, self._Y_h = np.empty((nv, p)), np.empty((nv, p)), np.empty((nv, p))
-        self._Q, self._E = np.empty((nv, robot.nq)), np.eye(nv)           # diag M(q; pi_hat): gains
-        self._Yb = (np.empty((nv, nv, p)), np.empty((nv, nv, p)))
+        self._law = self.LAWS.index(self.law_name)
+        self._B[:] = pseudo_inertia(np.eye(10))                                # J(e_j), (10, 4, 4)
+        S[:], S_inv[:] = self.metric.S, self.metric.S_inv
+        self._S, self._S_inv = S, S_inv
+        drives = robot.model.drives
+        self._drives = (fused.RIGID if drives.rigid else fused.MODEL if drives.model is not None
+                        else fused.COMPILED)
+        drive[0] = robot.armature
+        if self._drives == fused.COMPILED:
+            drive[1], drive[2] = drives.damping, drives.friction
+
+    def _plan(self):
+        """The robot calls of the tick (_composite_call.cs_tick's plans: the robot's regressor and momentum
+        regressor, M(q; pi_ref), M(q; pi_0), on the data's buffers) and the tick's fast call."""
+        robot, nv, nq, nb, m = self.robot, self.robot.nv, self.robot.nq, self.robot.nbodies, len(self._adapted)
+        space = self._space = ConfigurationSpace(robot.model)
+        mode = _ct_tick.difference_mode(space)
+        self._direct = mode != _ct_tick.PYTHON                      # the tick alone (planar: e = space.difference)
+        self._fast = self._direct and self._drives != fused.MODEL  # (a friction model: two calls, _checked_update)
+        header = (nv, nq, nb, mode, self._law, m, self._drives)
+        q, v = self._q, self._v
+        calls = ((robot, [("regressor", (q, v, self._v_r, self._a_r), (self._Y,)),
+                          ("momentum_regressor", (q, v), (self._Y_p, self._Y_h)),
+                          ("momentum_regressor", (q, self._unit), (self._Y_e, self._Y_eh))]),
+                 (self.reference, [("mass_matrix", (q,), (self._M_ref,))]),
+                 (self.initial, [("mass_matrix", (q,), (self._M_0,))]))
+        tables, self._kept = zip(*[_ct_tick.plan(r.model, c, header, space) for r, c in calls])  # (kept: the plans
+        plans = np.zeros((4, max(len(t) for t in tables), max([m] + [t.shape[1] for t in tables])), dtype=np.int64)
+        for plan, table in zip(plans, tables):                                                 # point into them)
+            plan[:table.shape[0], :table.shape[1]] = table
+        plans[3, 0, :m] = self._adapted
+        self._fixed = self._kept[0][:2] + (plans, self._data)
+        example = (plans, self._data, self._states, q, v, q, v, v, v)
+        self._call = _ct_tick.tick_entry(fused.cs_tick, fused.cs_entry, example, 5)
+        self._filters = [x[0] for x in self._copies]
+
+    prediction = property(lambda self: float(self._control[fused.RHO]),
+                          lambda self, rho: self._control.__setitem__(fused.RHO, rho),
+                          doc="rho [s] of R = rho M(q; pi_ref)^-1 (the tick's data holds it)")
+    beta = property(lambda self: float(self._control[fused.BETA]),
+                    lambda self, beta: self._control.__setitem__(fused.BETA, beta),
+                    doc="the information's forgetting rate 1 / memory [1/s] (the tick's data holds it)")
 
     # --- gains -----------------------------------------------------------------------------------------------
 
@@ -277,28 +209,32 @@ class CompositeSlotineLi:
         """Change Lambda, kd or gamma (as in the constructor); the information gathered so far is kept."""
         nv, nb = self.robot.nv, self.robot.nbodies
         if Lambda is not None:
-            self.Lambda = gain_matrix(Lambda, nv, "Lambda")
-            self._Lambda_radius = np.max(np.abs(np.linalg.eigvals(self.Lambda)))
+            self.Lambda[:] = gain_matrix(Lambda, nv, "Lambda")
+            self._control[fused.RADIUS] = np.max(np.abs(np.linalg.eigvals(self.Lambda)))
         if kd is not None:
             kd = np.broadcast_to(np.asarray(kd, dtype=float), (nv,))
             if not np.all(np.isfinite(kd) & (kd > 0)):
                 raise ValueError(f"kd must be positive, got {kd}")
-            self.kd = kd.copy()
+            self.kd[:] = kd
         if gamma is not None:
             gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (nb,))
             if not np.all(np.isfinite(gamma) & (gamma > 0)):
                 raise ValueError(f"gamma must be positive, got {gamma}")
-            old = getattr(self, "Omega_0", None)
+            old = self.Omega_0.copy() if hasattr(self, "gamma") else None
             self.gamma = gamma.copy()
             if self.law_name == "natural":
-                self.Omega_0, self.mu = np.zeros((10 * nb, 10 * nb)), 1.0 / gamma
+                self.Omega_0[:], self.mu[:] = 0.0, 1.0 / gamma
             else:
-                self.Omega_0 = np.linalg.inv(self.metric.gain(gamma))
-                self.mu = np.zeros(nb) if self.law_name == "gradient" else self.barrier / gamma
+                self.Omega_0[:] = np.linalg.inv(self.metric.gain(gamma))
+                self.mu[:] = 0.0 if self.law_name == "gradient" else self.barrier / gamma
             if old is not None:
                 self._state[1][:] += self.Omega_0 - old
 
     # --- the law ---------------------------------------------------------------------------------------------
+
+    @property
+    def _current(self):
+        return int(self._control[fused.CURRENT])
 
     @property
     def _state(self):
@@ -411,77 +347,78 @@ class CompositeSlotineLi:
         Y = self.robot.regressor(q, np.asarray(v, float), sl.v_r, sl.a_r)
         return kernel.torque(Y, self._pi_hat, self._drive_torque(sl), self.reference.mass_matrix(q), self.kd, sl.s)
 
-    def update(self, q, v, q_d, v_d, a_d, dt):
+    def update(self, q, v, q_d, v_d, a_d, dt, out=None):
         """One control tick dt (s) after the last (0 at the first): the filters, Omega and the estimate advance,
-        then tau (nv,) with the new estimate.  ``status`` tells what was bounded or capped.
+        then tau (nv,) with the new estimate, a new array or written into out.  ``status`` tells what was bounded
+        or capped.
 
-        The robot's kernels fill preallocated buffers (M(q; pi_ref), M(q; pi_0), Y, Y_p, Y_h), then one compiled
-        call (_composite_tick.tick) does the rest; the new state is taken only when the torque is finite.
+        One compiled call (_composite_call.cs_tick: the robot's kernels by their C entry points, the gains, the
+        law), which takes the new state only when the torque is finite.
         """
-        dt = _check_dt(dt)
-        nq, nv = self.robot.nq, self.robot.nv
-        q, v, q_d = _vector("q", q, nq), _vector("v", v, nv), _vector("q_d", q_d, nq)
-        v_d, a_d = _vector("v_d", v_d, nv), _vector("a_d", a_d, nv)
-        flags = self._gains(q, v, q_d, v_d, a_d, dt)
-        robot, filt = self.robot, self.filter
-        robot.regressor(q, v, self._v_r, self._a_r, out=self._Y)
-        mode = kernel.START if not filt.started else (kernel.STEP if dt > 0 else kernel.HOLD)
-        if mode != kernel.HOLD:
-            robot.momentum_regressor(q, v, out=(self._Y_p, self._Y_h))
-        if filt.drives:
-            self._drive_terms(v)
-        a, b, c = filt.weights(dt) if mode == kernel.STEP else (0.0, 0.0, 0.0)
-        if dt != self._decay[0]:
-            self._decay = (dt, np.exp(-self.beta * dt))
-        try:
-            status = kernel.tick(mode, self._law, self._current, self._states, self._work, self._Y, self._Y_p,
-                                 self._Y_h, self._M_ref, self._s, self._kd_t, v, self._f_v, self._d, a, b, c,
-                                 filt.lam, filt.armature, self.prediction, self._decay[1], self.Omega_0, self.mu,
-                                 self._adapted, self._S, self._S_inv, self._B, dt)
-        except np.linalg.LinAlgError as err:
-            raise ValueError(f"no torque for this state: {err}") from err
-        if status == kernel.NOT_FINITE:
-            raise ValueError("the torque is not finite: the loop cannot be stabilized at these gains and rate")
-        self._current = 1 - self._current
-        state = self._copies[self._current]
-        filt.state = state[0]
-        self.status = _STATUSES[status == kernel.LIMITED][bool(flags & kernel.CAPPED)]
-        return state[4].copy()
+        self._control[fused.DT] = _check_dt(dt)
+        tau = _empty(self._vectors.shape[1]) if out is None else out
+        try:                                        # float64 arrays of the tick's shapes, straight in (else SHAPE)
+            status = self._call(*self._fixed, self._states, q, v, q_d, v_d, a_d, tau) if self._fast else fused.SHAPE
+        except TypeError:
+            status = fused.SHAPE
+        if status < 0 or status >= fused.REFUSED:
+            status, tau = self._checked_update(status, (q, v, q_d, v_d, a_d), out)
+        self.filter.state = self._filters[self._current]
+        self.status = _STATUSES[status]
+        return tau
 
-    def _gains(self, q, v, q_d, v_d, a_d, dt):
-        """M(q; pi_ref) into its buffer, this tick's Lambda and kd (capped: _composite_tick.gains) and the sliding
-        variables with that Lambda (adaptive's compiled _reference, SlotineLi's) into theirs; returns the gains'
-        flags.  diag M(q; pi_hat)_j = Y_p(q, e_j)[j] pi_hat + armature_j (one batch) only when the caps need it."""
-        robot = self.robot
-        self.reference.mass_matrix(q, out=self._M_ref)
-        if dt > 0:
-            self.initial.mass_matrix(q, out=self._M_0)
-        self._estimate[0] = -1.0
-        args = (self.Lambda, self._Lambda_radius, self.kd, dt, self._M_ref, self._M_0, self._estimate,
-                self._Lambda_t, self._kd_t)
-        flags = kernel.gains(*args)
-        if flags == kernel.NEEDS_ESTIMATE:
-            self._Q[:] = q
-            Y_p = robot.momentum_regressor(self._Q, self._E, out=self._Yb)[0]
-            self._estimate[:] = np.einsum("jjk,k->j", Y_p, self._pi_hat) + robot.armature
-            flags = kernel.gains(*args)
-        if self._lie:
+    def _checked_update(self, status, state, out):
+        """update after the fast call's status: the inputs converted and checked (each culprit named), with a
+        planar joint e = q_d (-) q by the space, with a friction model its terms between two calls (the first
+        stopped after the regressors: SLIDING), and the ValueError of a refusal.  Returns (status, tau)."""
+        nv, nq = self.robot.nv, self.robot.nq
+        q, v, q_d, v_d, a_d = state = tuple(_vector(name, x, n) for name, x, n in
+                                            zip(("q", "v", "q_d", "v_d", "a_d"), state, (nq, nv, nq, nv, nv)))
+        if out is not None and np.shape(out) != (nv,):
+            raise ValueError(f"out has shape {np.shape(out)}, expected ({nv},)")
+        tau, control = np.empty(nv), self._control
+        if not self._direct and np.isfinite(q).all() and np.isfinite(q_d).all():
             self._space.difference(q, q_d, out=self._e)
-        status = _reference(q, v, q_d, v_d, a_d, self._Lambda_t, self._index, self._vectors)
-        if status:
-            raise ValueError(f"{('q', 'v', 'q_d', 'v_d', 'a_d')[status - 1]} is not finite"
-                             if status != NOT_FINITE_RESULT else
-                             "the sliding variables overflow float64 (Lambda e too large)")
-        return flags
+        if self._drives == fused.MODEL:
+            control[fused.MODE] = fused.SLIDING
+            try:
+                status = self._call(*self._fixed, self._states, *state, tau)
+            finally:
+                control[fused.MODE] = 0
+            if status == kernel.OK:
+                self._f_v[:] = self.robot.friction_torque(v)
+                self._d[:] = self.robot.armature * self._a_r + self.robot.friction_torque(self._v_r)
+        if status == kernel.OK or status == fused.SHAPE:
+            status = self._call(*self._fixed, self._states, *state, tau)
+        if status < 0 or status >= fused.REFUSED:
+            self._refuse(status - fused.REFUSED, state)
+        if out is None:
+            return status, tau
+        out[...] = tau
+        return status, out
 
-    def _drive_terms(self, v):
-        """f_v = tau_f(v) and d = armature a_r + tau_f(v_r) into their buffers (compiled without a friction model)."""
-        if self._friction_model:
-            self._f_v[:] = self.robot.friction_torque(v)
-            self._d[:] = self.robot.armature * self._a_r + self.robot.friction_torque(self._v_r)
-        else:
-            kernel.drive_terms(v, self._v_r, self._a_r, self.filter.armature, self._damping_c, self._coulomb,
-                               self._f_v, self._d)
+    def _refuse(self, code, state):
+        """The ValueError of the tick's refusal code (nothing of the state taken), the checks in the order of the
+        Python route before the tick was compiled, each naming its culprit."""
+        if code == fused.TICK_STATUS + kernel.NOT_POSITIVE:
+            raise ValueError("no torque for this state: Matrix is not positive definite")
+        if code == fused.TICK_STATUS + kernel.NOT_FINITE_SYSTEM:
+            raise ValueError(f"no torque for this state: {kernel.NOT_FINITE_SYSTEM_MESSAGE}")
+        if code == fused.TICK_STATUS + kernel.NOT_FINITE:
+            raise ValueError("the torque is not finite: the loop cannot be stabilized at these gains and rate")
+        q, v, q_d, v_d, a_d = state
+        self.reference.mass_matrix(q)
+        if self._control[fused.DT] > 0:
+            self.initial.mass_matrix(q)
+        if self._space.lie:
+            self._space.difference(q, q_d)
+        if 1 <= code <= NOT_FINITE_RESULT:
+            raise ValueError(f"{('q', 'v', 'q_d', 'v_d', 'a_d')[code - 1]} is not finite"
+                             if code != NOT_FINITE_RESULT else
+                             "the sliding variables overflow float64 (Lambda e too large)")
+        self.robot.regressor(q, v, self._v_r, self._a_r)
+        self.robot.momentum_regressor(q, v)
+        raise ValueError("the robot's kernels refused this state")
 
     def adapt(self, q, v, q_d, v_d, a_d, dt):
         """update without the torque; returns pi_hat (a new array)."""
@@ -509,7 +446,9 @@ class CompositeSlotineLi:
         return V
 
 
-_STATUSES = ((Status(False, False), Status(False, True)), (Status(True, False), Status(True, True)))
+# by cs_tick's status: LIMITED + FLAG_CAPPED
+_STATUSES = (Status(False, False), Status(True, False), Status(False, True), Status(True, True))
+_empty = np.empty
 
 
 def _vector(name, x, n):

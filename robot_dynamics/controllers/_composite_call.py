@@ -1,0 +1,151 @@
+"""CompositeSlotineLi.update in one call from C (_ct_tick.tick_entry): the robot's kernels (the regressor, the
+momentum regressor, M(q; pi_ref), M(q; pi_0)) by their C entry points through _ct_tick plans, q_d (-) q
+(_ct_tick.space_difference), the gains (_composite_tick.gains), the sliding variables, the drives' terms, then the law
+(_composite_tick.tick), on the controller's buffers: the constants, the calls' inputs and outputs and the work array
+one data array (``cs_views``), packed at construction.  Nothing Python runs between, and nothing is allocated (but
+the gradient law's projection).
+"""
+import numpy as np
+from numba import carray, njit, types
+
+from ._composite_tick import (CAPPED, HOLD, LIMITED, NEEDS_ESTIMATE, OK, START, STEP, drive_terms, gains,
+                              state_size, state_views, tick, work_size)
+from ._ct_tick import HEADER, PYTHON, SHAPE, USER, robot_call, space_difference
+from ._slotine_tick import not_finite, sliding_vectors
+
+# cs_tick's control entries (cs_views): dt, which state copy is current, whether the filters started, the mode
+# (cs_tick's), the filter's lambda, rho, beta, Lambda's spectral radius
+DT, CURRENT, STARTED, MODE, LAM, RHO, BETA, RADIUS = range(8)
+CONTROL = 8
+SLIDING, GIVEN = 1, 2           # cs_tick's modes: stop after the regressors; f_v and d given (a friction model's)
+RIGID, COMPILED, MODEL = 0, 1, 2      # the drives: none, viscous and Coulomb (drive_terms), a friction model's (MODE)
+FLAG_CAPPED = 2                 # cs_tick's status: LIMITED + FLAG_CAPPED when the gains were capped
+# cs_tick's refusals, REFUSED + one of: 1-5 (the input of that index not finite: _slotine_tick.not_finite),
+# NOT_FINITE_RESULT (6: the sliding variables), BAD_QUATERNION, BAD_KERNEL (a robot kernel refused the state),
+# TICK_STATUS + tick's NOT_FINITE, NOT_POSITIVE or NOT_FINITE_SYSTEM
+REFUSED, BAD_QUATERNION, BAD_KERNEL, TICK_STATUS = 16, 7, 8, 10
+ESTIMATE_CALL = 2               # the robot plan's calls: the regressor, the momentum regressor, then at the unit v
+
+
+@njit(cache=True)
+def cs_views(data, nv, nq, nb, m):
+    """data's parts (cs_size): control (CONTROL,); Lambda (nv, nv), kd (nv,), Omega_0 (p, p), mu (nb,), S, S_inv
+    (nb, 4, 4), B (10, 4, 4), drive (3, nv) (armature, damping, Coulomb level): the constants; q (nq,), v, unit (nv,)
+    (the robot calls' inputs), vectors (5, nv) (e, e_dot, v_r, a_r, s), Lambda_t (nv, nv), kd_t (nv,) (this tick's
+    gains), M_ref, M_0 (nv, nv), estimate, f_v, d (nv,), Y, Y_p, Y_h, Y_e, Y_eh (nv, p) (the calls' outputs) and
+    work (work_size)."""
+    p = 10 * nb
+    views = []
+    o = 0
+    for size in cs_sizes(nv, nq, nb, m):
+        views.append(data[o:o + size])
+        o += size
+    return (views[0], views[1].reshape(nv, nv), views[2], views[3].reshape(p, p), views[4],
+            views[5].reshape(nb, 4, 4), views[6].reshape(nb, 4, 4), views[7].reshape(10, 4, 4),
+            views[8].reshape(3, nv), views[9], views[10], views[11], views[12].reshape(5, nv),
+            views[13].reshape(nv, nv), views[14], views[15].reshape(nv, nv), views[16].reshape(nv, nv), views[17],
+            views[18], views[19], views[20].reshape(nv, p), views[21].reshape(nv, p), views[22].reshape(nv, p),
+            views[23].reshape(nv, p), views[24].reshape(nv, p), views[25])
+
+
+@njit(cache=True)
+def cs_sizes(nv, nq, nb, m):
+    """The lengths of cs_views' parts, in order."""
+    p, n = 10 * nb, nv * nv
+    return (CONTROL, n, nv, p * p, nb, 16 * nb, 16 * nb, 160, 3 * nv, nq, nv, nv, 5 * nv, n, nv, n, n, nv, nv, nv,
+            nv * p, nv * p, nv * p, nv * p, nv * p, work_size(nv, p, m))
+
+
+def cs_size(nv, nq, nb, m):
+    """The length of cs_views' data."""
+    return sum(cs_sizes.py_func(nv, nq, nb, m))
+
+
+@njit(cache=True)
+def tick_gains(plans, control, Lambda, kd, M_ref, M_0, estimate, unit, Y_e, pi_hat, armature, Lambda_t, kd_t):
+    """M(q; pi_ref) and (dt > 0) M(q; pi_0) by the plans' calls, then this tick's gains (gains), diag M(q; pi_hat)_j =
+    Y_p(q, e_j)[j] pi_hat + armature_j by the robot plan's ESTIMATE_CALL where they need it.  Returns gains' flags,
+    or -1 when a kernel refused the state."""
+    dt = control[DT]
+    if robot_call(plans[1], 0) != 0 or (dt > 0 and robot_call(plans[2], 0) != 0):
+        return -1
+    estimate[0] = -1.0
+    flags = gains(Lambda, control[RADIUS], kd, dt, M_ref, M_0, estimate, Lambda_t, kd_t)
+    if flags != NEEDS_ESTIMATE:
+        return flags
+    for j in range(unit.shape[0]):
+        unit[:] = 0.0
+        unit[j] = 1.0
+        if robot_call(plans[0], ESTIMATE_CALL) != 0:
+            return -1
+        x = 0.0
+        for k in range(pi_hat.shape[0]):
+            x += Y_e[j, k] * pi_hat[k]
+        estimate[j] = x + armature[j]
+    return gains(Lambda, control[RADIUS], kd, dt, M_ref, M_0, estimate, Lambda_t, kd_t)
+
+
+@njit(cache=True)
+def cs_tick(plans, data, states, q, v, q_d, v_d, a_d, tau):
+    """CompositeSlotineLi.update on buffers: e = q_d (-) q (_ct_tick.space_difference; data's e as given with
+    PYTHON), the gains (tick_gains), the sliding variables, Y(q, v, v_r, a_r) and Y_p, Y_h(q, v) by the plans' calls,
+    the drives' terms, then tick (START, STEP or HOLD from the control's STARTED and dt), tau <- the new torque, and
+    the new state taken (current <- 1 - current).  plans (4, rows, width): the robot's plan (_ct_tick.plan: the
+    regressor, the momentum regressor, the momentum regressor at data's unit; its header's USER entries nv, nq, nb,
+    how e is taken, the law, m, the drives (RIGID, COMPILED or MODEL)), M(q; pi_ref)'s and M(q; pi_0)'s plans, and
+    the adapted parameters' indices (plans[3, 0, :m]); data: cs_views; states (2, state_size).  With the mode
+    SLIDING it stops after the regressors (the caller computes a friction model's f_v and d, then ticks with GIVEN).
+
+    Returns LIMITED (the step was bounded) + FLAG_CAPPED (the gains were capped), or SHAPE or REFUSED + the reason
+    (nothing taken)."""
+    plan = plans[0]
+    nv, nq, nb, mode_e = plan[HEADER, USER], plan[HEADER, USER + 1], plan[HEADER, USER + 2], plan[HEADER, USER + 3]
+    law, m, drives = plan[HEADER, USER + 4], plan[HEADER, USER + 5], plan[HEADER, USER + 6]
+    p = 10 * nb
+    if q.shape[0] != nq or q_d.shape[0] != nq or v.shape[0] != nv or v_d.shape[0] != nv or a_d.shape[0] != nv \
+            or tau.shape[0] != nv or states.shape[0] != 2 or states.shape[1] != state_size(nv, p):
+        return SHAPE
+    (control, Lambda, kd, Omega_0, mu, S, S_inv, B, drive, q_b, v_b, unit, vectors, Lambda_t, kd_t, M_ref, M_0,
+     estimate, f_v, d, Y, Y_p, Y_h, Y_e, _, work) = cs_views(data, nv, nq, nb, m)
+    status = not_finite(q, v, q_d, v_d, a_d)                      # before the difference, which divides by q's
+    if status:
+        return REFUSED + status
+    if mode_e != PYTHON and space_difference(plan, q, q_d, vectors[0]) >= 0:
+        return REFUSED + BAD_QUATERNION
+    q_b[:] = q
+    v_b[:] = v
+    dt, current = control[DT], int(control[CURRENT])
+    pi_hat = state_views(states[current], nv, p)[2]
+    flags = tick_gains(plans, control, Lambda, kd, M_ref, M_0, estimate, unit, Y_e, pi_hat, drive[0], Lambda_t, kd_t)
+    if flags < 0:
+        return REFUSED + BAD_KERNEL
+    status = sliding_vectors(v, v_d, a_d, Lambda_t, vectors)
+    if status:
+        return REFUSED + status
+    mode = START if control[STARTED] == 0 else (STEP if dt > 0 else HOLD)
+    if robot_call(plan, 0) != 0 or (mode != HOLD and robot_call(plan, 1) != 0):
+        return REFUSED + BAD_KERNEL
+    if control[MODE] == SLIDING:
+        return OK
+    if drives == COMPILED:
+        drive_terms(v, vectors[2], vectors[3], drive[0], drive[1], drive[2], f_v, d)
+    lam, a, b, c, decay = control[LAM], 0.0, 0.0, 0.0, 1.0
+    if mode == STEP:                                    # MomentumFilter.weights, exp(-beta dt)
+        a, b = np.exp(-lam * dt), -np.expm1(-lam * dt)
+        c, decay = 1.0 - b / (lam * dt), np.exp(-control[BETA] * dt)
+    status = tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, vectors[4], kd_t, v, f_v, d, a, b, c, lam,
+                  drive[0], control[RHO], decay, Omega_0, mu, plans[3, 0, :m], S, S_inv, B, dt)
+    if status != OK and status != LIMITED:
+        return REFUSED + TICK_STATUS + status
+    tau[:] = state_views(states[1 - current], nv, p)[4]
+    control[CURRENT], control[STARTED] = 1 - current, 1.0
+    return status + (FLAG_CAPPED if flags & CAPPED else 0)
+
+
+def cs_entry(bodies, work, p, d):
+    """cs_tick on the arrays of _fastcall.Entry's pointers p and shapes d (_ct_tick.tick_entry)."""
+    f8 = types.float64
+    return cs_tick(carray(p[0], (d[1], d[2], d[3]), dtype=types.int64), carray(p[1], (d[4],), dtype=f8),
+                   carray(p[2], (d[5], d[6]), dtype=f8), carray(p[3], (d[7],), dtype=f8),
+                   carray(p[4], (d[8],), dtype=f8), carray(p[5], (d[9],), dtype=f8), carray(p[6], (d[10],), dtype=f8),
+                   carray(p[7], (d[11],), dtype=f8), carray(p[8], (d[12],), dtype=f8))
