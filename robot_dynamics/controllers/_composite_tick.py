@@ -24,7 +24,7 @@ START, STEP, HOLD = 0, 1, 2                     # what a tick does with the filt
 # tick's status: the step was bounded; the torque, M(q; pi_ref) or a body's J(pi_hat), the adaptation's system are
 # not finite, not positive definite, not finite
 OK, LIMITED, NOT_FINITE, NOT_POSITIVE, NOT_FINITE_SYSTEM = 0, 1, 2, 3, 4
-NOT_FINITE_SYSTEM_MESSAGE = "Array must not contain infs or NaNs"        # (numpy.linalg's)
+NOT_FINITE_SYSTEM_MESSAGE = "the adaptation's system Omega + mu H (or its gradient) is not finite, or singular"
 CAPPED, NEEDS_ESTIMATE = 1, 2                   # gains' flags
 
 
@@ -338,12 +338,41 @@ def system_matrix(L_inv, Omega, mu, adapted, law, B, X, A):
 
 
 @njit(cache=True)
+def lu_solve_into(A, x):
+    """x <- A^-1 x by Gaussian elimination with partial pivoting, A (m, m) overwritten by its factors; False where a
+    pivot is zero (A singular), x then partly overwritten."""
+    m = A.shape[0]
+    for k in range(m):
+        pivot = k
+        for i in range(k + 1, m):
+            if abs(A[i, k]) > abs(A[pivot, k]):
+                pivot = i
+        if A[pivot, k] == 0.0:
+            return False
+        if pivot != k:
+            for j in range(m):
+                A[k, j], A[pivot, j] = A[pivot, j], A[k, j]
+            x[k], x[pivot] = x[pivot], x[k]
+        for i in range(k + 1, m):
+            f = A[i, k] / A[k, k]
+            for j in range(k + 1, m):
+                A[i, j] -= f * A[k, j]
+            x[i] -= f * x[k]
+    for k in range(m - 1, -1, -1):
+        for j in range(k + 1, m):
+            x[k] -= A[k, j] * x[j]
+        x[k] /= A[k, k]
+    return True
+
+
+@njit(cache=True)
 def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out):
     """out <- pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g over the adapted parameters (zero for the others); the
     gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (21, 4, 4),
     x (m,) work arrays, m the adapted parameters' count.  By Cholesky in place of A (single-threaded, no LAPACK call:
-    its threads cost the tick's p99 on a busy machine), by LU where rounding left A not numerically positive
-    definite.  Returns whether it was solved: False (out not written) where A or g is not finite."""
+    its threads cost the tick's p99 on a busy machine), by LU with partial pivoting (lu_solve_into) where rounding
+    left A not numerically positive definite.  Returns whether it was solved: False (out not written) where A or g
+    is not finite or A is singular -- a status, never an exception, which the C caller of the tick could not see."""
     m = adapted.shape[0]
     for i in range(m):
         x[i] = g[adapted[i]]
@@ -356,9 +385,8 @@ def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out):
         for i in range(m):
             for j in range(i):
                 A[j, i] = A[i, j]
-        if not (np.isfinite(A).all() and np.isfinite(x).all()):
+        if not (np.isfinite(A).all() and np.isfinite(x).all()) or not lu_solve_into(A, x):
             return False
-        x[:] = np.linalg.solve(A, x)
     out[:] = 0.0
     for i in range(m):
         out[adapted[i]] = -x[i]

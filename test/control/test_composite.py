@@ -282,3 +282,20 @@ def test_a_torque_that_is_not_finite_changes_nothing(arm):
     bad.prediction = controllers[1].prediction
     np.testing.assert_array_equal(bad.update(r.q, r.v + 0.1, r.q, r.v, r.a, dt),
                                   controllers[1].update(r.q, r.v + 0.1, r.q, r.v, r.a, dt))
+
+
+def test_the_lu_fallback_solves_as_lapack_and_reports_a_singular_system():
+    """rate_into's fallback where rounding left Omega + mu H not numerically positive definite: Gaussian
+    elimination with partial pivoting, within the C-called tick (an exception there would pass unseen), against
+    numpy's LAPACK solve; a singular system is a False, not an exception."""
+    from robot_dynamics.controllers._composite_tick import lu_solve_into
+    rng = np.random.default_rng(3)
+    for m in (1, 7, 70):
+        A, b = rng.normal(size=(m, m)), rng.normal(size=m)
+        x, F = b.copy(), A.copy()
+        assert lu_solve_into(F, x)
+        np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
+    A = rng.normal(size=(5, 5))
+    A[3] = 2.0 * A[1]                                   # rank 4, exactly: elimination meets a zero pivot
+    A[:, 4] = 0.0
+    assert not lu_solve_into(A, rng.normal(size=5))
