@@ -196,12 +196,23 @@ class CompositeSlotineLi:
         self._call = _ct_tick.tick_entry(fused.cs_tick, fused.cs_entry, example, 5)
         self._filters = [x[0] for x in self._copies]
 
-    prediction = property(lambda self: float(self._control[fused.RHO]),
-                          lambda self, rho: self._control.__setitem__(fused.RHO, rho),
-                          doc="rho [s] of R = rho M(q; pi_ref)^-1 (the tick's data holds it)")
-    beta = property(lambda self: float(self._control[fused.BETA]),
-                    lambda self, beta: self._control.__setitem__(fused.BETA, beta),
-                    doc="the information's forgetting rate 1 / memory [1/s] (the tick's data holds it)")
+    @property
+    def prediction(self):
+        """rho [s] of R = rho M(q; pi_ref)^-1 (the tick's data holds it)."""
+        return float(self._control[fused.RHO])
+
+    @prediction.setter
+    def prediction(self, rho):
+        self._control[fused.RHO] = rho
+
+    @property
+    def beta(self):
+        """The information's forgetting rate 1 / memory [1/s] (the tick's data holds it)."""
+        return float(self._control[fused.BETA])
+
+    @beta.setter
+    def beta(self, beta):
+        self._control[fused.BETA] = beta
 
     # --- gains -----------------------------------------------------------------------------------------------
 

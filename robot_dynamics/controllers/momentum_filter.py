@@ -38,11 +38,30 @@ class MomentumFilter:
     def _views(self):
         return kernel.filter_views(self.state, self.robot.nv, 10 * self.robot.nbodies)
 
-    Y_p = property(lambda self: self._views()[0], doc="the last sample's Y_p (nv, 10 nb)")
-    Y_h = property(lambda self: self._views()[1], doc="the last sample's Y_h (nv, 10 nb)")
-    x_p = property(lambda self: self._views()[2], doc="F[Y_p] (nv, 10 nb)")
-    x_h = property(lambda self: self._views()[3], doc="F[Y_h] (nv, 10 nb)")
-    x_tau = property(lambda self: self._views()[4], doc="F[tau] (nv,)")
+    @property
+    def Y_p(self):
+        """The last sample's Y_p (nv, 10 nb)."""
+        return self._views()[0]
+
+    @property
+    def Y_h(self):
+        """The last sample's Y_h (nv, 10 nb)."""
+        return self._views()[1]
+
+    @property
+    def x_p(self):
+        """F[Y_p] (nv, 10 nb)."""
+        return self._views()[2]
+
+    @property
+    def x_h(self):
+        """F[Y_h] (nv, 10 nb)."""
+        return self._views()[3]
+
+    @property
+    def x_tau(self):
+        """F[tau] (nv,)."""
+        return self._views()[4]
 
     def _friction(self, v):
         return self.robot.friction_torque(v) if self.drives else np.zeros(self.robot.nv)
