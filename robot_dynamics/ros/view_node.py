@@ -4,7 +4,9 @@ It reads ``joint_states`` (and, for a floating base, ``odom``) through inputs.St
 them, and redraws the robot at most ``rate`` times a second (Viewer.update); every WrenchStamped topic named
 ``.../external_wrench/<frame>`` -- dynamics_node's ``~/external_wrench/<frame>``, the momentum observer's wrench at
 that frame in the frame's own axes about its origin (observing.py) -- is drawn as arrows at <frame>
-(Viewer.show_wrench), its topics found as they appear (looked up every ``discovery_period`` seconds).
+(Viewer.show_wrench), its topics found as they appear (looked up every ``discovery_period`` seconds).  The
+callbacks only keep the last message's numbers; the redraw timer draws them, so a 1 kHz topic costs a copy per
+message, not a scene update.
 
 Run: ``robot-dynamics view MODEL --ros`` (the page's URL is printed; Ctrl-C stops).
 """
@@ -52,6 +54,7 @@ class ViewNode(Node):
         self.wrench_topics = {}
         self.skipped = 0
         self._fresh = False
+        self._pending = {}                      # {frame: the last wrench received, not drawn yet}
         self.create_subscription(JointState, "joint_states", self._on_joint_state, STATE_QOS)
         if viewer.robot.floating_base:
             self.create_subscription(Odometry, "odom", self._on_odometry, STATE_QOS)
@@ -74,13 +77,16 @@ class ViewNode(Node):
             self.skipped += 1
 
     def _redraw(self):
-        """Viewer.update at the last known state, once every joint has had a position (and a base, odometry)."""
-        if not self._fresh or not self.inputs.merger.complete:
-            return
-        state = self.inputs.state(self.viewer.robot)
-        if state is not None:
-            self._fresh = False
-            self.viewer.update(state[0])
+        """Viewer.update at the last known state, once every joint has had a position (and a base, odometry);
+        then the wrenches received since the last redraw."""
+        if self._fresh and self.inputs.merger.complete:
+            state = self.inputs.state(self.viewer.robot)
+            if state is not None:
+                self._fresh = False
+                self.viewer.update(state[0])
+        while self._pending:
+            frame, w = self._pending.popitem()
+            self.viewer.show_wrench(frame, w, "local")
 
     def _discover(self):
         """Follow the WrenchStamped topics .../external_wrench/<frame> of a frame of the robot not yet followed."""
@@ -99,7 +105,7 @@ class ViewNode(Node):
         if not np.isfinite(w).all():
             self.skipped += 1
             return
-        self.viewer.show_wrench(frame, w, "local")
+        self._pending[frame] = w
 
 
 def follow(viewer, args=None):
