@@ -49,10 +49,20 @@ def kernel_cache(package_dir, sources, generated=True):
                       if _writable(candidate / name)), None)
     if generated and directory is not None:
         _cache_dir = directory
+    with cached_in(directory):
+        yield directory
+
+
+@contextlib.contextmanager
+def cached_in(directory):
+    """numba caches what is compiled within this context (a function decorated or a cfunc built) in `directory`
+    (as it is: numba's own choice where None).  A cfunc built later than its module's import -- a controller's
+    tick entry, built by its first controller -- takes the directory its module was imported in (kernel_cache's),
+    or it would be cached against its own file only and load stale machine code after a callee's change."""
     previous = numba.config.CACHE_DIR
     numba.config.CACHE_DIR = str(directory) if directory else previous
     try:
-        yield directory
+        yield
     finally:
         numba.config.CACHE_DIR = previous
 

@@ -9,6 +9,7 @@ robot's own (per-robot arrays, gravity, the frame's array) and the controller's 
 q and v first.  The tick itself is called with its arrays in C (_fastcall.Entry, as the robot's rows are: ~0.03
 us an array), or without the extension through its compiled overload.
 """
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import carray, cfunc, njit, types
@@ -16,6 +17,7 @@ from numba.extending import intrinsic
 
 from ..algorithms.frames import frame_array
 from ..algorithms.workspace import ARRAYS, workspace
+from ..calls.cache import cached_in
 from ..calls.compiling import compiled, signature
 from ..calls.generated import fast_kernel
 from ..calls.kernels import ROWS, kernel_types
@@ -123,6 +125,7 @@ def plan(model, calls, header, space):
 
 _CFUNC = types.int64(types.voidptr, types.voidptr, types.CPointer(types.voidptr), types.CPointer(types.int64))
 _cfuncs = {}
+_CACHE = numba.config.CACHE_DIR     # where this module was imported to be cached (controllers/__init__'s kernel_cache)
 
 
 def tick_entry(tick, entry, example, n_inputs):
@@ -142,7 +145,8 @@ def tick_entry(tick, entry, example, n_inputs):
             return OVERLAP if overlapping(args[2:-1], args[-1:]) else function(*args)
         return call
     if entry not in _cfuncs:
-        _cfuncs[entry] = cfunc(_CFUNC, cache=True)(entry)
+        with cached_in(_CACHE):                     # beside the ticks: a tick changed is never loaded stale
+            _cfuncs[entry] = cfunc(_CFUNC, cache=True)(entry)
     return Entry(_cfuncs[entry].address, (1, 1) + tuple(x.ndim for x in example), n_inputs, 1, OVERLAP)
 
 

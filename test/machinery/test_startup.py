@@ -115,3 +115,21 @@ def test_the_controllers_ticks_cache_under_a_hash_of_their_callees():
         assert any(part.startswith("robot_dynamics-kernels-") for part in folder.parts), folder
         assert kernels is None or kernels not in folder.parents, "not the kernels' folder"
     assert cache._cache_dir == kernels
+
+
+def test_a_controllers_tick_entry_caches_beside_its_tick():
+    """The C entry of a tick (a cfunc linking the whole tick) is built by the first controller, after
+    controllers/'s import: it must be cached in the ticks' hashed folder, or an edited tick would be loaded stale
+    from a cache checked against the entry's file alone (a changed _composite_tick.tick once ran its old code)."""
+    from robot_dynamics import load_urdf
+    from robot_dynamics.bundled import bundled_urdf
+    from robot_dynamics.calls.native import FAST_CALLS
+    from robot_dynamics.controllers import ComputedTorque, _ct_tick
+
+    if not FAST_CALLS:
+        pytest.skip("no C extension: the ticks are called through their compiled overloads, no cfunc is built")
+    ComputedTorque(load_urdf(bundled_urdf("arm7")), 100.0, 20.0)
+    entry = _ct_tick._cfuncs[_ct_tick.ct_entry]
+    tick = Path(_ct_tick.ct_tick._cache._cache_path)
+    assert Path(entry._cache._cache_path) == tick, (entry._cache._cache_path, tick)
+    assert any(part.startswith("robot_dynamics-kernels-") for part in tick.parts), tick
