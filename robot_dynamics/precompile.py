@@ -8,8 +8,8 @@ processes load them from the cache (see the README's Speed section for where it 
 N worker processes (default: the machine's cores); shared helpers are compiled first, by the first task alone, so
 that the workers do not compile them side by side.
 The controllers' compiled ticks too (CONTROLLERS: each built and ticked once on the quadruped), so that a user's
-first tick after the command loads its tick rather than compiling it: queued after the methods whose kernels they
-call, in the same workers, so that neither phase waits on the other's slowest task.
+first tick after the command loads its tick rather than compiling it: in the same workers as the methods, the
+slowest tasks of either first (SLOWEST), so that no phase waits on another's slowest task.
 A progress bar goes to stderr.  Use it once after installing: in a Dockerfile (``RUN robot-dynamics compile``),
 before starting ROS nodes, or in CI before the tests.
 """
@@ -45,9 +45,10 @@ CALLS = [(row.name, "".join("q" if x.startswith("q") else "v" for x in row.input
 TASKS = sorted({call[0] for call in CALLS})          # one task per method: its calls run in one process
 
 
-def run_task(name):
+def run_task(name, each=False):
     """Every call of the method ``name`` on the floating-base quadruped (the kernels are the same for every
-    robot), compiling or loading their kernels.  Returns (name, seconds)."""
+    robot), compiling or loading their kernels.  Returns (name, seconds), or with ``each`` (name, the seconds of
+    each call: one state, then a batch, for each of its CALLS)."""
     from . import load_urdf
     from .bundled import bundled_urdf
 
@@ -57,15 +58,19 @@ def run_task(name):
     q, v = robot.random_state(rng)
     values = {"q": q, "v": v, "a": rng.normal(size=robot.nv), "x": rng.normal(size=robot.nv), "f": frame,
               "F": [frame]}
+    times = []
     for method, letters, keywords, *single in (call + ({},) * (3 - len(call)) for call in CALLS):
         if method != name:
             continue
         keywords = {k: ({frame: np.ones(6)} if k == "f_ext" else x) for k, x in keywords.items()}
+        t = time.perf_counter()
         getattr(robot, method)(*(values[c] for c in letters), **keywords)
+        times.append(time.perf_counter() - t)
         if not single:
             getattr(robot, method)(*(np.stack([values[c]] * 2) if c in "qvax" else values[c] for c in letters),
                                    **keywords)
-    return name, time.perf_counter() - start
+            times.append(time.perf_counter() - t - times[-1])
+    return name, (times if each else time.perf_counter() - start)
 
 
 # The controllers whose ticks are compiled (controllers/, observers/): each on the quadruped (its base fixed for the
@@ -139,12 +144,20 @@ def run_method_or_controller(name):
     return run_controller(name) if name in CONTROLLERS else run_task(name)
 
 
+# The tasks that compile longest, longest first (seconds on a 2-core machine, cold: the composite's tick 65-75, the
+# forward dynamics and its derivatives 17-22, ...): started first, so that no long task is left running alone at the
+# end while the other workers idle (longest-processing-time-first scheduling).  The others follow in TASKS' order.
+SLOWEST = ("CompositeSlotineLi", "forward_dynamics", "forward_dynamics_derivatives", "inverse_mass_matrix",
+           "constrained_dynamics", "diagonalized", "SlotineLi", "OperationalSpace", "time_derivatives",
+           "state_derivatives")
+
+
 def compile_all(jobs=None, stream=None):
-    """Every task of TASKS, the first (mass_matrix: the outward pass and checks every kernel shares) alone and the
-    others on ``jobs`` processes, then the CONTROLLERS (the slowest first) as workers free up; see in_workers."""
-    names = list(TASKS)
+    """Every task of TASKS and CONTROLLERS: the first (mass_matrix: the outward pass and checks every kernel
+    shares) alone, the others on ``jobs`` processes, the SLOWEST first; see in_workers."""
+    names = sorted(TASKS + list(CONTROLLERS), key=lambda name: SLOWEST.index(name) if name in SLOWEST else len(SLOWEST))
     names.insert(0, names.pop(names.index("mass_matrix")))
-    return in_workers(run_method_or_controller, names + list(CONTROLLERS), jobs, stream, first_alone=True)
+    return in_workers(run_method_or_controller, names, jobs, stream, first_alone=True)
 
 
 def main(args, out):

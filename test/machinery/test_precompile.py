@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import robot_dynamics as rd
-from robot_dynamics.precompile import CALLS, CONTROLLERS, TASKS
+from robot_dynamics.precompile import CALLS, CONTROLLERS, SLOWEST, TASKS
 
 # Robot's public methods that run no kernel of their own: configuration space and variants (numpy)
 NO_KERNEL = {"difference", "integrate", "integrate_jacobians", "neutral", "random_configuration", "random_state",
@@ -15,6 +15,11 @@ def test_every_method_that_computes_from_a_state_is_a_task():
     public = {name for name in dir(rd.Robot) if not name.startswith("_") and callable(getattr(rd.Robot, name))}
     assert public - NO_KERNEL == set(TASKS)
     assert {call[0] for call in CALLS} == set(TASKS)
+
+
+def test_the_slowest_tasks_first_are_tasks():
+    """A name in SLOWEST that is no task (a renamed method) would silently lose its place at the front."""
+    assert set(SLOWEST) <= set(TASKS) | set(CONTROLLERS) and len(set(SLOWEST)) == len(SLOWEST)
 
 
 def test_the_command_runs_every_task_in_worker_processes():
