@@ -210,9 +210,9 @@ def project_whitened(pi, whitening, S_inv, floor, out, bases, work):
     whitening[k] pi_k (J is linear in pi), its eigenvalues clipped at floor, J = S^-1 U max(w, floor) U^T S^-1 and
     pi_k = parameters_from_pseudo_inertia(J); a body already inside (J_w - floor 1 > 0: _inside, a Cholesky
     factorization on scalars, no array made, ~20x cheaper than the eigendecomposition) is copied as it is.
-    pi, out: (10 nb,) (out may be pi); whitening: (nb, 16, 10) (InertiaMetric's); S_inv: (nb, 4, 4); bases: (nb, 4, 4), each body's
-    starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them from tick to tick);
-    work (PROJECTION_WORK, 4): scratch (nothing is allocated)."""
+    pi, out: (10 nb,) (out may be pi); whitening: (nb, 16, 10) (InertiaMetric's); S_inv: (nb, 4, 4); bases:
+    (nb, 4, 4), each body's starting eigenvectors, overwritten with J_w's (symmetric_eigen: a controller keeps them
+    from tick to tick); work (PROJECTION_WORK, 4): scratch (nothing is allocated)."""
     for k in range(whitening.shape[0]):
         if _inside(pi, whitening, k, floor):
             for i in range(10 * k, 10 * k + 10):

@@ -32,7 +32,8 @@ joints of a urdf.URDFDescription, which model.build_model turns into bodies as f
 
 What the model cannot hold is a MJCFWarning naming the element -- tendons, other equality constraints, actuator
 activation dynamics, joint springs, gravity compensation, fluid forces, nonlinear damping, flexes, mocap bodies,
-plugins -- or a MJCFError where M, C or g would be wrong: tendons with armature, and the armature or damping of an actuator with a transmission other than a joint.
+plugins -- or a MJCFError where M, C or g would be wrong: tendons with armature, and the armature or damping of an
+actuator with a transmission other than a joint.
 """
 import dataclasses
 import os
