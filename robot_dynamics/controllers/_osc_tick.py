@@ -40,7 +40,7 @@ def osc_size(nv, nq, k):
     return 12 * nv + 22 + 3 * nv * nv + 2 * nq + (nv + k + 3) * nv + (3 * k + 3) * k + 2 * k * k + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def osc_tick(plan, data, q, v, T_d, V_d, A_d, tau):
     """tau (task_space.py's module docstring) at q, v towards T_d, V_d, A_d; plan: CALLS on data's q and v into
     its J, bias, T, M, h (osc_views), plan[HEADER, USER:] = nv, nq, k and how the posture error q_0 (-) q is taken

@@ -182,7 +182,7 @@ def sl_size(nv, nq, nb):
     return 6 + 176 * nb + 2 * nv * nv + p * p + 9 * nv + nq + nv + nv * p + 2 * p + 4 * PROJECTION_WORK
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sl_tick(plan, data, states, q, v, q_d, v_d, a_d, tau):
     """One tick of SlotineLi on buffers: e = q_d (-) q (_ct_tick.space_difference; data's e as given with PYTHON),
     the sliding variables (sliding_vectors), Y(q, v, v_r, a_r) (the plan's regressor, into data's Y; SLIDING stops
