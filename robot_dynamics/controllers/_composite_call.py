@@ -8,8 +8,8 @@ the gradient law's projection).
 import numpy as np
 from numba import carray, njit, types
 
-from ._composite_tick import (CAPPED, HOLD, LIMITED, NEEDS_ESTIMATE, OK, START, STEP, drive_terms, gains,
-                              state_size, state_views, tick, work_size)
+from ._composite_tick import (CAPPED, HOLD, LIMITED, NEEDS_ESTIMATE, OK, START, STEP, cut, drive_terms, gains,
+                              shaped, state_size, state_views, tick, work_size)
 from ._ct_tick import HEADER, PYTHON, SHAPE, USER, robot_call, space_difference
 from ._slotine_tick import not_finite, sliding_vectors
 
@@ -34,18 +34,38 @@ def cs_views(data, nv, nq, nb, m):
     (the robot calls' inputs), vectors (5, nv) (e, e_dot, v_r, a_r, s), Lambda_t (nv, nv), kd_t (nv,) (this tick's
     gains), M_ref, M_0 (nv, nv), estimate, f_v, d (nv,), Y, Y_p, Y_h, Y_e, Y_eh (nv, p) (the calls' outputs) and
     work (work_size)."""
-    p = 10 * nb
-    views = []
-    o = 0
-    for size in cs_sizes(nv, nq, nb, m):
-        views.append(data[o:o + size])
-        o += size
-    return (views[0], views[1].reshape(nv, nv), views[2], views[3].reshape(p, p), views[4],
-            views[5].reshape(nb, 4, 4), views[6].reshape(nb, 4, 4), views[7].reshape(10, 4, 4),
-            views[8].reshape(3, nv), views[9], views[10], views[11], views[12].reshape(5, nv),
-            views[13].reshape(nv, nv), views[14], views[15].reshape(nv, nv), views[16].reshape(nv, nv), views[17],
-            views[18], views[19], views[20].reshape(nv, p), views[21].reshape(nv, p), views[22].reshape(nv, p),
-            views[23].reshape(nv, p), views[24].reshape(nv, p), views[25])
+    p, sizes = 10 * nb, cs_sizes(nv, nq, nb, m)
+    control, o = cut(data, 0, sizes[0])
+    Lambda, o = cut(data, o, sizes[1])
+    kd, o = cut(data, o, sizes[2])
+    Omega_0, o = cut(data, o, sizes[3])
+    mu, o = cut(data, o, sizes[4])
+    S, o = cut(data, o, sizes[5])
+    S_inv, o = cut(data, o, sizes[6])
+    B, o = cut(data, o, sizes[7])
+    drive, o = cut(data, o, sizes[8])
+    q, o = cut(data, o, sizes[9])
+    v, o = cut(data, o, sizes[10])
+    unit, o = cut(data, o, sizes[11])
+    vectors, o = cut(data, o, sizes[12])
+    Lambda_t, o = cut(data, o, sizes[13])
+    kd_t, o = cut(data, o, sizes[14])
+    M_ref, o = cut(data, o, sizes[15])
+    M_0, o = cut(data, o, sizes[16])
+    estimate, o = cut(data, o, sizes[17])
+    f_v, o = cut(data, o, sizes[18])
+    d, o = cut(data, o, sizes[19])
+    Y, o = cut(data, o, sizes[20])
+    Y_p, o = cut(data, o, sizes[21])
+    Y_h, o = cut(data, o, sizes[22])
+    Y_e, o = cut(data, o, sizes[23])
+    Y_eh, o = cut(data, o, sizes[24])
+    work = data[o:o + sizes[25]]
+    return (control, shaped(Lambda, (nv, nv)), kd, shaped(Omega_0, (p, p)), mu, shaped(S, (nb, 4, 4)),
+            shaped(S_inv, (nb, 4, 4)), shaped(B, (10, 4, 4)), shaped(drive, (3, nv)), q, v, unit,
+            shaped(vectors, (5, nv)), shaped(Lambda_t, (nv, nv)), kd_t, shaped(M_ref, (nv, nv)), shaped(M_0, (nv, nv)),
+            estimate, f_v, d, shaped(Y, (nv, p)), shaped(Y_p, (nv, p)), shaped(Y_h, (nv, p)), shaped(Y_e, (nv, p)),
+            shaped(Y_eh, (nv, p)), work)
 
 
 @njit(cache=True)

@@ -4,18 +4,20 @@ Each equation is written once here and called from CompositeSlotineLi's ``update
 _composite_call.cs_tick: the whole update in one call from C), ``torque`` and ``law``, and from MomentumFilter.
 Shapes: nv joints, nb bodies, p = 10 nb parameters; the filter's state is one flat buffer (``filter_views``), the
 controller's state two copies of one layout (``state_views``: a tick reads one and writes the other), the tick's
-temporaries one work array (``work_views``): ``tick`` allocates nothing (but the gradient law's projection).  The
-linear algebra is written out (dense.cholesky_into, triangular solves, Jacobi eigenvalues of 4x4 blocks) rather than
-called from LAPACK: no allocation-heavy wrappers and no BLAS threads on the tick's path.
+temporaries one work array (``work_views``), each viewed by ``shaped`` (no reshape checks): ``tick`` allocates
+nothing (but the gradient law's projection).  The linear algebra is written out (dense.cholesky_into, triangular
+solves; each body's 4 x 4 algebra in _body_steps) rather than called from LAPACK: no allocation-heavy wrappers and no
+BLAS threads on the tick's path.
 """
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic, overload, register_jitable
 
 from ..dense import REORDER, cholesky_into, solve_lower
 from ..drives import COULOMB_VELOCITY
+from ._body_steps import bounded_step, inverse_factors_into, projected
 
-STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
-FLOOR = 1e-9                # no body's pseudo-inertia below FLOOR J(pi_ref) in any direction: numerically > 0
 GAIN_BOUND = 0.5            # Lambda dt and kd dt at most this
 ESTIMATE_WATCH = 0.25       # from Lambda dt > ESTIMATE_WATCH GAIN_BOUND on, Lambda also by the estimate's inertia
 
@@ -28,13 +30,55 @@ NOT_FINITE_SYSTEM_MESSAGE = "the adaptation's system Omega + mu H (or its gradie
 CAPPED, NEEDS_ESTIMATE = 1, 2                   # gains' flags
 
 
+def shaped(x, shape):
+    """x (n,) C-contiguous viewed as a C-contiguous array of the shape (a tuple of ints, prod(shape) <= n): numpy's
+    reshape; compiled, without its checks (_shaped_view: numba's reshape costs ~60 ns, a tick takes ~45 views)."""
+    return x.reshape(shape)
+
+
+@overload(shaped)
+def _shaped(x, shape):
+    return lambda x, shape: _shaped_view(x, shape)
+
+
+@intrinsic
+def _shaped_view(typingctx, x, shape):
+    """shaped's compiled view, unchecked: the callers' shapes are their layouts' own (cut).  numba's array struct
+    (meminfo, parent, nitems, itemsize, data, shape, strides) of x's memory and owner with the new shape."""
+    ndim = len(shape)
+    result = types.Array(x.dtype, ndim, "C")
+
+    def codegen(context, builder, sig, args):
+        source, intp = args[0], context.get_value_type(types.intp)
+        dims = [context.cast(builder, builder.extract_value(args[1], i), sig.args[1][i], types.intp)
+                for i in range(ndim)]
+        itemsize = builder.extract_value(source, 3)
+        strides, stride = [None] * ndim, itemsize
+        for i in reversed(range(ndim)):
+            strides[i] = stride
+            stride = builder.mul(stride, dims[i])
+        nitems = ir.Constant(intp, 1)
+        for d in dims:
+            nitems = builder.mul(nitems, d)
+        value = ir.Constant(context.get_value_type(result), ir.Undefined)
+        for i, field in enumerate((builder.extract_value(source, 0), builder.extract_value(source, 1), nitems,
+                                   itemsize, builder.extract_value(source, 4))):
+            value = builder.insert_value(value, field, i)
+        for i in range(ndim):
+            value = builder.insert_value(value, dims[i], [5, i])
+            value = builder.insert_value(value, strides[i], [6, i])
+        context.nrt.incref(builder, result, value)
+        return value
+    return result(x, shape), codegen
+
+
 @njit(cache=True)
 def filter_views(F, nv, p):
     """The filter's state F (4 nv p + 5 nv,) as (Y_p, Y_h, x_p, x_h (nv, p), x_tau, v, f, x_v, x_f (nv,)): the last
     sample's regressors, their filtered values, F[tau], and with drives the last v, tau_f(v), F[v], F[tau_f]."""
     n = nv * p
-    Y_p, Y_h = F[:n].reshape(nv, p), F[n:2 * n].reshape(nv, p)
-    x_p, x_h = F[2 * n:3 * n].reshape(nv, p), F[3 * n:4 * n].reshape(nv, p)
+    Y_p, Y_h = shaped(F[:n], (nv, p)), shaped(F[n:2 * n], (nv, p))
+    x_p, x_h = shaped(F[2 * n:3 * n], (nv, p)), shaped(F[3 * n:4 * n], (nv, p))
     o = 4 * n
     return Y_p, Y_h, x_p, x_h, F[o:o + nv], F[o + nv:o + 2 * nv], F[o + 2 * nv:o + 3 * nv], \
         F[o + 3 * nv:o + 4 * nv], F[o + 4 * nv:o + 5 * nv]
@@ -117,10 +161,12 @@ def torque(Y, pi_hat, d, M_ref, kd, s):
 
 
 @njit(cache=True, fastmath=REORDER)
-def information_into(L, rho, W, decay, Omega, Omega_0, V, out):
-    """out <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p; the lower triangles read and written),
-    W^T R W = rho V^T V with V = L^-1 W (V (nv, p) a work array): the information a prediction error adds to Omega,
-    the old forgotten at the rate beta (decay = exp(-beta dt)).  Forward substitution by rows, then V^T V."""
+def information_into(L, rho, W, decay, Omega, Omega_0, V, out, A):
+    """out, A <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p; the lower triangles read and written; A the
+    adaptation's system before its barrier, rate_into: written in the same pass), W^T R W = rho V^T V with
+    V = L^-1 W (V (nv, p) a work array): the information a prediction error adds to Omega, the old forgotten at the
+    rate beta (decay = exp(-beta dt)).  Forward substitution by rows, then out's row i: the forgotten part and
+    V^T V's terms of four rows of V at a time, one pass over the row per four (information_row)."""
     nv, p = W.shape
     for i in range(nv):
         for c in range(p):
@@ -133,18 +179,51 @@ def information_into(L, rho, W, decay, Omega, Omega_0, V, out):
         for c in range(p):
             V[i, c] *= f
     for i in range(p):
+        information_row(i, rho, decay, Omega[i], Omega_0[i], V, out[i])
+        row, a = out[i], A[i]
         for j in range(i + 1):
-            out[i, j] = Omega_0[i, j] + decay * (Omega[i, j] - Omega_0[i, j])
-        for k in range(nv):
-            f = rho * V[k, i]
-            for j in range(i + 1):
-                out[i, j] += f * V[k, j]
+            a[j] = row[j]
+
+
+@njit(cache=True, fastmath=REORDER, inline="always")
+def information_row(i, rho, decay, omega, omega_0, V, row):
+    """row[:i + 1] <- omega_0 + decay (omega - omega_0) + rho sum_k V[k, i] V[k, :i + 1] (information_into's row i):
+    V's rows four at a time (the first four with the forgotten part), then two, then one."""
+    nv, n = V.shape[0], i + 1
+    k = 0
+    if nv < 4:
+        for j in range(n):
+            row[j] = omega_0[j] + decay * (omega[j] - omega_0[j])
+    else:
+        v0, v1, v2, v3 = V[0], V[1], V[2], V[3]
+        f0, f1, f2, f3 = rho * v0[i], rho * v1[i], rho * v2[i], rho * v3[i]
+        for j in range(n):
+            row[j] = omega_0[j] + decay * (omega[j] - omega_0[j]) + (f0 * v0[j] + f1 * v1[j] + f2 * v2[j]
+                                                                     + f3 * v3[j])
+        k = 4
+    while k + 4 <= nv:
+        v0, v1, v2, v3 = V[k], V[k + 1], V[k + 2], V[k + 3]
+        f0, f1, f2, f3 = rho * v0[i], rho * v1[i], rho * v2[i], rho * v3[i]
+        for j in range(n):
+            row[j] += f0 * v0[j] + f1 * v1[j] + f2 * v2[j] + f3 * v3[j]
+        k += 4
+    if k + 2 <= nv:
+        v0, v1 = V[k], V[k + 1]
+        f0, f1 = rho * v0[i], rho * v1[i]
+        for j in range(n):
+            row[j] += f0 * v0[j] + f1 * v1[j]
+        k += 2
+    if k < nv:
+        v0 = V[k]
+        f0 = rho * v0[i]
+        for j in range(n):
+            row[j] += f0 * v0[j]
 
 
 @njit(cache=True)
 def information(L, rho, W, decay, Omega, Omega_0, out):
     """information_into with its own work array, out symmetric."""
-    information_into(L, rho, W, decay, Omega, Omega_0, np.empty(W.shape), out)
+    information_into(L, rho, W, decay, Omega, Omega_0, np.empty(W.shape), out, out)
     for i in range(out.shape[0]):
         for j in range(i):
             out[j, i] = out[i, j]
@@ -184,82 +263,12 @@ def residual_into(W, pi, tau_f, eps):
 
 
 @njit(cache=True)
-def pseudo_inertia_into(pi_k, B, J):
-    """J <- J(pi_k) = sum_j pi_kj J(e_j) (4, 4); B (10, 4, 4) the J(e_j), one to three non-zeros each (skipped)."""
-    J[:] = 0.0
-    for j in range(10):
-        for a in range(4):
-            for b in range(4):
-                if B[j, a, b] != 0.0:
-                    J[a, b] += pi_k[j] * B[j, a, b]
-
-
-@njit(cache=True)
-def pseudo_inertia(pi_k, B):
-    """J(pi_k) (pseudo_inertia_into), a new array."""
-    J = np.empty((4, 4))
-    pseudo_inertia_into(pi_k, B, J)
-    return J
-
-
-@njit(cache=True)
 def cholesky(A):
     """The lower-triangular L with A = L L^T (n, n); A symmetric positive definite (a LinAlgError otherwise)."""
     L = np.empty_like(A)
     if not cholesky_into(A, L):
         raise np.linalg.LinAlgError("Matrix is not positive definite")
     return L
-
-
-@njit(cache=True)
-def congruence_into(T, X, TX, out):
-    """out <- T X T^T (n, n), small; TX a work array."""
-    n = T.shape[0]
-    for i in range(n):
-        for j in range(n):
-            x = 0.0
-            for k in range(n):
-                x += T[i, k] * X[k, j]
-            TX[i, j] = x
-    for i in range(n):
-        for j in range(n):
-            x = 0.0
-            for k in range(n):
-                x += TX[i, k] * T[j, k]
-            out[i, j] = x
-
-
-@njit(cache=True)
-def eigenvalue_range(A):
-    """(smallest, largest in magnitude) eigenvalue of a small symmetric A, by cyclic Jacobi rotations (A is
-    overwritten: its diagonal ends as the eigenvalues)."""
-    n = A.shape[0]
-    for _ in range(30):
-        off, scale = 0.0, 0.0
-        for i in range(n):
-            scale += A[i, i] * A[i, i]
-            for j in range(i + 1, n):
-                off += A[i, j] * A[i, j]
-        if off <= 1e-30 * scale:                        # off-diagonal 1e-15 of the diagonal: converged
-            break
-        for i in range(n - 1):
-            for j in range(i + 1, n):
-                if A[i, j] == 0.0:
-                    continue
-                theta = 0.5 * (A[j, j] - A[i, i]) / A[i, j]
-                t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
-                c = 1.0 / np.sqrt(t * t + 1.0)
-                sn = t * c
-                for k in range(n):                              # A <- A G, then G^T A
-                    a_ki, a_kj = A[k, i], A[k, j]
-                    A[k, i], A[k, j] = c * a_ki - sn * a_kj, sn * a_ki + c * a_kj
-                for k in range(n):
-                    a_ik, a_jk = A[i, k], A[j, k]
-                    A[i, k], A[j, k] = c * a_ik - sn * a_jk, sn * a_ik + c * a_jk
-    low, top = np.inf, 0.0
-    for i in range(n):
-        low, top = min(low, A[i, i]), max(top, abs(A[i, i]))
-    return low, top
 
 
 @njit(cache=True, fastmath=REORDER)
@@ -293,41 +302,16 @@ def add_log_det_block(L_inv, B, mu, X, A, i0):
 
 
 @njit(cache=True)
-def inverse_factors_into(pi_hat, B, J, L_inv):
-    """L_inv[k] <- L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T; returns whether every body is physical (J_k > 0).
-    J (2, 4, 4) a work array."""
-    for k in range(L_inv.shape[0]):
-        pseudo_inertia_into(pi_hat[10 * k:10 * k + 10], B, J[0])
-        if not cholesky_into(J[0], J[1]):
-            return False
-        for c in range(4):                                            # L^-1, column c: forward substitution
-            for i in range(4):
-                x = 1.0 if i == c else 0.0
-                for m in range(i):
-                    x -= J[1, i, m] * L_inv[k, m, c]
-                L_inv[k, i, c] = x / J[1, i, i]
-    return True
-
-
-@njit(cache=True)
-def inverse_factors(pi_hat, B):
-    """L_k^-1 (nb, 4, 4) (inverse_factors_into), a new array; a LinAlgError where a body is not physical."""
-    L_inv = np.empty((pi_hat.shape[0] // 10, 4, 4))
-    if not inverse_factors_into(pi_hat, B, np.empty((2, 4, 4)), L_inv):
-        raise np.linalg.LinAlgError("Matrix is not positive definite")
-    return L_inv
-
-
-@njit(cache=True)
-def system_matrix(L_inv, Omega, mu, adapted, law, B, X, A):
+def system_matrix(L_inv, Omega, mu, adapted, law, B, X, A, filled):
     """A <- Omega + mu H(pi_hat) over the adapted parameters (m, m; lower triangle), H block diagonal
-    (add_log_det_block; none for the gradient law); Omega's lower triangle read.  X (21, 4, 4) a work array."""
+    (add_log_det_block; none for the gradient law); Omega's lower triangle read, unless filled: A holds it already
+    (information_into wrote it).  X (21, 4, 4) a work array."""
     m = adapted.shape[0]
-    if m == Omega.shape[0]:                             # all adapted: adapted = 0, 1, ..., m - 1
+    if not filled and m == Omega.shape[0]:              # all adapted: adapted = 0, 1, ..., m - 1
         for i in range(m):
             for j in range(i + 1):
                 A[i, j] = Omega[i, j]
-    else:
+    elif not filled:
         for i in range(m):
             for j in range(i + 1):
                 A[i, j] = Omega[adapted[i], adapted[j]]
@@ -366,22 +350,23 @@ def lu_solve_into(A, x):
 
 
 @njit(cache=True)
-def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out):
+def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out, filled=False):
     """out <- pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g over the adapted parameters (zero for the others); the
     gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (21, 4, 4),
-    x (m,) work arrays, m the adapted parameters' count.  By Cholesky in place of A (single-threaded, no LAPACK call:
-    its threads cost the tick's p99 on a busy machine), by LU with partial pivoting (lu_solve_into) where rounding
-    left A not numerically positive definite.  Returns whether it was solved: False (out not written) where A or g
-    is not finite or A is singular -- a status, never an exception, which the C caller of the tick could not see."""
+    x (m,) work arrays, m the adapted parameters' count; filled: A holds Omega's lower triangle (system_matrix).
+    By Cholesky in place of A (single-threaded, no LAPACK call: its threads cost the tick's p99 on a busy machine),
+    by LU with partial pivoting (lu_solve_into) where rounding left A not numerically positive definite.  Returns
+    whether it was solved: False (out not written) where A or g is not finite or A is singular -- a status, never an
+    exception, which the C caller of the tick could not see."""
     m = adapted.shape[0]
     for i in range(m):
         x[i] = g[adapted[i]]
-    system_matrix(L_inv, Omega, mu, adapted, law, B, X, A)
+    system_matrix(L_inv, Omega, mu, adapted, law, B, X, A, filled)
     if cholesky_into(A, A):
         solve_lower(A, x)
         solve_lower(A, x, True)
     else:
-        system_matrix(L_inv, Omega, mu, adapted, law, B, X, A)
+        system_matrix(L_inv, Omega, mu, adapted, law, B, X, A, False)
         for i in range(m):
             for j in range(i):
                 A[j, i] = A[i, j]
@@ -401,66 +386,6 @@ def rate(g, L_inv, Omega, mu, adapted, law, B):
     if not rate_into(g, L_inv, Omega, mu, adapted, law, B, np.empty((m, m)), np.empty((21, 4, 4)), np.empty(m), out):
         raise np.linalg.LinAlgError(NOT_FINITE_SYSTEM_MESSAGE)
     return out
-
-
-@njit(cache=True)
-def step_bound(L_inv, step_k, B, J):
-    """STEP_BOUND / max(top, STEP_BOUND), top the largest |eigenvalue| of L^-1 dJ L^-T, dJ = J(step_k): 1 where the
-    Frobenius norm already bounds it (no eigenvalues computed).  J (3, 4, 4) a work array."""
-    pseudo_inertia_into(step_k, B, J[0])
-    congruence_into(L_inv, J[0], J[1], J[2])
-    frobenius = 0.0
-    for a in range(4):
-        for b in range(4):
-            frobenius += J[2, a, b] * J[2, a, b]
-    if np.sqrt(frobenius) <= STEP_BOUND * (1.0 - 1e-9):            # |lambda|max <= |X|_F: no eigenvalue beyond
-        return 1.0
-    return STEP_BOUND / max(eigenvalue_range(J[2])[1], STEP_BOUND)
-
-
-@njit(cache=True)
-def below_floor(S_k, pi_k, B, J):
-    """Whether the smallest eigenvalue of S_k J(pi_k) S_k^T is below FLOOR: the Jacobi eigenvalues only where a
-    Cholesky factorization with the shift 2 FLOOR fails (else it is above 2 FLOOR).  J (3, 4, 4) a work array."""
-    pseudo_inertia_into(pi_k, B, J[0])
-    congruence_into(S_k, J[0], J[1], J[2])
-    if cholesky_into(J[2], J[1], 2.0 * FLOOR):
-        return False
-    return eigenvalue_range(J[2])[0] < FLOOR
-
-
-@njit(cache=True)
-def bounded_step(pi_hat, step, L_inv, S, B, J, out):
-    """out <- pi_hat + step, each body's step scaled so that J_k^-1/2 dJ_k J_k^-T/2 has no eigenvalue beyond
-    STEP_BOUND, a body that would fall below FLOOR J(pi_ref) (S = J(pi_ref)^-1/2) kept where it was.  Returns
-    whether any was bounded (composite.py's module docstring).  J (3, 4, 4) a work array."""
-    limited = False
-    for k in range(S.shape[0]):
-        lo, hi = 10 * k, 10 * k + 10
-        if not np.any(step[lo:hi]):
-            out[lo:hi] = pi_hat[lo:hi]
-            continue
-        scale = step_bound(L_inv[k], step[lo:hi], B, J)
-        for i in range(lo, hi):
-            out[i] = pi_hat[i] + step[i] * scale
-        low = below_floor(S[k], out[lo:hi], B, J)
-        if low:
-            out[lo:hi] = pi_hat[lo:hi]
-        limited = limited or scale < 1.0 or low
-    return limited
-
-
-@njit(cache=True)
-def projected(pi, S, S_inv, B, out):
-    """out <- the nearest parameters to pi in the metric of S with every J(pi_k) >= 0 (InertiaMetric.project)."""
-    for k in range(S.shape[0]):
-        w, U = np.linalg.eigh(S[k] @ pseudo_inertia(pi[10 * k:10 * k + 10], B) @ S[k])
-        J = S_inv[k] @ ((U * np.maximum(w, 0.0)) @ U.T) @ S_inv[k]
-        out[10 * k] = J[3, 3]
-        out[10 * k + 1:10 * k + 4] = J[:3, 3]
-        trace = J[0, 0] + J[1, 1] + J[2, 2]
-        out[10 * k + 4], out[10 * k + 5], out[10 * k + 6] = trace - J[0, 0], trace - J[1, 1], trace - J[2, 2]
-        out[10 * k + 7], out[10 * k + 8], out[10 * k + 9] = -J[0, 1], -J[0, 2], -J[1, 2]
 
 
 @njit(cache=True)
@@ -515,7 +440,7 @@ def state_views(X, nv, p):
     W pi_hat - tau_f and the torque held since the last tick."""
     n = 4 * nv * p + 5 * nv
     o = n + p * p
-    return X[:n], X[n:o].reshape(p, p), X[o:o + p], X[o + p:o + p + nv], X[o + p + nv:o + p + 2 * nv]
+    return X[:n], shaped(X[n:o], (p, p)), X[o:o + p], X[o + p:o + p + nv], X[o + p + nv:o + p + 2 * nv]
 
 
 @njit(cache=True)
@@ -528,15 +453,26 @@ def work_size(nv, p, m):
 def work_views(Z, nv, p, m):
     """The work array Z (work_size,) as (W, V (nv, p), L (nv, nv), A (m, m), g, step (p,), x (m,),
     tau_f, eps, r (nv,), L_inv (nb, 4, 4), X (21, 4, 4), J (3, 4, 4))."""
-    sizes = (nv * p, nv * p, nv * nv, m * m, p, p, m, nv, nv, nv, 16 * (p // 10), 336, 48)
-    views = []
-    o = 0
-    for size in sizes:
-        views.append(Z[o:o + size])
-        o += size
-    return (views[0].reshape(nv, p), views[1].reshape(nv, p), views[2].reshape(nv, nv), views[3].reshape(m, m),
-            views[4], views[5], views[6], views[7], views[8], views[9], views[10].reshape(p // 10, 4, 4),
-            views[11].reshape(21, 4, 4), views[12].reshape(3, 4, 4))
+    W, o = cut(Z, 0, nv * p)
+    V, o = cut(Z, o, nv * p)
+    L, o = cut(Z, o, nv * nv)
+    A, o = cut(Z, o, m * m)
+    g, o = cut(Z, o, p)
+    step, o = cut(Z, o, p)
+    x, o = cut(Z, o, m)
+    tau_f, o = cut(Z, o, nv)
+    eps, o = cut(Z, o, nv)
+    r, o = cut(Z, o, nv)
+    L_inv, o = cut(Z, o, 16 * (p // 10))
+    X, o = cut(Z, o, 336)
+    return (shaped(W, (nv, p)), shaped(V, (nv, p)), shaped(L, (nv, nv)), shaped(A, (m, m)), g, step, x, tau_f, eps,
+            r, shaped(L_inv, (p // 10, 4, 4)), shaped(X, (21, 4, 4)), shaped(Z[o:o + 48], (3, 4, 4)))
+
+
+@register_jitable
+def cut(Z, o, size):
+    """(Z[o:o + size], o + size): the next part of a flat buffer."""
+    return Z[o:o + size], o + size
 
 
 @njit(cache=True)
@@ -567,22 +503,24 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
             return NOT_POSITIVE
         residual_into(W, pi_hat, tau_f, eps)
         gradient_into(Y, s, W, eps, L, rho, r, g)
+        filled = law == LEAST_SQUARES and adapted.shape[0] == p      # A <- Omega_next in the same pass
         if law == LEAST_SQUARES:
-            information_into(L, dt * rho, W, decay, Omega, Omega_0, V, Omega_next)
+            information_into(L, dt * rho, W, decay, Omega, Omega_0, V, Omega_next, A if filled else Omega_next)
         else:
             Omega_next[:] = Omega
-        if law != GRADIENT and not inverse_factors_into(pi_hat, B, J, L_inv):
+        if law != GRADIENT and not inverse_factors_into(pi_hat, J, L_inv):
             return NOT_POSITIVE
-        if not rate_into(g, L_inv, Omega_0 if law == GRADIENT else Omega_next, mu, adapted, law, B, A, X, x, step):
+        if not rate_into(g, L_inv, Omega_0 if law == GRADIENT else Omega_next, mu, adapted, law, B, A, X, x, step,
+                         filled):
             return NOT_FINITE_SYSTEM
         for i in range(p):
             step[i] *= dt
         if law == GRADIENT:
             if not np.isfinite(step).all():
                 return NOT_FINITE_SYSTEM
-            projected(pi_hat + step, S, S_inv, B, pi_next)
+            projected(pi_hat + step, S, S_inv, pi_next)
         else:
-            limited = bounded_step(pi_hat, step, L_inv, S, B, J, pi_next)
+            limited = bounded_step(pi_hat, step, L_inv, S, J, pi_next)
         residual_into(W, pi_next, tau_f, error_next)
     else:
         if mode == START:

@@ -68,7 +68,8 @@ import numpy as np
 from ..configuration import ConfigurationSpace
 from ..spatial import parameters_from_inertial
 from . import _composite_call as fused, _composite_tick as kernel, _ct_tick
-from ._composite_tick import FLOOR, GAIN_BOUND, STEP_BOUND  # noqa: F401 (the law's bounds, named here)
+from ._body_steps import FLOOR, STEP_BOUND, inverse_factors  # noqa: F401 (the law's bounds, named here)
+from ._composite_tick import GAIN_BOUND  # noqa: F401 (the gains' bound, named here)
 from ..inertia import InertiaMetric, log_det_divergence, pseudo_inertia
 from .adaptive import NOT_FINITE_RESULT, Sliding, _check_dt, sliding
 from .computed_torque import check_vector, gain_matrix
@@ -295,7 +296,7 @@ class CompositeSlotineLi:
         if law == kernel.GRADIENT:
             Omega, L_inv = self.Omega_0, np.empty((0, 4, 4))
         else:
-            L_inv = kernel.inverse_factors(pi_hat, self._B)
+            L_inv = inverse_factors(pi_hat)
         return kernel.rate(g, L_inv, np.ascontiguousarray(Omega), self.mu, self._adapted, law, self._B)
 
     def law(self, q, v, q_d, v_d, a_d, z):

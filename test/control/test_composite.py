@@ -299,3 +299,19 @@ def test_the_lu_fallback_solves_as_lapack_and_reports_a_singular_system():
     A[3] = 2.0 * A[1]                                   # rank 4, exactly: elimination meets a zero pivot
     A[:, 4] = 0.0
     assert not lu_solve_into(A, rng.normal(size=5))
+
+
+def test_the_ticks_views_and_pseudo_inertia_are_numpys():
+    """The tick's buffers as the compiled tick views them (shaped: no reshape checks) hold what numpy's reshape of
+    the same buffer holds, in its memory; the pseudo-inertia written out is inertia.pseudo_inertia's product."""
+    from robot_dynamics.controllers import _body_steps, _composite_call as fused, _composite_tick as kernel
+    nv, nq, nb, m = 7, 8, 3, 20
+    data = np.arange(float(fused.cs_size(nv, nq, nb, m)))
+    for compiled, reshaped in zip(fused.cs_views(data, nv, nq, nb, m), fused.cs_views.py_func(data, nv, nq, nb, m)):
+        np.testing.assert_array_equal(compiled, reshaped)                     # shapes too
+        assert np.shares_memory(compiled, data)
+    work, p = np.arange(float(kernel.work_size(nv, 10 * nb, m))), 10 * nb
+    for compiled, reshaped in zip(kernel.work_views(work, nv, p, m), kernel.work_views.py_func(work, nv, p, m)):
+        np.testing.assert_array_equal(compiled, reshaped)
+    for pi_k in np.random.default_rng(5).normal(size=(20, 10)):
+        np.testing.assert_allclose(_body_steps.pseudo_inertia(pi_k), pseudo_inertia(pi_k), rtol=0, atol=1e-15 * 4)
