@@ -105,7 +105,7 @@ def tick_gains(plans, control, Lambda, kd, M_ref, M_0, estimate, unit, Y_e, pi_h
     return gains(Lambda, control[RADIUS], kd, dt, M_ref, M_0, estimate, Lambda_t, kd_t)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cs_tick(plans, data, states, q, v, q_d, v_d, a_d, tau):
     """CompositeSlotineLi.update on buffers: e = q_d (-) q (_ct_tick.space_difference; data's e as given with
     PYTHON), the gains (tick_gains), the sliding variables, Y(q, v, v_r, a_r) and Y_p, Y_h(q, v) by the plans' calls,

@@ -134,10 +134,10 @@ def tick_entry(tick, entry, example, n_inputs):
     tick's cfunc body: its arrays rebuilt from pointers and shapes), its status OVERLAP when out overlaps an
     input; a TypeError for an argument that is not a C-contiguous array of example's dtype and ndim (the tick
     checks the shapes: SHAPE).  Without the extension, the tick's compiled overload after the same checks (bodies
-    and work ignored: the plan holds their addresses).  A tick is declared inline="always": numba types and
-    lowers it inside its entry, once, where it would otherwise compile it alone and then link, optimise and
-    generate its machine code again inside the entry (-1.5 to -3 s of CPU each at a cold `robot-dynamics
-    compile`, the same machine code)."""
+    and work ignored: the plan holds their addresses).  A tick (ct_tick, sl_tick, osc_tick, cs_tick) is declared
+    inline="always": numba types and lowers it inside its entry, once, where it would otherwise compile it alone
+    and then link, optimise and generate its machine code again inside the entry (-1.5 to -4 s of CPU each at a
+    cold `robot-dynamics compile`, the same machine code)."""
     if not FAST_CALLS:
         function = compiled(tick, signature(*example))
 
