@@ -37,8 +37,8 @@ import numpy as np
 from . import load_urdf
 from .bundled import bundled_urdf
 from .calls.cache import cache_is_cold
-from .controllers import (InertiaMetric, PiecewiseTrajectory, RelativeGains, Simulator, SumOfSines, TrackingRecord,
-                          with_payload)
+from .controllers import (CompositeSlotineLi, InertiaMetric, PiecewiseTrajectory, RelativeGains, Simulator,
+                          SumOfSines, TrackingRecord, with_payload)
 from .precompile import in_workers
 
 READY = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])      # rad, a pose well inside arm7's joint limits
@@ -301,6 +301,7 @@ def warm_task(name):
     sc = make_scenario(2.0, 1000.0)
     q, z = sc.reference(0.0).q, np.zeros(sc.nominal.nv)
     if name == "controller":
+        CompositeSlotineLi.compile_tick()           # first: the robot's kernels meanwhile in the model's worker
         controller = make_controller(sc)
         controller.update(q, z, q, z, z, 0.0), controller.update(q, z, q, z, z, 1e-3)
         sc.reference.evaluate(0.5, sc.reference(0.0))

@@ -84,7 +84,8 @@ def run_controller(name):
     the quadruped, compiling or loading its tick.  Returns (name, seconds)."""
     from . import load_urdf
     from .bundled import bundled_urdf
-    from .controllers import ComputedTorque, InertiaMetric, OperationalSpace, RelativeGains, SlotineLi
+    from .controllers import (CompositeSlotineLi, ComputedTorque, InertiaMetric, OperationalSpace,
+                              RelativeGains, SlotineLi)
     from .observers import MomentumObserver
 
     start = time.perf_counter()
@@ -101,6 +102,7 @@ def run_controller(name):
         driven = robot.with_drives(damping=0.1, friction=0.1)
         SlotineLi(driven, 5.0, 5.0, metric.gain(1.0), drives="viscous").update(q, v, q, z, z, 1e-3)
     elif name == "CompositeSlotineLi":
+        CompositeSlotineLi.compile_tick()           # first: the kernels it calls meanwhile in the other workers
         controller = RelativeGains().slotine_li(robot, robot.parameters, q)
         controller.update(q, v, q, z, z, 0.0), controller.update(q, v, q, z, z, 1e-3)
     else:

@@ -147,10 +147,16 @@ def tick_entry(tick, entry, example, n_inputs):
                 raise TypeError(f"{tick.__name__} takes C-contiguous arrays of its dtypes and ndims")
             return OVERLAP if overlapping(args[2:-1], args[-1:]) else function(*args)
         return call
+    return Entry(entry_address(entry), (1, 1) + tuple(x.ndim for x in example), n_inputs, 1, OVERLAP)
+
+
+def entry_address(entry):
+    """The address of `entry`'s cfunc (tick_entry), compiled or loaded from the cache at its first use in a process:
+    it needs no robot, so a first run can build it in one worker while another compiles the robot's kernels."""
     if entry not in _cfuncs:
         with cached_in(_CACHE):                     # beside the ticks: a tick changed is never loaded stale
             _cfuncs[entry] = cfunc(_CFUNC, cache=True)(entry)
-    return Entry(_cfuncs[entry].address, (1, 1) + tuple(x.ndim for x in example), n_inputs, 1, OVERLAP)
+    return _cfuncs[entry].address
 
 
 # ---- ComputedTorque's tick ----------------------------------------------------------------------------------------

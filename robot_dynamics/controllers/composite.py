@@ -197,6 +197,15 @@ class CompositeSlotineLi:
         self._call = _ct_tick.tick_entry(fused.cs_tick, fused.cs_entry, example, 5)
         self._filters = [x[0] for x in self._copies]
 
+    @staticmethod
+    def compile_tick():
+        """Compile (or load from the cache) update's compiled tick, without a robot: its C entry is the same for
+        every robot.  What a first run can do in one process while others compile the robot's kernels (the demo's
+        and `robot-dynamics compile`'s workers); nothing to do without the C extension, where the tick is compiled
+        for its argument types at the first controller."""
+        if _ct_tick.FAST_CALLS:
+            _ct_tick.entry_address(fused.cs_entry)
+
     @property
     def prediction(self):
         """rho [s] of R = rho M(q; pi_ref)^-1 (the tick's data holds it)."""

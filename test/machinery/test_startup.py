@@ -124,12 +124,13 @@ def test_a_controllers_tick_entry_caches_beside_its_tick():
     from robot_dynamics import load_urdf
     from robot_dynamics.bundled import bundled_urdf
     from robot_dynamics.calls.native import FAST_CALLS
-    from robot_dynamics.controllers import ComputedTorque, _ct_tick
+    from robot_dynamics.controllers import CompositeSlotineLi, ComputedTorque, _composite_call, _ct_tick
 
     if not FAST_CALLS:
         pytest.skip("no C extension: the ticks are called through their compiled overloads, no cfunc is built")
     ComputedTorque(load_urdf(bundled_urdf("arm7")), 100.0, 20.0)
-    entry = _ct_tick._cfuncs[_ct_tick.ct_entry]
-    tick = Path(_ct_tick.ct_tick._cache._cache_path)
-    assert Path(entry._cache._cache_path) == tick, (entry._cache._cache_path, tick)
-    assert any(part.startswith("robot_dynamics-kernels-") for part in tick.parts), tick
+    CompositeSlotineLi.compile_tick()              # without a robot (a first run's worker builds it so)
+    for entry, tick in ((_ct_tick.ct_entry, _ct_tick.ct_tick), (_composite_call.cs_entry, _composite_call.cs_tick)):
+        folder = Path(tick._cache._cache_path)
+        assert Path(_ct_tick._cfuncs[entry]._cache._cache_path) == folder, (entry, folder)
+        assert any(part.startswith("robot_dynamics-kernels-") for part in folder.parts), folder
