@@ -1,5 +1,6 @@
 """CompositeSlotineLi.update in one call from C (_ct_tick.tick_entry): the robot's kernels (the regressor, the
-momentum regressor, M(q; pi_ref), M(q; pi_0)) by their C entry points through _ct_tick plans, q_d (-) q
+momentum regressor, M(q; pi_ref), M(q; pi_0), and where the gains need it M(q; pi_hat)) by their C entry points
+through _ct_tick plans, q_d (-) q
 (_ct_tick.space_difference), the gains (_composite_tick.gains), the sliding variables, the drives' terms, then the law
 (_composite_tick.tick), on the controller's buffers: the constants, the calls' inputs and outputs and the work array
 one data array (``cs_views``), packed at construction.  Nothing Python runs between, and nothing is allocated (but
@@ -10,7 +11,7 @@ from numba import carray, njit, types
 
 from ._composite_tick import (CAPPED, HOLD, LIMITED, NEEDS_ESTIMATE, OK, START, STEP, cut, drive_terms, gains,
                               shaped, state_size, state_views, tick, work_size)
-from ._ct_tick import HEADER, PYTHON, SHAPE, USER, robot_call, space_difference
+from ._ct_tick import BODIES, HEADER, PYTHON, SHAPE, USER, address_pointer, robot_call, space_difference
 from ._slotine_tick import not_finite, sliding_vectors
 
 # cs_tick's control entries (cs_views): dt, which state copy is current, whether the filters started, the mode
@@ -24,16 +25,16 @@ FLAG_CAPPED = 2                 # cs_tick's status: LIMITED + FLAG_CAPPED when t
 # NOT_FINITE_RESULT (6: the sliding variables), BAD_QUATERNION, BAD_KERNEL (a robot kernel refused the state),
 # TICK_STATUS + tick's NOT_FINITE, NOT_POSITIVE or NOT_FINITE_SYSTEM
 REFUSED, BAD_QUATERNION, BAD_KERNEL, TICK_STATUS = 16, 7, 8, 10
-ESTIMATE_CALL = 2               # the robot plan's calls: the regressor, the momentum regressor, then at the unit v
+ROBOT, REFERENCE, INITIAL, ADAPTED, ESTIMATE = range(5)    # cs_tick's plans (ADAPTED: the adapted indices' row)
 
 
 @njit(cache=True)
 def cs_views(data, nv, nq, nb, m):
     """data's parts (cs_size): control (CONTROL,); Lambda (nv, nv), kd (nv,), Omega_0 (p, p), mu (nb,), S, S_inv
-    (nb, 4, 4), B (10, 4, 4), drive (3, nv) (armature, damping, Coulomb level): the constants; q (nq,), v, unit (nv,)
+    (nb, 4, 4), B (10, 4, 4), drive (3, nv) (armature, damping, Coulomb level): the constants; q (nq,), v (nv,)
     (the robot calls' inputs), vectors (5, nv) (e, e_dot, v_r, a_r, s), Lambda_t (nv, nv), kd_t (nv,) (this tick's
-    gains), M_ref, M_0 (nv, nv), estimate, f_v, d (nv,), Y, Y_p, Y_h, Y_e, Y_eh (nv, p) (the calls' outputs) and
-    work (work_size)."""
+    gains), M_ref, M_0 (nv, nv), estimate, f_v, d (nv,), Y, Y_p, Y_h (nv, p), M_hat (nv, nv) (the calls' outputs)
+    and work (work_size)."""
     p, sizes = 10 * nb, cs_sizes(nv, nq, nb, m)
     control, o = cut(data, 0, sizes[0])
     Lambda, o = cut(data, o, sizes[1])
@@ -46,34 +47,31 @@ def cs_views(data, nv, nq, nb, m):
     drive, o = cut(data, o, sizes[8])
     q, o = cut(data, o, sizes[9])
     v, o = cut(data, o, sizes[10])
-    unit, o = cut(data, o, sizes[11])
-    vectors, o = cut(data, o, sizes[12])
-    Lambda_t, o = cut(data, o, sizes[13])
-    kd_t, o = cut(data, o, sizes[14])
-    M_ref, o = cut(data, o, sizes[15])
-    M_0, o = cut(data, o, sizes[16])
-    estimate, o = cut(data, o, sizes[17])
-    f_v, o = cut(data, o, sizes[18])
-    d, o = cut(data, o, sizes[19])
-    Y, o = cut(data, o, sizes[20])
-    Y_p, o = cut(data, o, sizes[21])
-    Y_h, o = cut(data, o, sizes[22])
-    Y_e, o = cut(data, o, sizes[23])
-    Y_eh, o = cut(data, o, sizes[24])
-    work = data[o:o + sizes[25]]
+    vectors, o = cut(data, o, sizes[11])
+    Lambda_t, o = cut(data, o, sizes[12])
+    kd_t, o = cut(data, o, sizes[13])
+    M_ref, o = cut(data, o, sizes[14])
+    M_0, o = cut(data, o, sizes[15])
+    estimate, o = cut(data, o, sizes[16])
+    f_v, o = cut(data, o, sizes[17])
+    d, o = cut(data, o, sizes[18])
+    Y, o = cut(data, o, sizes[19])
+    Y_p, o = cut(data, o, sizes[20])
+    Y_h, o = cut(data, o, sizes[21])
+    M_hat, o = cut(data, o, sizes[22])
+    work = data[o:o + sizes[23]]
     return (control, shaped(Lambda, (nv, nv)), kd, shaped(Omega_0, (p, p)), mu, shaped(S, (nb, 4, 4)),
-            shaped(S_inv, (nb, 4, 4)), shaped(B, (10, 4, 4)), shaped(drive, (3, nv)), q, v, unit,
-            shaped(vectors, (5, nv)), shaped(Lambda_t, (nv, nv)), kd_t, shaped(M_ref, (nv, nv)), shaped(M_0, (nv, nv)),
-            estimate, f_v, d, shaped(Y, (nv, p)), shaped(Y_p, (nv, p)), shaped(Y_h, (nv, p)), shaped(Y_e, (nv, p)),
-            shaped(Y_eh, (nv, p)), work)
+            shaped(S_inv, (nb, 4, 4)), shaped(B, (10, 4, 4)), shaped(drive, (3, nv)), q, v, shaped(vectors, (5, nv)),
+            shaped(Lambda_t, (nv, nv)), kd_t, shaped(M_ref, (nv, nv)), shaped(M_0, (nv, nv)), estimate, f_v, d,
+            shaped(Y, (nv, p)), shaped(Y_p, (nv, p)), shaped(Y_h, (nv, p)), shaped(M_hat, (nv, nv)), work)
 
 
 @njit(cache=True)
 def cs_sizes(nv, nq, nb, m):
     """The lengths of cs_views' parts, in order."""
     p, n = 10 * nb, nv * nv
-    return (CONTROL, n, nv, p * p, nb, 16 * nb, 16 * nb, 160, 3 * nv, nq, nv, nv, 5 * nv, n, nv, n, n, nv, nv, nv,
-            nv * p, nv * p, nv * p, nv * p, nv * p, work_size(nv, p, m))
+    return (CONTROL, n, nv, p * p, nb, 16 * nb, 16 * nb, 160, 3 * nv, nq, nv, 5 * nv, n, nv, n, n, nv, nv, nv,
+            nv * p, nv * p, nv * p, n, work_size(nv, p, m))
 
 
 def cs_size(nv, nq, nb, m):
@@ -82,27 +80,42 @@ def cs_size(nv, nq, nb, m):
 
 
 @njit(cache=True)
-def tick_gains(plans, control, Lambda, kd, M_ref, M_0, estimate, unit, Y_e, pi_hat, armature, Lambda_t, kd_t):
-    """M(q; pi_ref) and (dt > 0) M(q; pi_0) by the plans' calls, then this tick's gains (gains), diag M(q; pi_hat)_j =
-    Y_p(q, e_j)[j] pi_hat + armature_j by the robot plan's ESTIMATE_CALL where they need it.  Returns gains' flags,
-    or -1 when a kernel refused the state."""
+def tick_gains(plans, control, Lambda, kd, M_ref, M_0, estimate, M_hat, pi_hat, Lambda_t, kd_t):
+    """M(q; pi_ref) and (dt > 0) M(q; pi_0) by the plans' calls, then this tick's gains (gains), with diag M(q; pi_hat)
+    (armature included) by the ESTIMATE plan's call where they need it (write_parameters).  Returns gains' flags, or
+    -1 when a kernel refused the state."""
     dt = control[DT]
-    if robot_call(plans[1], 0) != 0 or (dt > 0 and robot_call(plans[2], 0) != 0):
+    if robot_call(plans[REFERENCE], 0) != 0 or (dt > 0 and robot_call(plans[INITIAL], 0) != 0):
         return -1
     estimate[0] = -1.0
     flags = gains(Lambda, control[RADIUS], kd, dt, M_ref, M_0, estimate, Lambda_t, kd_t)
     if flags != NEEDS_ESTIMATE:
         return flags
-    for j in range(unit.shape[0]):
-        unit[:] = 0.0
-        unit[j] = 1.0
-        if robot_call(plans[0], ESTIMATE_CALL) != 0:
-            return -1
-        x = 0.0
-        for k in range(pi_hat.shape[0]):
-            x += Y_e[j, k] * pi_hat[k]
-        estimate[j] = x + armature[j]
+    write_parameters(plans[ESTIMATE], pi_hat)
+    if robot_call(plans[ESTIMATE], 0) != 0:
+        return -1
+    for j in range(estimate.shape[0]):
+        estimate[j] = M_hat[j, j]
     return gains(Lambda, control[RADIUS], kd, dt, M_ref, M_0, estimate, Lambda_t, kd_t)
+
+
+@njit(cache=True)
+def write_parameters(plan, pi_hat):
+    """The inertial parameters of the plan's body records (model.BODY's pi, per body) <- pi_hat (10 nb,): the records
+    viewed as float64 at the plan's BODIES address, each its header's USER entry long, pi at the next entry's
+    offset (record_layout).  Only M(q; pi)'s kernel reads these records: it reads pi alone (algorithms/matrices)."""
+    stride, offset = plan[HEADER, USER], plan[HEADER, USER + 1]
+    nb = pi_hat.shape[0] // 10
+    records = carray(address_pointer(plan[HEADER, BODIES]), (nb * stride,), dtype=np.float64)
+    for k in range(nb):
+        records[k * stride + offset:k * stride + offset + 10] = pi_hat[10 * k:10 * k + 10]
+
+
+def record_layout(dtype):
+    """(stride, offset) of write_parameters: a body record's length and its pi's offset, in float64 entries."""
+    offset = dtype.fields["pi"][1]
+    assert dtype.itemsize % 8 == 0 and offset % 8 == 0, "body records not in whole float64 entries"
+    return dtype.itemsize // 8, offset // 8
 
 
 @njit(cache=True, inline="always")
@@ -110,23 +123,24 @@ def cs_tick(plans, data, states, q, v, q_d, v_d, a_d, tau):
     """CompositeSlotineLi.update on buffers: e = q_d (-) q (_ct_tick.space_difference; data's e as given with
     PYTHON), the gains (tick_gains), the sliding variables, Y(q, v, v_r, a_r) and Y_p, Y_h(q, v) by the plans' calls,
     the drives' terms, then tick (START, STEP or HOLD from the control's STARTED and dt), tau <- the new torque, and
-    the new state taken (current <- 1 - current).  plans (4, rows, width): the robot's plan (_ct_tick.plan: the
-    regressor, the momentum regressor, the momentum regressor at data's unit; its header's USER entries nv, nq, nb,
-    how e is taken, the law, m, the drives (RIGID, COMPILED or MODEL)), M(q; pi_ref)'s and M(q; pi_0)'s plans, and
-    the adapted parameters' indices (plans[3, 0, :m]); data: cs_views; states (2, state_size).  With the mode
+    the new state taken (current <- 1 - current).  plans (5, rows, width): the robot's plan (_ct_tick.plan: the
+    regressor, the momentum regressor; its header's USER entries nv, nq, nb, how e is taken, the law, m, the drives
+    (RIGID, COMPILED or MODEL)), M(q; pi_ref)'s and M(q; pi_0)'s plans, the adapted parameters' indices
+    (plans[ADAPTED, 0, :m]) and M(q; pi_hat)'s plan (on its own body records: write_parameters); data: cs_views;
+    states (2, state_size).  With the mode
     SLIDING it stops after the regressors (the caller computes a friction model's f_v and d, then ticks with GIVEN).
 
     Returns LIMITED (the step was bounded) + FLAG_CAPPED (the gains were capped), or SHAPE or REFUSED + the reason
     (nothing taken)."""
-    plan = plans[0]
+    plan = plans[ROBOT]
     nv, nq, nb, mode_e = plan[HEADER, USER], plan[HEADER, USER + 1], plan[HEADER, USER + 2], plan[HEADER, USER + 3]
     law, m, drives = plan[HEADER, USER + 4], plan[HEADER, USER + 5], plan[HEADER, USER + 6]
     p = 10 * nb
     if q.shape[0] != nq or q_d.shape[0] != nq or v.shape[0] != nv or v_d.shape[0] != nv or a_d.shape[0] != nv \
             or tau.shape[0] != nv or states.shape[0] != 2 or states.shape[1] != state_size(nv, p):
         return SHAPE
-    (control, Lambda, kd, Omega_0, mu, S, S_inv, B, drive, q_b, v_b, unit, vectors, Lambda_t, kd_t, M_ref, M_0,
-     estimate, f_v, d, Y, Y_p, Y_h, Y_e, _, work) = cs_views(data, nv, nq, nb, m)
+    (control, Lambda, kd, Omega_0, mu, S, S_inv, B, drive, q_b, v_b, vectors, Lambda_t, kd_t, M_ref, M_0,
+     estimate, f_v, d, Y, Y_p, Y_h, M_hat, work) = cs_views(data, nv, nq, nb, m)
     status = not_finite(q, v, q_d, v_d, a_d)                      # before the difference, which divides by q's
     if status:
         return REFUSED + status
@@ -136,7 +150,7 @@ def cs_tick(plans, data, states, q, v, q_d, v_d, a_d, tau):
     v_b[:] = v
     dt, current = control[DT], int(control[CURRENT])
     pi_hat = state_views(states[current], nv, p)[2]
-    flags = tick_gains(plans, control, Lambda, kd, M_ref, M_0, estimate, unit, Y_e, pi_hat, drive[0], Lambda_t, kd_t)
+    flags = tick_gains(plans, control, Lambda, kd, M_ref, M_0, estimate, M_hat, pi_hat, Lambda_t, kd_t)
     if flags < 0:
         return REFUSED + BAD_KERNEL
     status = sliding_vectors(v, v_d, a_d, Lambda_t, vectors)
@@ -154,7 +168,7 @@ def cs_tick(plans, data, states, q, v, q_d, v_d, a_d, tau):
         a, b = np.exp(-lam * dt), -np.expm1(-lam * dt)
         c, decay = 1.0 - b / (lam * dt), np.exp(-control[BETA] * dt)
     status = tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, vectors[4], kd_t, v, f_v, d, a, b, c, lam,
-                  drive[0], control[RHO], decay, Omega_0, mu, plans[3, 0, :m], S, S_inv, B, dt)
+                  drive[0], control[RHO], decay, Omega_0, mu, plans[ADAPTED, 0, :m], S, S_inv, B, dt)
     if status != OK and status != LIMITED:
         return REFUSED + TICK_STATUS + status
     tau[:] = state_views(states[1 - current], nv, p)[4]

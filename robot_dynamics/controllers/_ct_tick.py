@@ -49,6 +49,14 @@ def call_entry(typingctx, address, bodies, work, pointers, dims):
     return types.int64(address, bodies, work, pointers, dims), codegen
 
 
+@intrinsic
+def address_pointer(typingctx, address):
+    """The integer address as a void pointer: numba.carray's first argument, to view memory a plan points into."""
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+    return types.voidptr(address), codegen
+
+
 @njit(cache=True)
 def robot_calls(plan):
     """Every call of the plan in order (Plan); KERNEL-relative: -1 when all succeed, else the index of the first

@@ -158,8 +158,8 @@ class CompositeSlotineLi:
         self._copies = [tuple(y.view(np.float64) for y in kernel.state_views(x, nv, p)) for x in self._states]
         self._data = np.zeros(fused.cs_size(nv, robot.nq, nb, m))
         (self._control, self.Lambda, self.kd, self.Omega_0, self.mu, S, S_inv, self._B, drive, self._q, self._v,
-         self._unit, self._vectors, _, _, self._M_ref, self._M_0, _, self._f_v, self._d, self._Y, self._Y_p,
-         self._Y_h, self._Y_e, self._Y_eh, _) = fused.cs_views.py_func(self._data, nv, robot.nq, nb, m)
+         self._vectors, _, _, self._M_ref, self._M_0, _, self._f_v, self._d, self._Y, self._Y_p, self._Y_h,
+         self._M_hat, _) = fused.cs_views.py_func(self._data, nv, robot.nq, nb, m)
         self._e, self._v_r, self._a_r, self._s = (self._vectors[i] for i in (0, 2, 3, 4))
         self._law = self.LAWS.index(self.law_name)
         self._B[:] = pseudo_inertia(np.eye(10))                                # J(e_j), (10, 4, 4)
@@ -174,7 +174,8 @@ class CompositeSlotineLi:
 
     def _plan(self):
         """The robot calls of the tick (_composite_call.cs_tick's plans: the robot's regressor and momentum
-        regressor, M(q; pi_ref), M(q; pi_0), on the data's buffers) and the tick's fast call."""
+        regressor, M(q; pi_ref), M(q; pi_0), M(q; pi_hat) on body records of its own, on the data's buffers) and the
+        tick's fast call."""
         robot, nv, nq, nb, m = self.robot, self.robot.nv, self.robot.nq, self.robot.nbodies, len(self._adapted)
         space = self._space = ConfigurationSpace(robot.model)
         mode = _ct_tick.difference_mode(space)
@@ -182,16 +183,17 @@ class CompositeSlotineLi:
         self._fast = self._direct and self._drives != fused.MODEL  # (a friction model: two calls, _checked_update)
         header = (nv, nq, nb, mode, self._law, m, self._drives)
         q, v = self._q, self._v
+        estimate = fused.record_layout(robot.model.bodies.dtype)        # write_parameters' header
         calls = ((robot, [("regressor", (q, v, self._v_r, self._a_r), (self._Y,)),
-                          ("momentum_regressor", (q, v), (self._Y_p, self._Y_h)),
-                          ("momentum_regressor", (q, self._unit), (self._Y_e, self._Y_eh))]),
-                 (self.reference, [("mass_matrix", (q,), (self._M_ref,))]),
-                 (self.initial, [("mass_matrix", (q,), (self._M_0,))]))
-        tables, self._kept = zip(*[_ct_tick.plan(r.model, c, header, space) for r, c in calls])  # (kept: the plans
-        plans = np.zeros((4, max(len(t) for t in tables), max([m] + [t.shape[1] for t in tables])), dtype=np.int64)
-        for plan, table in zip(plans, tables):                                                 # point into them)
-            plan[:table.shape[0], :table.shape[1]] = table
-        plans[3, 0, :m] = self._adapted
+                          ("momentum_regressor", (q, v), (self._Y_p, self._Y_h))], header),
+                 (self.reference, [("mass_matrix", (q,), (self._M_ref,))], header),
+                 (self.initial, [("mass_matrix", (q,), (self._M_0,))], header),
+                 (robot, [("mass_matrix", (q,), (self._M_hat,))], estimate))
+        tables, self._kept = zip(*[_ct_tick.plan(r.model, c, h, space) for r, c, h in calls])  # (kept: the plans
+        plans = np.zeros((5, max(len(t) for t in tables), max([m] + [t.shape[1] for t in tables])), dtype=np.int64)
+        for i, table in zip((fused.ROBOT, fused.REFERENCE, fused.INITIAL, fused.ESTIMATE), tables):
+            plans[i, :table.shape[0], :table.shape[1]] = table                                 # point into them)
+        plans[fused.ADAPTED, 0, :m] = self._adapted
         self._fixed = self._kept[0][:2] + (plans, self._data)
         example = (plans, self._data, self._states, q, v, q, v, v, v)
         self._call = _ct_tick.tick_entry(fused.cs_tick, fused.cs_entry, example, 5)

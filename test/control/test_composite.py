@@ -7,6 +7,7 @@ import robot_dynamics as rd
 from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.controllers import (CompositeSlotineLi, RelativeGains, Simulator, SumOfSines, pseudo_inertia,
                                         with_payload)
+from robot_dynamics.controllers import _composite_call as fused
 from robot_dynamics.controllers.composite import default_payload_body
 
 
@@ -135,6 +136,30 @@ def test_sampled_updates_bound_the_step_and_cap_the_gains(arm):
     assert any(s.step_limited for s in statuses)
     assert min(eigenvalues) > 0
     assert np.min(np.linalg.eigvalsh(pseudo_inertia(controller.pi_hat.reshape(-1, 10)))) > 0
+
+
+def test_the_damping_cap_reads_the_estimates_own_inertia(arm):
+    """kd beyond what the rate allows (250 Hz): each tick's kd_j is capped at 1 / (2 dt r_j), r_j = M_jj(q; pi_ref) /
+    max(M_jj(q; pi_0), M_jj(q; pi_hat)) (the module docstring), pi_hat the estimate the tick starts from, armature
+    included: against Robot.with_parameters(pi_hat).mass_matrix, and the estimate's inertia decides some caps."""
+    nominal = arm[0].with_drives(armature=0.01)
+    reference = trajectory(nominal)
+    controller = RelativeGains(kd=125.0).slotine_li(nominal, 0.7 * nominal.parameters)
+    kd_t = fused.cs_views.py_func(controller._data, nominal.nv, nominal.nq, nominal.nbodies,
+                                  len(controller._adapted))[13]                   # the tick's gains (cs_views)
+    dt, decided = 4e-3, 0
+    for k in range(40):
+        r = reference(k * dt)
+        q, v = r.q + 0.05 * np.sin(k + np.arange(nominal.nv)), r.v + 0.3
+        M_hat = nominal.with_parameters(controller.pi_hat).mass_matrix(q).diagonal()
+        controller.update(q, v, r.q, r.v, r.a, dt if k else 0.0)
+        M_ref, M_0 = controller.reference.mass_matrix(q).diagonal(), controller.initial.mass_matrix(q).diagonal()
+        ratio = np.maximum(M_ref / np.maximum(M_0, M_hat), 1.0)
+        capped = controller.kd > 0.5 / (dt * np.maximum(M_ref / M_0, 1.0))
+        expected = np.where(capped & (k > 0), np.minimum(controller.kd, 0.5 / (dt * ratio)), controller.kd)
+        np.testing.assert_allclose(kd_t, expected, rtol=1e-12)
+        decided += k > 0 and np.any(capped & (M_hat > M_0) & (ratio > 1.0))
+    assert controller.status.gains_capped and decided > 10
 
 
 def test_results_are_new_arrays_of_numpys_own_float64(arm):
