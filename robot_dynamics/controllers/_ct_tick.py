@@ -23,6 +23,7 @@ from ..calls.generated import fast_kernel
 from ..calls.kernels import ROWS, kernel_types
 from ..calls.native import FAST_CALLS, overlapping
 from ..configuration import lie_difference
+from ..dense import copy_vector
 from ..drives import COULOMB_VELOCITY
 
 if FAST_CALLS:
@@ -247,8 +248,8 @@ def ct_tick(plan, data, q, v, q_d, v_d, a_d, tau):
     if mode == TICK and space_difference(plan, q, q_d, e) >= 0:
         return QUATERNION
     command(q, v, q_d, v_d, a_d, K_p, K_d, Lam, drive, mode == SUBTRACT, e, a_cmd, tau_drive)
-    q_b[:] = q
-    v_b[:] = v
+    copy_vector(q_b, q)
+    copy_vector(v_b, v)
     if robot_calls(plan) >= 0:
         return KERNEL
     finite = True

@@ -5,7 +5,7 @@ import numpy as np
 from numba import carray, njit, types
 
 from ..configuration import so3_log
-from ..dense import cholesky_into, solve_lower
+from ..dense import cholesky_into, copy_vector, solve_lower
 from ..drives import COULOMB_VELOCITY
 from ._ct_tick import HEADER, SHAPE, SUBTRACT, TICK, USER, coulomb, robot_calls, space_difference
 
@@ -57,8 +57,8 @@ def osc_tick(plan, data, q, v, T_d, V_d, A_d, tau):
         return status
     if mode == TICK and space_difference(plan, q, q_posture, dq) >= 0:
         return QUATERNION
-    q_b[:] = q
-    v_b[:] = v
+    copy_vector(q_b, q)
+    copy_vector(v_b, v)
     c = robot_calls(plan)
     if c >= 0:
         return KERNEL + c
@@ -120,7 +120,7 @@ def _mass_solves(M, h, J, L, MJt, a0):
     if not cholesky_into(M, L):
         return False
     for i in range(MJt.shape[0]):
-        MJt[i] = J[i]
+        copy_vector(MJt[i], J[i])
         solve_lower(L, MJt[i], False)
         solve_lower(L, MJt[i], True)
     for j in range(h.shape[0]):

@@ -12,6 +12,7 @@ through a _ct_tick plan (_ct_tick.robot_calls: nothing of it compiled into the t
 import numpy as np
 from numba import carray, njit, types
 
+from ..dense import copy_vector
 from ..inertia import PROJECTION_WORK, project_whitened
 from ._ct_tick import HEADER, PYTHON, SHAPE, USER, coulomb, robot_calls, space_difference
 
@@ -208,8 +209,8 @@ def sl_tick(plan, data, states, q, v, q_d, v_d, a_d, tau):
     status = sliding_vectors(v, v_d, a_d, Lambda, vectors)
     if status:
         return status
-    q_b[:] = q
-    v_b[:] = v
+    copy_vector(q_b, q)
+    copy_vector(v_b, v)
     if robot_calls(plan) >= 0:
         return BAD_REGRESSOR
     mode = int(control[MODE])
@@ -218,7 +219,7 @@ def sl_tick(plan, data, states, q, v, q_d, v_d, a_d, tau):
     current = int(control[CURRENT])
     pi_hat, bases = state_views(states[current], p)
     pi_new, bases_new = state_views(states[1 - current], p)
-    bases_new[:] = bases
+    copy_vector(states[1 - current, p:], states[current, p:])          # bases_new <- bases
     status = step(Y, vectors[4], pi_hat, gain, int(control[BLOCK]), control[DT] if mode & ADAPT else 0.0,
                   whitening if mode & PROJECT else whitening[:0], S_inv, control[FLOOR], bases_new, g, work, rate, pi_new)
     if status == 0:
