@@ -115,18 +115,95 @@ def inverse_factors(pi_hat):
 
 
 @njit(cache=True)
-def step_bound(L_inv, step_k, J):
-    """STEP_BOUND / max(top, STEP_BOUND), top the largest |eigenvalue| of L^-1 dJ L^-T, dJ = J(step_k): 1 where the
-    Frobenius norm already bounds it (no eigenvalues computed).  J (3, 4, 4) a work array."""
+def step_matrix_into(L_inv, step_k, J, E, k):
+    """E[:, k] <- X = L^-1 dJ L^-T packed (E's rows: X_00, X_11, X_22, X_33, X_01, X_02, X_03, X_12, X_13, X_23),
+    dJ = J(step_k); returns X's Frobenius norm.  J (3, 4, 4) a work array."""
     pseudo_inertia_into(step_k, J[0])
     congruence_into(L_inv, J[0], J[1], J[2])
+    X = J[2]
     frobenius = 0.0
     for a in range(4):
+        E[a, k] = X[a, a]
         for b in range(4):
-            frobenius += J[2, a, b] * J[2, a, b]
-    if np.sqrt(frobenius) <= STEP_BOUND * (1.0 - 1e-9):            # |lambda|max <= |X|_F: no eigenvalue beyond
-        return 1.0
-    return STEP_BOUND / max(eigenvalue_range(J[2])[1], STEP_BOUND)
+            frobenius += X[a, b] * X[a, b]
+    E[4, k], E[5, k], E[6, k], E[7, k], E[8, k], E[9, k] = X[0, 1], X[0, 2], X[0, 3], X[1, 2], X[1, 3], X[2, 3]
+    return np.sqrt(frobenius)
+
+
+@njit(cache=True, inline="always")
+def jacobi_tangent(a_pp, a_qq, a_pq):
+    """t = tan(phi) of the Jacobi rotation zeroing a_pq, the smaller angle (Golub & Van Loan, Algorithm 8.5.1):
+    theta = (a_qq - a_pp) / (2 a_pq), t = sign(theta) / (|theta| + sqrt(theta^2 + 1)); 0 where a_pq = 0."""
+    nonzero = a_pq != 0.0
+    theta = 0.5 * (a_qq - a_pp) / (a_pq if nonzero else 1.0)
+    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
+    return t if nonzero else 0.0
+
+
+@njit(cache=True, inline="always")
+def rotate_pairs(E, p, q, u, w, pq, uw, up, uq, wp, wq):
+    """One round of the parallel-ordered Jacobi method on every column of E[:10] (packed symmetric 4 x 4,
+    step_matrix_into): the rotations zeroing (p, q) and (u, w), disjoint pairs, their angles independent;
+    pq, uw, up, uq, wp, wq: the packed rows of those entries.  A' = G^T A G: a_pp -= t a_pq, a_qq += t a_pq,
+    a_pq = 0 (the same for (u, w)), and the block of rows (u, w) and columns (p, q) rotated on both sides."""
+    for k in range(E.shape[1]):                         # bodies innermost: independent, vectorized
+        t1 = jacobi_tangent(E[p, k], E[q, k], E[pq, k])
+        t2 = jacobi_tangent(E[u, k], E[w, k], E[uw, k])
+        c1 = 1.0 / np.sqrt(t1 * t1 + 1.0)
+        c2 = 1.0 / np.sqrt(t2 * t2 + 1.0)
+        s1, s2 = t1 * c1, t2 * c2
+        E[p, k] -= t1 * E[pq, k]
+        E[q, k] += t1 * E[pq, k]
+        E[u, k] -= t2 * E[uw, k]
+        E[w, k] += t2 * E[uw, k]
+        E[pq, k], E[uw, k] = 0.0, 0.0
+        a_up, a_uq, a_wp, a_wq = E[up, k], E[uq, k], E[wp, k], E[wq, k]
+        b_up, b_uq = c1 * a_up - s1 * a_uq, s1 * a_up + c1 * a_uq        # columns (p, q)
+        b_wp, b_wq = c1 * a_wp - s1 * a_wq, s1 * a_wp + c1 * a_wq
+        E[up, k], E[wp, k] = c2 * b_up - s2 * b_wp, s2 * b_up + c2 * b_wp  # rows (u, w)
+        E[uq, k], E[wq, k] = c2 * b_uq - s2 * b_wq, s2 * b_uq + c2 * b_wq
+
+
+@njit(cache=True)
+def diagonalized(E):
+    """Every column of E[:10] (packed symmetric 4 x 4, step_matrix_into) brought to diagonal form by Jacobi
+    rotations in the parallel order (0, 1)(2, 3), (0, 2)(1, 3), (0, 3)(1, 2) (Golub & Van Loan, section 8.5.5),
+    all the columns at once, until every off-diagonal is 1e-15 of its diagonal: E[:4] then holds the eigenvalues,
+    to rounding of the matrix's norm (backward stable)."""
+    for _ in range(30):
+        converged = True
+        for k in range(E.shape[1]):
+            off, scale = 0.0, 0.0
+            for i in range(4):
+                scale += E[i, k] * E[i, k]
+            for i in range(4, 10):
+                off += E[i, k] * E[i, k]
+            converged = converged and off <= 1e-30 * scale
+        if converged:
+            return
+        rotate_pairs(E, 0, 1, 2, 3, 4, 9, 5, 7, 6, 8)        # (0, 1) with (2, 3): block rows 2, 3, columns 0, 1
+        rotate_pairs(E, 0, 2, 1, 3, 5, 8, 4, 7, 6, 9)        # (0, 2) with (1, 3): block rows 1, 3, columns 0, 2
+        rotate_pairs(E, 0, 3, 1, 2, 6, 7, 4, 8, 5, 9)        # (0, 3) with (1, 2): block rows 1, 2, columns 0, 3
+
+
+@njit(cache=True)
+def step_scales(step, L_inv, J, E):
+    """E[10, k] <- STEP_BOUND / max(top_k, STEP_BOUND), top_k the largest |eigenvalue| of X_k = L_k^-1 dJ_k L_k^-T,
+    dJ_k = J(step_k): 1 where the Frobenius norm already bounds it, the eigenvalues (diagonalized, every body at
+    once) only where it does not.  E (11, nb), J (3, 4, 4) work arrays."""
+    nb = E.shape[1]
+    bounded = True
+    for k in range(nb):
+        norm = step_matrix_into(L_inv[k], step[10 * k:10 * k + 10], J, E, k)
+        E[10, k] = 1.0 if norm <= STEP_BOUND * (1.0 - 1e-9) else -1.0      # |lambda|max <= |X|_F: none beyond
+        bounded = bounded and E[10, k] > 0
+    if bounded:
+        return
+    diagonalized(E)
+    for k in range(nb):
+        if E[10, k] < 0:
+            top = max(abs(E[0, k]), abs(E[1, k]), abs(E[2, k]), abs(E[3, k]))
+            E[10, k] = STEP_BOUND / max(top, STEP_BOUND)
 
 
 @njit(cache=True)
@@ -141,17 +218,18 @@ def below_floor(S_k, pi_k, J):
 
 
 @njit(cache=True)
-def bounded_step(pi_hat, step, L_inv, S, J, out):
+def bounded_step(pi_hat, step, L_inv, S, J, E, out):
     """out <- pi_hat + step, each body's step scaled so that J_k^-1/2 dJ_k J_k^-T/2 has no eigenvalue beyond
-    STEP_BOUND, a body that would fall below FLOOR J(pi_ref) (S = J(pi_ref)^-1/2) kept where it was.  Returns
-    whether any was bounded (composite.py's module docstring).  J (3, 4, 4) a work array."""
+    STEP_BOUND (step_scales), a body that would fall below FLOOR J(pi_ref) (S = J(pi_ref)^-1/2) kept where it was.
+    Returns whether any was bounded (composite.py's module docstring).  J (3, 4, 4), E (11, nb) work arrays."""
+    step_scales(step, L_inv, J, E)
     limited = False
     for k in range(S.shape[0]):
         lo, hi = 10 * k, 10 * k + 10
         if not np.any(step[lo:hi]):
             out[lo:hi] = pi_hat[lo:hi]
             continue
-        scale = step_bound(L_inv[k], step[lo:hi], J)
+        scale = E[10, k]
         for i in range(lo, hi):
             out[i] = pi_hat[i] + step[i] * scale
         low = below_floor(S[k], out[lo:hi], J)

@@ -30,7 +30,7 @@ ESTIMATE_CALL = 2               # the robot plan's calls: the regressor, the mom
 @njit(cache=True)
 def cs_views(data, nv, nq, nb, m):
     """data's parts (cs_size): control (CONTROL,); Lambda (nv, nv), kd (nv,), Omega_0 (p, p), mu (nb,), S, S_inv
-    (nb, 4, 4), B (10, 4, 4), drive (3, nv) (armature, damping, Coulomb level): the constants; q (nq,), v, unit (nv,)
+    (nb, 4, 4), drive (3, nv) (armature, damping, Coulomb level): the constants; q (nq,), v, unit (nv,)
     (the robot calls' inputs), vectors (5, nv) (e, e_dot, v_r, a_r, s), Lambda_t (nv, nv), kd_t (nv,) (this tick's
     gains), M_ref, M_0 (nv, nv), estimate, f_v, d (nv,), Y, Y_p, Y_h, Y_e, Y_eh (nv, p) (the calls' outputs) and
     work (work_size)."""
@@ -42,27 +42,26 @@ def cs_views(data, nv, nq, nb, m):
     mu, o = cut(data, o, sizes[4])
     S, o = cut(data, o, sizes[5])
     S_inv, o = cut(data, o, sizes[6])
-    B, o = cut(data, o, sizes[7])
-    drive, o = cut(data, o, sizes[8])
-    q, o = cut(data, o, sizes[9])
-    v, o = cut(data, o, sizes[10])
-    unit, o = cut(data, o, sizes[11])
-    vectors, o = cut(data, o, sizes[12])
-    Lambda_t, o = cut(data, o, sizes[13])
-    kd_t, o = cut(data, o, sizes[14])
-    M_ref, o = cut(data, o, sizes[15])
-    M_0, o = cut(data, o, sizes[16])
-    estimate, o = cut(data, o, sizes[17])
-    f_v, o = cut(data, o, sizes[18])
-    d, o = cut(data, o, sizes[19])
-    Y, o = cut(data, o, sizes[20])
-    Y_p, o = cut(data, o, sizes[21])
-    Y_h, o = cut(data, o, sizes[22])
-    Y_e, o = cut(data, o, sizes[23])
-    Y_eh, o = cut(data, o, sizes[24])
-    work = data[o:o + sizes[25]]
+    drive, o = cut(data, o, sizes[7])
+    q, o = cut(data, o, sizes[8])
+    v, o = cut(data, o, sizes[9])
+    unit, o = cut(data, o, sizes[10])
+    vectors, o = cut(data, o, sizes[11])
+    Lambda_t, o = cut(data, o, sizes[12])
+    kd_t, o = cut(data, o, sizes[13])
+    M_ref, o = cut(data, o, sizes[14])
+    M_0, o = cut(data, o, sizes[15])
+    estimate, o = cut(data, o, sizes[16])
+    f_v, o = cut(data, o, sizes[17])
+    d, o = cut(data, o, sizes[18])
+    Y, o = cut(data, o, sizes[19])
+    Y_p, o = cut(data, o, sizes[20])
+    Y_h, o = cut(data, o, sizes[21])
+    Y_e, o = cut(data, o, sizes[22])
+    Y_eh, o = cut(data, o, sizes[23])
+    work = data[o:o + sizes[24]]
     return (control, shaped(Lambda, (nv, nv)), kd, shaped(Omega_0, (p, p)), mu, shaped(S, (nb, 4, 4)),
-            shaped(S_inv, (nb, 4, 4)), shaped(B, (10, 4, 4)), shaped(drive, (3, nv)), q, v, unit,
+            shaped(S_inv, (nb, 4, 4)), shaped(drive, (3, nv)), q, v, unit,
             shaped(vectors, (5, nv)), shaped(Lambda_t, (nv, nv)), kd_t, shaped(M_ref, (nv, nv)), shaped(M_0, (nv, nv)),
             estimate, f_v, d, shaped(Y, (nv, p)), shaped(Y_p, (nv, p)), shaped(Y_h, (nv, p)), shaped(Y_e, (nv, p)),
             shaped(Y_eh, (nv, p)), work)
@@ -72,7 +71,7 @@ def cs_views(data, nv, nq, nb, m):
 def cs_sizes(nv, nq, nb, m):
     """The lengths of cs_views' parts, in order."""
     p, n = 10 * nb, nv * nv
-    return (CONTROL, n, nv, p * p, nb, 16 * nb, 16 * nb, 160, 3 * nv, nq, nv, nv, 5 * nv, n, nv, n, n, nv, nv, nv,
+    return (CONTROL, n, nv, p * p, nb, 16 * nb, 16 * nb, 3 * nv, nq, nv, nv, 5 * nv, n, nv, n, n, nv, nv, nv,
             nv * p, nv * p, nv * p, nv * p, nv * p, work_size(nv, p, m))
 
 
@@ -125,7 +124,7 @@ def cs_tick(plans, data, states, q, v, q_d, v_d, a_d, tau):
     if q.shape[0] != nq or q_d.shape[0] != nq or v.shape[0] != nv or v_d.shape[0] != nv or a_d.shape[0] != nv \
             or tau.shape[0] != nv or states.shape[0] != 2 or states.shape[1] != state_size(nv, p):
         return SHAPE
-    (control, Lambda, kd, Omega_0, mu, S, S_inv, B, drive, q_b, v_b, unit, vectors, Lambda_t, kd_t, M_ref, M_0,
+    (control, Lambda, kd, Omega_0, mu, S, S_inv, drive, q_b, v_b, unit, vectors, Lambda_t, kd_t, M_ref, M_0,
      estimate, f_v, d, Y, Y_p, Y_h, Y_e, _, work) = cs_views(data, nv, nq, nb, m)
     status = not_finite(q, v, q_d, v_d, a_d)                      # before the difference, which divides by q's
     if status:
@@ -154,7 +153,7 @@ def cs_tick(plans, data, states, q, v, q_d, v_d, a_d, tau):
         a, b = np.exp(-lam * dt), -np.expm1(-lam * dt)
         c, decay = 1.0 - b / (lam * dt), np.exp(-control[BETA] * dt)
     status = tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, vectors[4], kd_t, v, f_v, d, a, b, c, lam,
-                  drive[0], control[RHO], decay, Omega_0, mu, plans[3, 0, :m], S, S_inv, B, dt)
+                  drive[0], control[RHO], decay, Omega_0, mu, plans[3, 0, :m], S, S_inv, dt)
     if status != OK and status != LIMITED:
         return REFUSED + TICK_STATUS + status
     tau[:] = state_views(states[1 - current], nv, p)[4]
