@@ -141,56 +141,44 @@ def jacobi_tangent(a_pp, a_qq, a_pq):
 
 
 @njit(cache=True, inline="always")
-def rotate_pairs(E, p, q, u, w, pq, uw, up, uq, wp, wq):
-    """One round of the parallel-ordered Jacobi method on every column of E[:10] (packed symmetric 4 x 4,
-    step_matrix_into): the rotations zeroing (p, q) and (u, w), disjoint pairs, their angles independent;
-    pq, uw, up, uq, wp, wq: the packed rows of those entries.  A' = G^T A G: a_pp -= t a_pq, a_qq += t a_pq,
-    a_pq = 0 (the same for (u, w)), and the block of rows (u, w) and columns (p, q) rotated on both sides."""
-    for k in range(E.shape[1]):                         # bodies innermost: independent, vectorized
-        t1 = jacobi_tangent(E[p, k], E[q, k], E[pq, k])
-        t2 = jacobi_tangent(E[u, k], E[w, k], E[uw, k])
-        c1 = 1.0 / np.sqrt(t1 * t1 + 1.0)
-        c2 = 1.0 / np.sqrt(t2 * t2 + 1.0)
-        s1, s2 = t1 * c1, t2 * c2
-        E[p, k] -= t1 * E[pq, k]
-        E[q, k] += t1 * E[pq, k]
-        E[u, k] -= t2 * E[uw, k]
-        E[w, k] += t2 * E[uw, k]
-        E[pq, k], E[uw, k] = 0.0, 0.0
-        a_up, a_uq, a_wp, a_wq = E[up, k], E[uq, k], E[wp, k], E[wq, k]
-        b_up, b_uq = c1 * a_up - s1 * a_uq, s1 * a_up + c1 * a_uq        # columns (p, q)
-        b_wp, b_wq = c1 * a_wp - s1 * a_wq, s1 * a_wp + c1 * a_wq
-        E[up, k], E[wp, k] = c2 * b_up - s2 * b_wp, s2 * b_up + c2 * b_wp  # rows (u, w)
-        E[uq, k], E[wq, k] = c2 * b_uq - s2 * b_wq, s2 * b_uq + c2 * b_wq
+def rotate_pairs(a_pp, a_qq, a_pq, a_uu, a_ww, a_uw, a_up, a_uq, a_wp, a_wq):
+    """One round of the parallel-ordered Jacobi method on a symmetric 4 x 4: the rotations zeroing (p, q) and (u, w),
+    disjoint pairs, their angles independent.  A' = G^T A G: a_pp -= t a_pq, a_qq += t a_pq, a_pq = 0 (the same for
+    (u, w)), and the block of rows (u, w) and columns (p, q) rotated on both sides.  Returns the ten entries, in the
+    arguments' order."""
+    t1, t2 = jacobi_tangent(a_pp, a_qq, a_pq), jacobi_tangent(a_uu, a_ww, a_uw)
+    c1, c2 = 1.0 / np.sqrt(t1 * t1 + 1.0), 1.0 / np.sqrt(t2 * t2 + 1.0)
+    s1, s2 = t1 * c1, t2 * c2
+    b_up, b_uq = c1 * a_up - s1 * a_uq, s1 * a_up + c1 * a_uq            # columns (p, q)
+    b_wp, b_wq = c1 * a_wp - s1 * a_wq, s1 * a_wp + c1 * a_wq
+    return (a_pp - t1 * a_pq, a_qq + t1 * a_pq, 0.0, a_uu - t2 * a_uw, a_ww + t2 * a_uw, 0.0,
+            c2 * b_up - s2 * b_wp, c2 * b_uq - s2 * b_wq, s2 * b_up + c2 * b_wp, s2 * b_uq + c2 * b_wq)  # rows (u, w)
 
 
 @njit(cache=True)
-def diagonalized(E):
-    """Every column of E[:10] (packed symmetric 4 x 4, step_matrix_into) brought to diagonal form by Jacobi
-    rotations in the parallel order (0, 1)(2, 3), (0, 2)(1, 3), (0, 3)(1, 2) (Golub & Van Loan, section 8.5.5),
-    all the columns at once, until every off-diagonal is 1e-15 of its diagonal: E[:4] then holds the eigenvalues,
-    to rounding of the matrix's norm (backward stable)."""
+def diagonalize(E, k):
+    """Column k of E (packed symmetric 4 x 4, step_matrix_into) brought to diagonal form by Jacobi rotations in the
+    parallel order (0, 1)(2, 3), (0, 2)(1, 3), (0, 3)(1, 2) (Golub & Van Loan, section 8.5.5), until every
+    off-diagonal is 1e-15 of the diagonal: E[:4, k] then holds the eigenvalues, to rounding of the matrix's norm
+    (backward stable).  On scalars: bodies diagonalized one after the other overlap in the processor."""
+    d0, d1, d2, d3, a01, a02, a03, a12, a13, a23 = E[0, k], E[1, k], E[2, k], E[3, k], E[4, k], E[5, k], E[6, k], \
+        E[7, k], E[8, k], E[9, k]
     for _ in range(30):
-        converged = True
-        for k in range(E.shape[1]):
-            off, scale = 0.0, 0.0
-            for i in range(4):
-                scale += E[i, k] * E[i, k]
-            for i in range(4, 10):
-                off += E[i, k] * E[i, k]
-            converged = converged and off <= 1e-30 * scale
-        if converged:
-            return
-        rotate_pairs(E, 0, 1, 2, 3, 4, 9, 5, 7, 6, 8)        # (0, 1) with (2, 3): block rows 2, 3, columns 0, 1
-        rotate_pairs(E, 0, 2, 1, 3, 5, 8, 4, 7, 6, 9)        # (0, 2) with (1, 3): block rows 1, 3, columns 0, 2
-        rotate_pairs(E, 0, 3, 1, 2, 6, 7, 4, 8, 5, 9)        # (0, 3) with (1, 2): block rows 1, 2, columns 0, 3
+        off = a01 * a01 + a02 * a02 + a03 * a03 + a12 * a12 + a13 * a13 + a23 * a23
+        if off <= 1e-30 * (d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3):
+            break
+        d0, d1, a01, d2, d3, a23, a02, a12, a03, a13 = rotate_pairs(d0, d1, a01, d2, d3, a23, a02, a12, a03, a13)
+        d0, d2, a02, d1, d3, a13, a01, a12, a03, a23 = rotate_pairs(d0, d2, a02, d1, d3, a13, a01, a12, a03, a23)
+        d0, d3, a03, d1, d2, a12, a01, a13, a02, a23 = rotate_pairs(d0, d3, a03, d1, d2, a12, a01, a13, a02, a23)
+    E[0, k], E[1, k], E[2, k], E[3, k], E[4, k], E[5, k], E[6, k], E[7, k], E[8, k], E[9, k] = \
+        d0, d1, d2, d3, a01, a02, a03, a12, a13, a23
 
 
 @njit(cache=True)
 def step_scales(step, L_inv, J, E):
     """E[10, k] <- STEP_BOUND / max(top_k, STEP_BOUND), top_k the largest |eigenvalue| of X_k = L_k^-1 dJ_k L_k^-T,
-    dJ_k = J(step_k): 1 where the Frobenius norm already bounds it, the eigenvalues (diagonalized, every body at
-    once) only where it does not.  E (11, nb), J (3, 4, 4) work arrays."""
+    dJ_k = J(step_k): 1 where the Frobenius norm already bounds it, the eigenvalues (diagonalize) only where it does
+    not.  E (11, nb), J (3, 4, 4) work arrays."""
     nb = E.shape[1]
     bounded = True
     for k in range(nb):
@@ -199,9 +187,9 @@ def step_scales(step, L_inv, J, E):
         bounded = bounded and E[10, k] > 0
     if bounded:
         return
-    diagonalized(E)
     for k in range(nb):
         if E[10, k] < 0:
+            diagonalize(E, k)
             top = max(abs(E[0, k]), abs(E[1, k]), abs(E[2, k]), abs(E[3, k]))
             E[10, k] = STEP_BOUND / max(top, STEP_BOUND)
 

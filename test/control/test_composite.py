@@ -311,10 +311,10 @@ def random_parameters(rng, count, floor):
 
 
 def test_the_step_bounds_eigenvalues_are_lapacks():
-    """The step bound's largest |eigenvalue| of L^-1 J(step_k) L^-T, all bodies' Jacobi rotations at once
+    """The step bound's largest |eigenvalue| of L^-1 J(step_k) L^-T by parallel-ordered Jacobi rotations
     (_body_steps.step_scales), against numpy's eigvalsh on random bodies (J near singular too) and steps of 1e-4 to
     10; the rotations alone on repeated, opposite and 1e-100 to 1e100 eigenvalues, to rounding of the norm."""
-    from robot_dynamics.controllers._body_steps import (STEP_BOUND, diagonalized, inverse_factors, pseudo_inertia,
+    from robot_dynamics.controllers._body_steps import (STEP_BOUND, diagonalize, inverse_factors, pseudo_inertia,
                                                         step_scales)
     rng = np.random.default_rng(7)
     for nb, floor in [(1, 0.05), (7, 0.05), (13, 1e-6)]:
@@ -335,7 +335,8 @@ def test_the_step_bounds_eigenvalues_are_lapacks():
     A = np.concatenate([A, [np.eye(4), np.diag([1.0, -1.0, 1.0, -1.0]), np.zeros((4, 4)), np.ones((4, 4))]])
     E = np.stack([A[:, a, b] for a, b in [(0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3),
                                           (2, 3)]])
-    diagonalized(E)
+    for k in range(E.shape[1]):
+        diagonalize(E, k)
     exact = np.linalg.eigvalsh(A)
     error = np.abs(np.sort(E[:4].T, axis=1) - exact).max(axis=1)
     assert np.all(error <= 4e-15 * np.abs(exact).max(axis=1))
