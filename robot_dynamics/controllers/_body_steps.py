@@ -132,7 +132,8 @@ def step_matrix_into(L_inv, step_k, J, E, k):
 
 @njit(cache=True, inline="always")
 def jacobi_tangent(a_pp, a_qq, a_pq):
-    """t = tan(phi) of the Jacobi rotation zeroing a_pq, the smaller angle (Golub & Van Loan, Algorithm 8.5.1):
+    """t = tan(phi) of the Jacobi rotation zeroing a_pq, the smaller angle (Golub & Van Loan, Matrix Computations,
+    4th ed., Algorithm 8.5.1):
     theta = (a_qq - a_pp) / (2 a_pq), t = sign(theta) / (|theta| + sqrt(theta^2 + 1)); 0 where a_pq = 0."""
     nonzero = a_pq != 0.0
     theta = 0.5 * (a_qq - a_pp) / (a_pq if nonzero else 1.0)
@@ -158,9 +159,10 @@ def rotate_pairs(a_pp, a_qq, a_pq, a_uu, a_ww, a_uw, a_up, a_uq, a_wp, a_wq):
 @njit(cache=True)
 def diagonalize(E, k):
     """Column k of E (packed symmetric 4 x 4, step_matrix_into) brought to diagonal form by Jacobi rotations in the
-    parallel order (0, 1)(2, 3), (0, 2)(1, 3), (0, 3)(1, 2) (Golub & Van Loan, section 8.5.5), until every
-    off-diagonal is 1e-15 of the diagonal: E[:4, k] then holds the eigenvalues, to rounding of the matrix's norm
-    (backward stable).  On scalars: bodies diagonalized one after the other overlap in the processor."""
+    parallel order (0, 1)(2, 3), (0, 2)(1, 3), (0, 3)(1, 2) (Golub & Van Loan, section 8.5: a cyclic order whose
+    rounds rotate disjoint pairs, so each round's two angles are independent), until the off-diagonal is 1e-15 of
+    the diagonal: E[:4, k] then holds the eigenvalues, to rounding of the matrix's norm (backward stable).  The ten
+    entries held as scalars throughout."""
     d0, d1, d2, d3, a01, a02, a03, a12, a13, a23 = E[0, k], E[1, k], E[2, k], E[3, k], E[4, k], E[5, k], E[6, k], \
         E[7, k], E[8, k], E[9, k]
     for _ in range(30):
