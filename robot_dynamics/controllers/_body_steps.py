@@ -6,7 +6,7 @@ below FLOOR J(pi_ref); the gradient law's projection.
 import numpy as np
 from numba import njit
 
-from ..dense import cholesky_into
+from ..dense import cholesky_into, copy_vector
 
 STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
 FLOOR = 1e-9                # no body's pseudo-inertia below FLOOR J(pi_ref) in any direction: numerically > 0
@@ -115,18 +115,85 @@ def inverse_factors(pi_hat):
 
 
 @njit(cache=True)
-def step_bound(L_inv, step_k, J):
-    """STEP_BOUND / max(top, STEP_BOUND), top the largest |eigenvalue| of L^-1 dJ L^-T, dJ = J(step_k): 1 where the
-    Frobenius norm already bounds it (no eigenvalues computed).  J (3, 4, 4) a work array."""
+def step_matrix_into(L_inv, step_k, J, E, k):
+    """E[:, k] <- X = L^-1 dJ L^-T packed (E's rows: X_00, X_11, X_22, X_33, X_01, X_02, X_03, X_12, X_13, X_23),
+    dJ = J(step_k); returns X's Frobenius norm.  J (3, 4, 4) a work array."""
     pseudo_inertia_into(step_k, J[0])
     congruence_into(L_inv, J[0], J[1], J[2])
+    X = J[2]
     frobenius = 0.0
     for a in range(4):
+        E[a, k] = X[a, a]
         for b in range(4):
-            frobenius += J[2, a, b] * J[2, a, b]
-    if np.sqrt(frobenius) <= STEP_BOUND * (1.0 - 1e-9):            # |lambda|max <= |X|_F: no eigenvalue beyond
-        return 1.0
-    return STEP_BOUND / max(eigenvalue_range(J[2])[1], STEP_BOUND)
+            frobenius += X[a, b] * X[a, b]
+    E[4, k], E[5, k], E[6, k], E[7, k], E[8, k], E[9, k] = X[0, 1], X[0, 2], X[0, 3], X[1, 2], X[1, 3], X[2, 3]
+    return np.sqrt(frobenius)
+
+
+@njit(cache=True, inline="always")
+def jacobi_tangent(a_pp, a_qq, a_pq):
+    """t = tan(phi) of the Jacobi rotation zeroing a_pq, the smaller angle (Golub & Van Loan, Matrix Computations,
+    4th ed., Algorithm 8.5.1):
+    theta = (a_qq - a_pp) / (2 a_pq), t = sign(theta) / (|theta| + sqrt(theta^2 + 1)); 0 where a_pq = 0."""
+    nonzero = a_pq != 0.0
+    theta = 0.5 * (a_qq - a_pp) / (a_pq if nonzero else 1.0)
+    t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
+    return t if nonzero else 0.0
+
+
+@njit(cache=True, inline="always")
+def rotate_pairs(a_pp, a_qq, a_pq, a_uu, a_ww, a_uw, a_up, a_uq, a_wp, a_wq):
+    """One round of the parallel-ordered Jacobi method on a symmetric 4 x 4: the rotations zeroing (p, q) and (u, w),
+    disjoint pairs, their angles independent.  A' = G^T A G: a_pp -= t a_pq, a_qq += t a_pq, a_pq = 0 (the same for
+    (u, w)), and the block of rows (u, w) and columns (p, q) rotated on both sides.  Returns the ten entries, in the
+    arguments' order."""
+    t1, t2 = jacobi_tangent(a_pp, a_qq, a_pq), jacobi_tangent(a_uu, a_ww, a_uw)
+    c1, c2 = 1.0 / np.sqrt(t1 * t1 + 1.0), 1.0 / np.sqrt(t2 * t2 + 1.0)
+    s1, s2 = t1 * c1, t2 * c2
+    b_up, b_uq = c1 * a_up - s1 * a_uq, s1 * a_up + c1 * a_uq            # columns (p, q)
+    b_wp, b_wq = c1 * a_wp - s1 * a_wq, s1 * a_wp + c1 * a_wq
+    return (a_pp - t1 * a_pq, a_qq + t1 * a_pq, 0.0, a_uu - t2 * a_uw, a_ww + t2 * a_uw, 0.0,
+            c2 * b_up - s2 * b_wp, c2 * b_uq - s2 * b_wq, s2 * b_up + c2 * b_wp, s2 * b_uq + c2 * b_wq)  # rows (u, w)
+
+
+@njit(cache=True)
+def diagonalize(E, k):
+    """Column k of E (packed symmetric 4 x 4, step_matrix_into) brought to diagonal form by Jacobi rotations in the
+    parallel order (0, 1)(2, 3), (0, 2)(1, 3), (0, 3)(1, 2) (Golub & Van Loan, section 8.5: a cyclic order whose
+    rounds rotate disjoint pairs, so each round's two angles are independent), until the off-diagonal is 1e-15 of
+    the diagonal: E[:4, k] then holds the eigenvalues, to rounding of the matrix's norm (backward stable).  The ten
+    entries held as scalars throughout."""
+    d0, d1, d2, d3, a01, a02, a03, a12, a13, a23 = E[0, k], E[1, k], E[2, k], E[3, k], E[4, k], E[5, k], E[6, k], \
+        E[7, k], E[8, k], E[9, k]
+    for _ in range(30):
+        off = a01 * a01 + a02 * a02 + a03 * a03 + a12 * a12 + a13 * a13 + a23 * a23
+        if off <= 1e-30 * (d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3):
+            break
+        d0, d1, a01, d2, d3, a23, a02, a12, a03, a13 = rotate_pairs(d0, d1, a01, d2, d3, a23, a02, a12, a03, a13)
+        d0, d2, a02, d1, d3, a13, a01, a12, a03, a23 = rotate_pairs(d0, d2, a02, d1, d3, a13, a01, a12, a03, a23)
+        d0, d3, a03, d1, d2, a12, a01, a13, a02, a23 = rotate_pairs(d0, d3, a03, d1, d2, a12, a01, a13, a02, a23)
+    E[0, k], E[1, k], E[2, k], E[3, k], E[4, k], E[5, k], E[6, k], E[7, k], E[8, k], E[9, k] = \
+        d0, d1, d2, d3, a01, a02, a03, a12, a13, a23
+
+
+@njit(cache=True)
+def step_scales(step, L_inv, J, E):
+    """E[10, k] <- STEP_BOUND / max(top_k, STEP_BOUND), top_k the largest |eigenvalue| of X_k = L_k^-1 dJ_k L_k^-T,
+    dJ_k = J(step_k): 1 where the Frobenius norm already bounds it, the eigenvalues (diagonalize) only where it does
+    not.  E (11, nb), J (3, 4, 4) work arrays."""
+    nb = E.shape[1]
+    bounded = True
+    for k in range(nb):
+        norm = step_matrix_into(L_inv[k], step[10 * k:10 * k + 10], J, E, k)
+        E[10, k] = 1.0 if norm <= STEP_BOUND * (1.0 - 1e-9) else -1.0      # |lambda|max <= |X|_F: none beyond
+        bounded = bounded and E[10, k] > 0
+    if bounded:
+        return
+    for k in range(nb):
+        if E[10, k] < 0:
+            diagonalize(E, k)
+            top = max(abs(E[0, k]), abs(E[1, k]), abs(E[2, k]), abs(E[3, k]))
+            E[10, k] = STEP_BOUND / max(top, STEP_BOUND)
 
 
 @njit(cache=True)
@@ -141,22 +208,23 @@ def below_floor(S_k, pi_k, J):
 
 
 @njit(cache=True)
-def bounded_step(pi_hat, step, L_inv, S, J, out):
+def bounded_step(pi_hat, step, L_inv, S, J, E, out):
     """out <- pi_hat + step, each body's step scaled so that J_k^-1/2 dJ_k J_k^-T/2 has no eigenvalue beyond
-    STEP_BOUND, a body that would fall below FLOOR J(pi_ref) (S = J(pi_ref)^-1/2) kept where it was.  Returns
-    whether any was bounded (composite.py's module docstring).  J (3, 4, 4) a work array."""
+    STEP_BOUND (step_scales), a body that would fall below FLOOR J(pi_ref) (S = J(pi_ref)^-1/2) kept where it was.
+    Returns whether any was bounded (composite.py's module docstring).  J (3, 4, 4), E (11, nb) work arrays."""
+    step_scales(step, L_inv, J, E)
     limited = False
     for k in range(S.shape[0]):
         lo, hi = 10 * k, 10 * k + 10
         if not np.any(step[lo:hi]):
-            out[lo:hi] = pi_hat[lo:hi]
+            copy_vector(out[lo:hi], pi_hat[lo:hi])
             continue
-        scale = step_bound(L_inv[k], step[lo:hi], J)
+        scale = E[10, k]
         for i in range(lo, hi):
             out[i] = pi_hat[i] + step[i] * scale
         low = below_floor(S[k], out[lo:hi], J)
         if low:
-            out[lo:hi] = pi_hat[lo:hi]
+            copy_vector(out[lo:hi], pi_hat[lo:hi])
         limited = limited or scale < 1.0 or low
     return limited
 
@@ -168,7 +236,7 @@ def projected(pi, S, S_inv, out):
         w, U = np.linalg.eigh(S[k] @ pseudo_inertia(pi[10 * k:10 * k + 10]) @ S[k])
         J = S_inv[k] @ ((U * np.maximum(w, 0.0)) @ U.T) @ S_inv[k]
         out[10 * k] = J[3, 3]
-        out[10 * k + 1:10 * k + 4] = J[:3, 3]
+        out[10 * k + 1], out[10 * k + 2], out[10 * k + 3] = J[0, 3], J[1, 3], J[2, 3]
         trace = J[0, 0] + J[1, 1] + J[2, 2]
         out[10 * k + 4], out[10 * k + 5], out[10 * k + 6] = trace - J[0, 0], trace - J[1, 1], trace - J[2, 2]
         out[10 * k + 7], out[10 * k + 8], out[10 * k + 9] = -J[0, 1], -J[0, 2], -J[1, 2]

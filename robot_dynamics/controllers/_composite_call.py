@@ -9,6 +9,7 @@ the gradient law's projection).
 import numpy as np
 from numba import carray, njit, types
 
+from ..dense import copy_vector
 from ._composite_tick import (CAPPED, HOLD, LIMITED, NEEDS_ESTIMATE, OK, START, STEP, cut, drive_terms, gains,
                               shaped, state_size, state_views, tick, work_size)
 from ._ct_tick import BODIES, HEADER, PYTHON, SHAPE, USER, address_pointer, robot_call, space_difference
@@ -31,7 +32,7 @@ ROBOT, REFERENCE, INITIAL, ADAPTED, ESTIMATE = range(5)    # cs_tick's plans (AD
 @njit(cache=True)
 def cs_views(data, nv, nq, nb, m):
     """data's parts (cs_size): control (CONTROL,); Lambda (nv, nv), kd (nv,), Omega_0 (p, p), mu (nb,), S, S_inv
-    (nb, 4, 4), B (10, 4, 4), drive (3, nv) (armature, damping, Coulomb level): the constants; q (nq,), v (nv,)
+    (nb, 4, 4), drive (3, nv) (armature, damping, Coulomb level): the constants; q (nq,), v (nv,)
     (the robot calls' inputs), vectors (5, nv) (e, e_dot, v_r, a_r, s), Lambda_t (nv, nv), kd_t (nv,) (this tick's
     gains), M_ref, M_0 (nv, nv), estimate, f_v, d (nv,), Y, Y_p, Y_h (nv, p), M_hat (nv, nv) (the calls' outputs)
     and work (work_size)."""
@@ -43,25 +44,24 @@ def cs_views(data, nv, nq, nb, m):
     mu, o = cut(data, o, sizes[4])
     S, o = cut(data, o, sizes[5])
     S_inv, o = cut(data, o, sizes[6])
-    B, o = cut(data, o, sizes[7])
-    drive, o = cut(data, o, sizes[8])
-    q, o = cut(data, o, sizes[9])
-    v, o = cut(data, o, sizes[10])
-    vectors, o = cut(data, o, sizes[11])
-    Lambda_t, o = cut(data, o, sizes[12])
-    kd_t, o = cut(data, o, sizes[13])
-    M_ref, o = cut(data, o, sizes[14])
-    M_0, o = cut(data, o, sizes[15])
-    estimate, o = cut(data, o, sizes[16])
-    f_v, o = cut(data, o, sizes[17])
-    d, o = cut(data, o, sizes[18])
-    Y, o = cut(data, o, sizes[19])
-    Y_p, o = cut(data, o, sizes[20])
-    Y_h, o = cut(data, o, sizes[21])
-    M_hat, o = cut(data, o, sizes[22])
-    work = data[o:o + sizes[23]]
+    drive, o = cut(data, o, sizes[7])
+    q, o = cut(data, o, sizes[8])
+    v, o = cut(data, o, sizes[9])
+    vectors, o = cut(data, o, sizes[10])
+    Lambda_t, o = cut(data, o, sizes[11])
+    kd_t, o = cut(data, o, sizes[12])
+    M_ref, o = cut(data, o, sizes[13])
+    M_0, o = cut(data, o, sizes[14])
+    estimate, o = cut(data, o, sizes[15])
+    f_v, o = cut(data, o, sizes[16])
+    d, o = cut(data, o, sizes[17])
+    Y, o = cut(data, o, sizes[18])
+    Y_p, o = cut(data, o, sizes[19])
+    Y_h, o = cut(data, o, sizes[20])
+    M_hat, o = cut(data, o, sizes[21])
+    work = data[o:o + sizes[22]]
     return (control, shaped(Lambda, (nv, nv)), kd, shaped(Omega_0, (p, p)), mu, shaped(S, (nb, 4, 4)),
-            shaped(S_inv, (nb, 4, 4)), shaped(B, (10, 4, 4)), shaped(drive, (3, nv)), q, v, shaped(vectors, (5, nv)),
+            shaped(S_inv, (nb, 4, 4)), shaped(drive, (3, nv)), q, v, shaped(vectors, (5, nv)),
             shaped(Lambda_t, (nv, nv)), kd_t, shaped(M_ref, (nv, nv)), shaped(M_0, (nv, nv)), estimate, f_v, d,
             shaped(Y, (nv, p)), shaped(Y_p, (nv, p)), shaped(Y_h, (nv, p)), shaped(M_hat, (nv, nv)), work)
 
@@ -70,7 +70,7 @@ def cs_views(data, nv, nq, nb, m):
 def cs_sizes(nv, nq, nb, m):
     """The lengths of cs_views' parts, in order."""
     p, n = 10 * nb, nv * nv
-    return (CONTROL, n, nv, p * p, nb, 16 * nb, 16 * nb, 160, 3 * nv, nq, nv, 5 * nv, n, nv, n, n, nv, nv, nv,
+    return (CONTROL, n, nv, p * p, nb, 16 * nb, 16 * nb, 3 * nv, nq, nv, 5 * nv, n, nv, n, n, nv, nv, nv,
             nv * p, nv * p, nv * p, n, work_size(nv, p, m))
 
 
@@ -108,7 +108,7 @@ def write_parameters(plan, pi_hat):
     nb = pi_hat.shape[0] // 10
     records = carray(address_pointer(plan[HEADER, BODIES]), (nb * stride,), dtype=np.float64)
     for k in range(nb):
-        records[k * stride + offset:k * stride + offset + 10] = pi_hat[10 * k:10 * k + 10]
+        copy_vector(records[k * stride + offset:k * stride + offset + 10], pi_hat[10 * k:10 * k + 10])
 
 
 def record_layout(dtype):
@@ -139,15 +139,15 @@ def cs_tick(plans, data, states, q, v, q_d, v_d, a_d, tau):
     if q.shape[0] != nq or q_d.shape[0] != nq or v.shape[0] != nv or v_d.shape[0] != nv or a_d.shape[0] != nv \
             or tau.shape[0] != nv or states.shape[0] != 2 or states.shape[1] != state_size(nv, p):
         return SHAPE
-    (control, Lambda, kd, Omega_0, mu, S, S_inv, B, drive, q_b, v_b, vectors, Lambda_t, kd_t, M_ref, M_0,
+    (control, Lambda, kd, Omega_0, mu, S, S_inv, drive, q_b, v_b, vectors, Lambda_t, kd_t, M_ref, M_0,
      estimate, f_v, d, Y, Y_p, Y_h, M_hat, work) = cs_views(data, nv, nq, nb, m)
     status = not_finite(q, v, q_d, v_d, a_d)                      # before the difference, which divides by q's
     if status:
         return REFUSED + status
     if mode_e != PYTHON and space_difference(plan, q, q_d, vectors[0]) >= 0:
         return REFUSED + BAD_QUATERNION
-    q_b[:] = q
-    v_b[:] = v
+    copy_vector(q_b, q)
+    copy_vector(v_b, v)
     dt, current = control[DT], int(control[CURRENT])
     pi_hat = state_views(states[current], nv, p)[2]
     flags = tick_gains(plans, control, Lambda, kd, M_ref, M_0, estimate, M_hat, pi_hat, Lambda_t, kd_t)
@@ -168,10 +168,10 @@ def cs_tick(plans, data, states, q, v, q_d, v_d, a_d, tau):
         a, b = np.exp(-lam * dt), -np.expm1(-lam * dt)
         c, decay = 1.0 - b / (lam * dt), np.exp(-control[BETA] * dt)
     status = tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, vectors[4], kd_t, v, f_v, d, a, b, c, lam,
-                  drive[0], control[RHO], decay, Omega_0, mu, plans[ADAPTED, 0, :m], S, S_inv, B, dt)
+                  drive[0], control[RHO], decay, Omega_0, mu, plans[ADAPTED, 0, :m], S, S_inv, dt)
     if status != OK and status != LIMITED:
         return REFUSED + TICK_STATUS + status
-    tau[:] = state_views(states[1 - current], nv, p)[4]
+    copy_vector(tau, state_views(states[1 - current], nv, p)[4])
     control[CURRENT], control[STARTED] = 1 - current, 1.0
     return status + (FLAG_CAPPED if flags & CAPPED else 0)
 

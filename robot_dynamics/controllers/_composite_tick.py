@@ -14,7 +14,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload, register_jitable
 
-from ..dense import REORDER, cholesky_into, solve_lower
+from ..dense import REORDER, cholesky_into, copy_matrix, copy_vector, solve_lower
 from ..drives import COULOMB_VELOCITY
 from ._body_steps import bounded_step, inverse_factors_into, projected
 
@@ -96,8 +96,9 @@ def filter_start(F, Y_p, Y_h, v, f):
     """At the first sample: F[Y_p] = Y_p, F[Y_h] = 0, F[tau] = 0, F[v] = v, F[tau_f] = 0."""
     nv, p = Y_p.shape
     S_p, S_h, x_p, x_h, x_tau, S_v, S_f, x_v, x_f = filter_views(F, nv, p)
-    S_p[:], S_h[:], x_p[:], x_h[:], x_tau[:] = Y_p, Y_h, Y_p, 0.0, 0.0
-    S_v[:], S_f[:], x_v[:], x_f[:] = v, f, v, 0.0
+    copy_matrix(S_p, Y_p), copy_matrix(S_h, Y_h), copy_matrix(x_p, Y_p), copy_vector(S_v, v), copy_vector(S_f, f)
+    copy_vector(x_v, v)
+    x_h[:], x_tau[:], x_f[:] = 0.0, 0.0, 0.0
 
 
 @njit(cache=True)
@@ -114,7 +115,7 @@ def filter_step(F, G, Y_p, Y_h, tau, v, f, a, b, c):
         y_tau[i] = a * x_tau[i] + b * tau[i]
         y_v[i] = a * x_v[i] + b * v0[i] + c * (v[i] - v0[i])
         y_f[i] = a * x_f[i] + b * f0[i] + c * (f[i] - f0[i])
-    P1[:], H1[:], v1[:], f1[:] = Y_p, Y_h, v, f
+    copy_matrix(P1, Y_p), copy_matrix(H1, Y_h), copy_vector(v1, v), copy_vector(f1, f)
 
 
 @njit(cache=True)
@@ -233,7 +234,7 @@ def information(L, rho, W, decay, Omega, Omega_0, out):
 def gradient_into(Y, s, W, eps, L, rho, r, g):
     """g <- Y^T s + W^T R eps, the adaptation's gradient (pi_hat_dot = -(Omega + mu H)^-1 g); r (nv,) <- R eps =
     rho (L L^T)^-1 eps, L the Cholesky factor of M(q; pi_ref)."""
-    r[:] = eps
+    copy_vector(r, eps)
     solve_lower(L, r)
     solve_lower(L, r, True)
     for j in range(g.shape[0]):
@@ -271,41 +272,54 @@ def cholesky(A):
     return L
 
 
+# parameter i of pi_k = (m, h, I_xx, I_yy, I_zz, I_xy, I_xz, I_yz) on the unit U_ab of J (inertia.pseudo_inertia):
+# (a, b) = (UNIT_A[i], UNIT_B[i]) with the coefficient UNIT_C[i] = its sign times f_ab (1 on the diagonal, 2 off it:
+# U_ab = E_ab + E_ba); the moments on (0, 0), (1, 1), (2, 2) here, J_aa = tr(I) / 2 - I_aa applied after
+# (add_log_det_block)
+UNIT_A = np.array([3, 0, 1, 2, 0, 1, 2, 0, 0, 1])
+UNIT_B = np.array([3, 3, 3, 3, 0, 1, 2, 1, 2, 2])
+UNIT_C = np.array([1.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, -2.0, -2.0, -2.0])
+LOG_DET_WORK = 116                  # add_log_det_block's work: P (4, 4), K (10, 10)
+
+
 @njit(cache=True, fastmath=REORDER)
-def add_log_det_block(L_inv, B, mu, X, A, i0):
-    """A[i0:i0 + 10, i0:i0 + 10] += mu H_k, lower triangle: H_k[i, j] = tr(J^-1 J(e_i) J^-1 J(e_j)), J(pi_k) = L L^T,
-    L_inv = L^-1 (4, 4): the Hessian of -log det J(pi_k) (inertia.log_det_metric).  With X_i = J^-1 J(e_i):
-    H_k[i, j] = sum_ab X_i[a, b] X_j[b, a], X_i from the one to three non-zeros of J(e_i).  X (21, 4, 4) a work
-    array: X_i, and J^-1 in X[20]."""
-    J_inv = X[20]                                                     # L^-T L^-1
-    for a in range(4):
+def add_log_det_block(L_inv, mu, X, A, i0):
+    """A[i0:i0 + 10, i0:i0 + 10] += mu H_k, lower triangle: H_k[i, j] = tr(P J(e_i) P J(e_j)), P = J(pi_k)^-1 =
+    L^-T L^-1 (L_inv = L^-1 (4, 4)), the Hessian of -log det J(pi_k) (inertia.log_det_metric; Lee, Kwon & Park 2018,
+    Wensing & Slotine 2018).  In closed form over J's symmetric units U_ab = E_ab + E_ba (E_aa on the diagonal):
+    tr(P E_ab P E_cd) = P_bc P_da, so tr(P U_ab P U_cd) = f_ab f_cd / 2 (P_ac P_bd + P_ad P_bc), f = 1 on the
+    diagonal and 2 off it; J(pi_k) = T pi_k (pseudo_inertia_into) maps m, h and the products of inertia each onto one
+    unit (UNIT_A, UNIT_B, UNIT_C) and the moments through T_m = 1/2 1 1^T - 1 onto the diagonal units (0, 0), (1, 1),
+    (2, 2), so H_k = T^T K T: K's moments' rows and columns x <- 1/2 sum(x) - x.  No branches on the data.
+    X (LOG_DET_WORK,) a work array."""
+    P, K = shaped(X[:16], (4, 4)), shaped(X[16:LOG_DET_WORK], (10, 10))
+    for a in range(4):                                                # L^-T L^-1
         for c in range(4):
             x = 0.0
             for e in range(4):
                 x += L_inv[e, a] * L_inv[e, c]
-            J_inv[a, c] = x
+            P[a, c] = x
     for i in range(10):
-        X[i] = 0.0
-        for c in range(4):
-            for b in range(4):
-                w = B[i, c, b]
-                if w != 0.0:
-                    for a in range(4):
-                        X[i, a, b] += J_inv[a, c] * w
+        a, b, ci = UNIT_A[i], UNIT_B[i], 0.5 * UNIT_C[i]
+        for j in range(10):
+            c, d = UNIT_A[j], UNIT_B[j]
+            K[i, j] = ci * UNIT_C[j] * (P[a, c] * P[b, d] + P[a, d] * P[b, c])
+    for j in range(10):                                               # T_m^T K: the moments' rows
+        half = 0.5 * (K[4, j] + K[5, j] + K[6, j])
+        K[4, j], K[5, j], K[6, j] = half - K[4, j], half - K[5, j], half - K[6, j]
+    for i in range(10):                                               # K T_m: their columns
+        half = 0.5 * (K[i, 4] + K[i, 5] + K[i, 6])
+        K[i, 4], K[i, 5], K[i, 6] = half - K[i, 4], half - K[i, 5], half - K[i, 6]
     for i in range(10):
         for j in range(i + 1):
-            h = 0.0
-            for a in range(4):
-                for b in range(4):
-                    h += X[i, a, b] * X[j, b, a]
-            A[i0 + i, i0 + j] += mu * h
+            A[i0 + i, i0 + j] += mu * K[i, j]
 
 
 @njit(cache=True)
-def system_matrix(L_inv, Omega, mu, adapted, law, B, X, A, filled):
+def system_matrix(L_inv, Omega, mu, adapted, law, X, A, filled):
     """A <- Omega + mu H(pi_hat) over the adapted parameters (m, m; lower triangle), H block diagonal
     (add_log_det_block; none for the gradient law); Omega's lower triangle read, unless filled: A holds it already
-    (information_into wrote it).  X (21, 4, 4) a work array."""
+    (information_into wrote it).  X (LOG_DET_WORK,) a work array."""
     m = adapted.shape[0]
     if not filled and m == Omega.shape[0]:              # all adapted: adapted = 0, 1, ..., m - 1
         for i in range(m):
@@ -318,7 +332,7 @@ def system_matrix(L_inv, Omega, mu, adapted, law, B, X, A, filled):
     if law != GRADIENT:
         for i0 in range(0, m, 10):
             k = adapted[i0] // 10
-            add_log_det_block(L_inv[k], B, mu[k], X, A, i0)
+            add_log_det_block(L_inv[k], mu[k], X, A, i0)
 
 
 @njit(cache=True)
@@ -350,9 +364,9 @@ def lu_solve_into(A, x):
 
 
 @njit(cache=True)
-def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out, filled=False):
+def rate_into(g, L_inv, Omega, mu, adapted, law, A, X, x, out, filled=False):
     """out <- pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g over the adapted parameters (zero for the others); the
-    gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (21, 4, 4),
+    gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (LOG_DET_WORK,),
     x (m,) work arrays, m the adapted parameters' count; filled: A holds Omega's lower triangle (system_matrix).
     By Cholesky in place of A (single-threaded, no LAPACK call: its threads cost the tick's p99 on a busy machine),
     by LU with partial pivoting (lu_solve_into) where rounding left A not numerically positive definite.  Returns
@@ -361,12 +375,12 @@ def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out, filled=False):
     m = adapted.shape[0]
     for i in range(m):
         x[i] = g[adapted[i]]
-    system_matrix(L_inv, Omega, mu, adapted, law, B, X, A, filled)
+    system_matrix(L_inv, Omega, mu, adapted, law, X, A, filled)
     if cholesky_into(A, A):
         solve_lower(A, x)
         solve_lower(A, x, True)
     else:
-        system_matrix(L_inv, Omega, mu, adapted, law, B, X, A, False)
+        system_matrix(L_inv, Omega, mu, adapted, law, X, A, False)
         for i in range(m):
             for j in range(i):
                 A[j, i] = A[i, j]
@@ -379,11 +393,11 @@ def rate_into(g, L_inv, Omega, mu, adapted, law, B, A, X, x, out, filled=False):
 
 
 @njit(cache=True)
-def rate(g, L_inv, Omega, mu, adapted, law, B):
+def rate(g, L_inv, Omega, mu, adapted, law):
     """pi_hat_dot (rate_into), a new array."""
     m = adapted.shape[0]
     out = np.empty_like(g)
-    if not rate_into(g, L_inv, Omega, mu, adapted, law, B, np.empty((m, m)), np.empty((21, 4, 4)), np.empty(m), out):
+    if not rate_into(g, L_inv, Omega, mu, adapted, law, np.empty((m, m)), np.empty(LOG_DET_WORK), np.empty(m), out):
         raise np.linalg.LinAlgError(NOT_FINITE_SYSTEM_MESSAGE)
     return out
 
@@ -403,7 +417,7 @@ def gains(Lambda, top, kd, dt, M_ref, M_0, estimate_diag, Lambda_out, kd_out):
     max(M_jj(q; pi_ref) / max(M_jj(q; pi_0), M_jj(q; pi_hat)), 1) (composite.py); diag M(q; pi_hat) is asked for
     (NEEDS_ESTIMATE) only where Lambda dt is that close to its bound or M(q; pi_0) alone would cap kd, and
     estimate_diag is not given (a negative first entry).  Returns the flags (CAPPED) or NEEDS_ESTIMATE."""
-    Lambda_out[:], kd_out[:] = Lambda, kd
+    copy_matrix(Lambda_out, Lambda), copy_vector(kd_out, kd)
     flags = 0
     if dt > 0:
         grow = 1.0                                  # max_j M_jj(q; pi_hat) / max(M_jj(q; pi_0), M_jj(q; pi_ref))
@@ -446,13 +460,13 @@ def state_views(X, nv, p):
 @njit(cache=True)
 def work_size(nv, p, m):
     """The length of the tick's work array (work_views), m the adapted parameters' count."""
-    return 2 * nv * p + nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + 336 + 48
+    return 2 * nv * p + nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + LOG_DET_WORK + 48 + 11 * (p // 10)
 
 
 @njit(cache=True)
 def work_views(Z, nv, p, m):
     """The work array Z (work_size,) as (W, V (nv, p), L (nv, nv), A (m, m), g, step (p,), x (m,),
-    tau_f, eps, r (nv,), L_inv (nb, 4, 4), X (21, 4, 4), J (3, 4, 4))."""
+    tau_f, eps, r (nv,), L_inv (nb, 4, 4), X (LOG_DET_WORK,), J (3, 4, 4), E (11, nb))."""
     W, o = cut(Z, 0, nv * p)
     V, o = cut(Z, o, nv * p)
     L, o = cut(Z, o, nv * nv)
@@ -464,9 +478,11 @@ def work_views(Z, nv, p, m):
     eps, o = cut(Z, o, nv)
     r, o = cut(Z, o, nv)
     L_inv, o = cut(Z, o, 16 * (p // 10))
-    X, o = cut(Z, o, 336)
+    X, o = cut(Z, o, LOG_DET_WORK)
+    J, o = cut(Z, o, 48)
     return (shaped(W, (nv, p)), shaped(V, (nv, p)), shaped(L, (nv, nv)), shaped(A, (m, m)), g, step, x, tau_f, eps,
-            r, shaped(L_inv, (p // 10, 4, 4)), shaped(X, (21, 4, 4)), shaped(Z[o:o + 48], (3, 4, 4)))
+            r, shaped(L_inv, (p // 10, 4, 4)), X, shaped(J, (3, 4, 4)),
+            shaped(Z[o:o + 11 * (p // 10)], (11, p // 10)))
 
 
 @register_jitable
@@ -477,7 +493,7 @@ def cut(Z, o, size):
 
 @njit(cache=True)
 def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d, a, b, c, lam, armature, rho, decay,
-         Omega_0, mu, adapted, S, S_inv, B, dt):
+         Omega_0, mu, adapted, S, S_inv, dt):
     """One tick of CompositeSlotineLi.update on buffers: the state read from states[current] and the new state
     written to states[1 - current] (state_views: F, Omega, pi_hat, prediction_error, the torque), work the tick's
     work array (work_views):
@@ -494,7 +510,7 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
     nv, p = Y.shape
     F, Omega, pi_hat, error, held = state_views(states[current], nv, p)
     F_next, Omega_next, pi_next, error_next, tau = state_views(states[1 - current], nv, p)
-    W, V, L, A, g, step, x, tau_f, eps, r, L_inv, X, J = work_views(work, nv, p, adapted.shape[0])
+    W, V, L, A, g, step, x, tau_f, eps, r, L_inv, X, J, E = work_views(work, nv, p, adapted.shape[0])
     limited = False
     if mode == STEP:
         filter_step(F, F_next, Y_p, Y_h, held, v, f_v, a, b, c)
@@ -507,10 +523,10 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
         if law == LEAST_SQUARES:
             information_into(L, dt * rho, W, decay, Omega, Omega_0, V, Omega_next, A if filled else Omega_next)
         else:
-            Omega_next[:] = Omega
+            copy_matrix(Omega_next, Omega)
         if law != GRADIENT and not inverse_factors_into(pi_hat, J, L_inv):
             return NOT_POSITIVE
-        if not rate_into(g, L_inv, Omega_0 if law == GRADIENT else Omega_next, mu, adapted, law, B, A, X, x, step,
+        if not rate_into(g, L_inv, Omega_0 if law == GRADIENT else Omega_next, mu, adapted, law, A, X, x, step,
                          filled):
             return NOT_FINITE_SYSTEM
         for i in range(p):
@@ -520,14 +536,14 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
                 return NOT_FINITE_SYSTEM
             projected(pi_hat + step, S, S_inv, pi_next)
         else:
-            limited = bounded_step(pi_hat, step, L_inv, S, J, pi_next)
+            limited = bounded_step(pi_hat, step, L_inv, S, J, E, pi_next)
         residual_into(W, pi_next, tau_f, error_next)
     else:
         if mode == START:
             filter_start(F_next, Y_p, Y_h, v, f_v)
         else:
-            F_next[:] = F
-        Omega_next[:], pi_next[:], error_next[:] = Omega, pi_hat, error
+            copy_vector(F_next, F)
+        copy_matrix(Omega_next, Omega), copy_vector(pi_next, pi_hat), copy_vector(error_next, error)
     if not torque_into(Y, pi_next, d, M_ref, kd, s, tau):
         return NOT_FINITE
     return LIMITED if limited else OK

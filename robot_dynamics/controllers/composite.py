@@ -157,12 +157,11 @@ class CompositeSlotineLi:
         # returns carry a dtype equal to it but not it (the robot's fast calls take both; a user's `is` does not)
         self._copies = [tuple(y.view(np.float64) for y in kernel.state_views(x, nv, p)) for x in self._states]
         self._data = np.zeros(fused.cs_size(nv, robot.nq, nb, m))
-        (self._control, self.Lambda, self.kd, self.Omega_0, self.mu, S, S_inv, self._B, drive, self._q, self._v,
-         self._vectors, _, _, self._M_ref, self._M_0, _, self._f_v, self._d, self._Y, self._Y_p, self._Y_h,
-         self._M_hat, _) = fused.cs_views.py_func(self._data, nv, robot.nq, nb, m)
+        (self._control, self.Lambda, self.kd, self.Omega_0, self.mu, S, S_inv, drive, self._q, self._v,
+         self._vectors, self._Lambda_t, self._kd_t, self._M_ref, self._M_0, _, self._f_v, self._d, self._Y,
+         self._Y_p, self._Y_h, self._M_hat, _) = fused.cs_views.py_func(self._data, nv, robot.nq, nb, m)
         self._e, self._v_r, self._a_r, self._s = (self._vectors[i] for i in (0, 2, 3, 4))
         self._law = self.LAWS.index(self.law_name)
-        self._B[:] = pseudo_inertia(np.eye(10))                                # J(e_j), (10, 4, 4)
         S[:], S_inv[:] = self.metric.S, self.metric.S_inv
         self._S, self._S_inv = S, S_inv
         drives = robot.model.drives
@@ -308,7 +307,7 @@ class CompositeSlotineLi:
             Omega, L_inv = self.Omega_0, np.empty((0, 4, 4))
         else:
             L_inv = inverse_factors(pi_hat)
-        return kernel.rate(g, L_inv, np.ascontiguousarray(Omega), self.mu, self._adapted, law, self._B)
+        return kernel.rate(g, L_inv, np.ascontiguousarray(Omega), self.mu, self._adapted, law)
 
     def law(self, q, v, q_d, v_d, a_d, z):
         """The continuous-time closed loop's controller: (tau (nv,), zdot) for the state z = state_vector() at (q, v).

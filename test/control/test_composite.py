@@ -7,7 +7,6 @@ import robot_dynamics as rd
 from robot_dynamics.bundled import bundled_urdf
 from robot_dynamics.controllers import (CompositeSlotineLi, RelativeGains, Simulator, SumOfSines, pseudo_inertia,
                                         with_payload)
-from robot_dynamics.controllers import _composite_call as fused
 from robot_dynamics.controllers.composite import default_payload_body
 
 
@@ -145,8 +144,7 @@ def test_the_damping_cap_reads_the_estimates_own_inertia(arm):
     nominal = arm[0].with_drives(armature=0.01)
     reference = trajectory(nominal)
     controller = RelativeGains(kd=125.0).slotine_li(nominal, 0.7 * nominal.parameters)
-    kd_t = fused.cs_views.py_func(controller._data, nominal.nv, nominal.nq, nominal.nbodies,
-                                  len(controller._adapted))[13]                   # the tick's gains (cs_views)
+    kd_t = controller._kd_t                                                 # the last tick's kd (cs_views)
     dt, decided = 4e-3, 0
     for k in range(40):
         r = reference(k * dt)
@@ -324,6 +322,68 @@ def test_the_lu_fallback_solves_as_lapack_and_reports_a_singular_system():
     A[3] = 2.0 * A[1]                                   # rank 4, exactly: elimination meets a zero pivot
     A[:, 4] = 0.0
     assert not lu_solve_into(A, rng.normal(size=5))
+
+
+def random_parameters(rng, count, floor):
+    """count bodies' parameters (10 count,) with J(pi_k) = A A^T + floor 1, A (4, 4) normal."""
+    A = rng.normal(size=(count, 4, 4))
+    J = A @ np.swapaxes(A, 1, 2) + floor * np.eye(4)
+    trace = np.trace(J[:, :3, :3], axis1=1, axis2=2)
+    return np.stack([J[:, 3, 3], J[:, 0, 3], J[:, 1, 3], J[:, 2, 3], trace - J[:, 0, 0], trace - J[:, 1, 1],
+                     trace - J[:, 2, 2], -J[:, 0, 1], -J[:, 0, 2], -J[:, 1, 2]], axis=1).ravel()
+
+
+def test_the_step_bounds_eigenvalues_are_lapacks():
+    """The step bound's largest |eigenvalue| of L^-1 J(step_k) L^-T by parallel-ordered Jacobi rotations
+    (_body_steps.step_scales), against numpy's eigvalsh on random bodies (J near singular too) and steps of 1e-4 to
+    10; the rotations alone on repeated, opposite and 1e-100 to 1e100 eigenvalues, to rounding of the norm."""
+    from robot_dynamics.controllers._body_steps import (STEP_BOUND, diagonalize, inverse_factors, pseudo_inertia,
+                                                        step_scales)
+    rng = np.random.default_rng(7)
+    for nb, floor in [(1, 0.05), (7, 0.05), (13, 1e-6)]:
+        pi = random_parameters(rng, nb, floor)
+        L_inv = inverse_factors(pi)
+        for size in (1e-4, 1e-2, 1.0, 10.0):
+            step, E = size * rng.normal(size=10 * nb), np.empty((11, nb))
+            step_scales(step, L_inv, np.empty((3, 4, 4)), E)
+            X = [L_inv[k] @ pseudo_inertia(step[10 * k:10 * k + 10]) @ L_inv[k].T for k in range(nb)]
+            top = np.abs(np.linalg.eigvalsh(X)).max(axis=1)
+            bounded = np.linalg.norm(X, axis=(1, 2)) <= STEP_BOUND * (1 - 1e-9)
+            np.testing.assert_allclose(E[10], np.where(bounded, 1.0, STEP_BOUND / np.maximum(top, STEP_BOUND)),
+                                       rtol=1e-14, atol=0)
+    Q = np.linalg.qr(rng.normal(size=(60, 4, 4)))[0]
+    w = np.concatenate([rng.choice([-1.0, 1.0, 2.0, 1e-8], (30, 4)), rng.normal(size=(30, 4))
+                        * 10.0 ** rng.uniform(-100, 100, (30, 1))])
+    A = Q * w[:, None, :] @ np.swapaxes(Q, 1, 2)
+    A = np.concatenate([A, [np.eye(4), np.diag([1.0, -1.0, 1.0, -1.0]), np.zeros((4, 4)), np.ones((4, 4))]])
+    E = np.stack([A[:, a, b] for a, b in [(0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3),
+                                          (2, 3)]])
+    for k in range(E.shape[1]):
+        diagonalize(E, k)
+    exact = np.linalg.eigvalsh(A)
+    error = np.abs(np.sort(E[:4].T, axis=1) - exact).max(axis=1)
+    assert np.all(error <= 4e-15 * np.abs(exact).max(axis=1))
+
+
+def test_the_log_det_block_is_the_hessian_of_minus_log_det():
+    """The barrier's block written in closed form (_composite_tick.add_log_det_block: lower triangle, times mu)
+    against central second differences of -log det J(pi_k) (h = 1e-4 on bodies with J >= 0.5: truncation and
+    rounding below 1e-6 of the block)."""
+    from robot_dynamics.controllers._body_steps import inverse_factors
+    from robot_dynamics.controllers._composite_tick import LOG_DET_WORK, add_log_det_block
+
+    def F(x):
+        return -np.linalg.slogdet(pseudo_inertia(x))[1]
+
+    rng, h = np.random.default_rng(8), 1e-4
+    for pi in random_parameters(rng, 3, 0.5).reshape(3, 10):
+        A = np.zeros((12, 12))
+        add_log_det_block(inverse_factors(pi)[0], 3.0, np.empty(LOG_DET_WORK), A, 2)
+        H = np.tril(A[2:, 2:]) + np.tril(A[2:, 2:], -1).T
+        assert not A[:2].any() and not np.triu(A[2:, 2:], 1).any()
+        E = h * np.eye(10)
+        expected = np.array([[F(pi + a + b) - F(pi + a - b) - F(pi - a + b) + F(pi - a - b) for b in E] for a in E])
+        np.testing.assert_allclose(H, 3.0 * expected / (4 * h * h), rtol=0, atol=1e-6 * np.abs(H).max())
 
 
 def test_the_ticks_views_and_pseudo_inertia_are_numpys():
