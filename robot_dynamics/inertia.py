@@ -258,16 +258,24 @@ def _inside(pi, whitening, k, floor):
 def _project_body(pi, whitening, S_inv, floor, out, bases, k, work):
     """out[10 k:10 k + 10] <- body k's parameters with the eigenvalues of its whitened pseudo-inertia clipped at
     floor (project_whitened; work: its scratch)."""
-    Jw, V, T, w = work[:4], work[4:8], work[8:12], work[12]
+    Jw = work[:4]
     for m in range(16):
         Jw[m // 4, m % 4] = _whitened(pi, whitening, k, m)
-    U = bases[k]
+    clipped_into(Jw, S_inv[k], floor, bases[k], work[4:], out, 10 * k)
+
+
+@njit(cache=True)
+def clipped_into(Jw, S_inv_k, floor, U, work, out, o):
+    """out[o:o + 10] <- the parameters of J = S^-1 U max(w, floor) U^T S^-1, Jw = U diag(w) U^T a whitened
+    pseudo-inertia S J S (4, 4; overwritten), its eigenvectors by symmetric_eigen from the starting basis U (4, 4;
+    overwritten with them); S_inv_k = S^-1 (4, 4); work (9, 4): scratch."""
+    V, T, w = work[:4], work[4:8], work[8]
     symmetric_eigen(Jw, w, U, T)                      # (T: its scratch, written next)
     for a in range(4):                                   # V = S^-1 U, T = V diag(max(w, floor))
         for b in range(4):
             x = 0.0
             for c in range(4):
-                x += S_inv[k, a, c] * U[c, b]
+                x += S_inv_k[a, c] * U[c, b]
             V[a, b] = x
             T[a, b] = x * max(w[b], floor)
     for a in range(4):                                   # Jw <- T V^T = S^-1 U max(w, floor) U^T S^-1
@@ -277,7 +285,6 @@ def _project_body(pi, whitening, S_inv, floor, out, bases, k, work):
                 x += T[a, c] * V[b, c]
             Jw[a, b] = x
     trace = Jw[0, 0] + Jw[1, 1] + Jw[2, 2]               # I = tr(Sigma) 1 - Sigma
-    o = 10 * k
     out[o] = Jw[3, 3]
     out[o + 1], out[o + 2], out[o + 3] = Jw[0, 3], Jw[1, 3], Jw[2, 3]
     out[o + 4], out[o + 5], out[o + 6] = trace - Jw[0, 0], trace - Jw[1, 1], trace - Jw[2, 2]

@@ -7,6 +7,7 @@ import numpy as np
 from numba import njit
 
 from ..dense import cholesky_into, copy_vector
+from ..inertia import clipped_into
 
 STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
 FLOOR = 1e-9                # no body's pseudo-inertia below FLOOR J(pi_ref) in any direction: numerically > 0
@@ -229,14 +230,25 @@ def bounded_step(pi_hat, step, L_inv, S, J, E, out):
     return limited
 
 
+PROJECTED_WORK = 25         # projected's work rows of 4: J(pi_k), S J S, a factor, a basis (4, 4), clipped_into's (9, 4)
+
+
 @njit(cache=True)
-def projected(pi, S, S_inv, out):
-    """out <- the nearest parameters to pi in the metric of S with every J(pi_k) >= 0 (InertiaMetric.project)."""
+def projected(pi, step, S, S_inv, work, out):
+    """out <- the nearest parameters to pi + step in the metric of S = J(pi_ref)^-1/2 with every J(pi_k) >= 0
+    (InertiaMetric.project, floor 0; the gradient law's step): a body whose S J S is positive definite (a Cholesky
+    factorization) as it is, the others with the eigenvalues of S J S clipped at 0 (inertia.clipped_into, from the
+    identity basis).  work (PROJECTED_WORK, 4): nothing is allocated."""
+    J, Jw, F, U = work[:4], work[4:8], work[8:12], work[12:16]
     for k in range(S.shape[0]):
-        w, U = np.linalg.eigh(S[k] @ pseudo_inertia(pi[10 * k:10 * k + 10]) @ S[k])
-        J = S_inv[k] @ ((U * np.maximum(w, 0.0)) @ U.T) @ S_inv[k]
-        out[10 * k] = J[3, 3]
-        out[10 * k + 1], out[10 * k + 2], out[10 * k + 3] = J[0, 3], J[1, 3], J[2, 3]
-        trace = J[0, 0] + J[1, 1] + J[2, 2]
-        out[10 * k + 4], out[10 * k + 5], out[10 * k + 6] = trace - J[0, 0], trace - J[1, 1], trace - J[2, 2]
-        out[10 * k + 7], out[10 * k + 8], out[10 * k + 9] = -J[0, 1], -J[0, 2], -J[1, 2]
+        o = 10 * k
+        for i in range(o, o + 10):
+            out[i] = pi[i] + step[i]
+        pseudo_inertia_into(out[o:o + 10], J)
+        congruence_into(S[k], J, F, Jw)                                 # S J S (S symmetric)
+        if cholesky_into(Jw, F):
+            continue
+        for a in range(4):
+            for b in range(4):
+                U[a, b] = 1.0 if a == b else 0.0
+        clipped_into(Jw, S_inv[k], 0.0, U, work[16:25], out, o)

@@ -3,8 +3,7 @@ momentum regressor, M(q; pi_ref), M(q; pi_0), and where the gains need it M(q; p
 through _ct_tick plans, q_d (-) q
 (_ct_tick.space_difference), the gains (_composite_tick.gains), the sliding variables, the drives' terms, then the law
 (_composite_tick.tick), on the controller's buffers: the constants, the calls' inputs and outputs and the work array
-one data array (``cs_views``), packed at construction.  Nothing Python runs between, and nothing is allocated (but
-the gradient law's projection).
+one data array (``cs_views``), packed at construction.  Nothing Python runs between, and nothing is allocated.
 """
 import numpy as np
 from numba import carray, njit, types

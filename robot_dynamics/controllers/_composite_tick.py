@@ -5,7 +5,7 @@ _composite_call.cs_tick: the whole update in one call from C), ``torque`` and ``
 Shapes: nv joints, nb bodies, p = 10 nb parameters; the filter's state is one flat buffer (``filter_views``), the
 controller's state two copies of one layout (``state_views``: a tick reads one and writes the other), the tick's
 temporaries one work array (``work_views``), each viewed by ``shaped`` (no reshape checks): ``tick`` allocates
-nothing (but the gradient law's projection).  The linear algebra is written out (dense.cholesky_into, triangular
+nothing.  The linear algebra is written out (dense.cholesky_into, triangular
 solves; each body's 4 x 4 algebra in _body_steps) rather than called from LAPACK: no allocation-heavy wrappers and no
 BLAS threads on the tick's path.
 """
@@ -16,7 +16,7 @@ from numba.extending import intrinsic, overload, register_jitable
 
 from ..dense import REORDER, cholesky_into, copy_matrix, copy_vector, solve_lower
 from ..drives import COULOMB_VELOCITY
-from ._body_steps import bounded_step, inverse_factors_into, projected
+from ._body_steps import PROJECTED_WORK, bounded_step, inverse_factors_into, projected
 
 GAIN_BOUND = 0.5            # Lambda dt and kd dt at most this
 ESTIMATE_WATCH = 0.25       # from Lambda dt > ESTIMATE_WATCH GAIN_BOUND on, Lambda also by the estimate's inertia
@@ -279,7 +279,8 @@ def cholesky(A):
 UNIT_A = np.array([3, 0, 1, 2, 0, 1, 2, 0, 0, 1])
 UNIT_B = np.array([3, 3, 3, 3, 0, 1, 2, 1, 2, 2])
 UNIT_C = np.array([1.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, -2.0, -2.0, -2.0])
-LOG_DET_WORK = 116                  # add_log_det_block's work: P (4, 4), K (10, 10)
+LOG_DET_WORK = 116                  # add_log_det_block's work: P (4, 4), K (10, 10); the gradient law's projection's
+assert 4 * PROJECTED_WORK <= LOG_DET_WORK       # (which has no barrier) too
 
 
 @njit(cache=True, fastmath=REORDER)
@@ -534,7 +535,7 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
         if law == GRADIENT:
             if not np.isfinite(step).all():
                 return NOT_FINITE_SYSTEM
-            projected(pi_hat + step, S, S_inv, pi_next)
+            projected(pi_hat, step, S, S_inv, shaped(X, (PROJECTED_WORK, 4)), pi_next)   # (X: the barrier's)
         else:
             limited = bounded_step(pi_hat, step, L_inv, S, J, E, pi_next)
         residual_into(W, pi_next, tau_f, error_next)

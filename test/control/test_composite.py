@@ -386,6 +386,39 @@ def test_the_log_det_block_is_the_hessian_of_minus_log_det():
         np.testing.assert_allclose(H, 3.0 * expected / (4 * h * h), rtol=0, atol=1e-6 * np.abs(H).max())
 
 
+def test_the_gradient_laws_projection_clips_the_whitened_eigenvalues_as_numpy(arm):
+    """_body_steps.projected (the gradient law's step, allocation-free) against the projection written in numpy:
+    per body S J S = U diag(w) U^T by eigvalsh/eigh, J = S^-1 U max(w, 0) U^T S^-1, S = J(pi_ref)^-1/2; bodies both
+    inside (kept as they are) and outside; and the controller's gradient law keeps every body physical."""
+    from robot_dynamics.controllers import InertiaMetric, _body_steps
+    from robot_dynamics.inertia import parameters_from_pseudo_inertia
+    nominal, truth = arm
+    metric = InertiaMetric(nominal.parameters)
+    rng = np.random.default_rng(3)
+    pi = nominal.parameters.copy()
+    step = rng.normal(size=pi.size) * np.abs(pi) * np.repeat(rng.uniform(0.0, 3.0, nominal.nbodies), 10)
+    out = np.empty_like(pi)
+    _body_steps.projected(pi, step, metric.S, metric.S_inv, np.zeros((_body_steps.PROJECTED_WORK, 4)), out)
+    clipped = 0
+    for k in range(nominal.nbodies):
+        S, S_inv, x = metric.S[k], metric.S_inv[k], (pi + step)[10 * k:10 * k + 10]
+        w, U = np.linalg.eigh(S @ pseudo_inertia(x) @ S)
+        expected = parameters_from_pseudo_inertia(S_inv @ (U * np.maximum(w, 0.0)) @ U.T @ S_inv)
+        np.testing.assert_allclose(out[10 * k:10 * k + 10], expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+        clipped += w.min() < 0
+    assert 0 < clipped < nominal.nbodies
+    reference = trajectory(nominal)
+    controller = RelativeGains(law="gradient", gamma=100.0).slotine_li(nominal, 0.7 * nominal.parameters)
+    start = reference(0.0)
+
+    def tick(t, q, v):
+        r = reference(t)
+        return controller.update(q, v, r.q, r.v, r.a, 1e-3 if t > 0 else 0.0)
+
+    Simulator(truth, 1e-3).run(start.q, start.v, tick, 0.3, control_period=1e-3)
+    assert np.min(np.linalg.eigvalsh(pseudo_inertia(controller.pi_hat.reshape(-1, 10)))) >= -1e-9
+
+
 def test_the_ticks_views_and_pseudo_inertia_are_numpys():
     """The tick's buffers as the compiled tick views them (shaped: no reshape checks) hold what numpy's reshape of
     the same buffer holds, in its memory; the pseudo-inertia written out is inertia.pseudo_inertia's product."""
