@@ -152,6 +152,7 @@ class Target:
         self.received = []                      # (t_received, data or stamp, joint states sent by then)
         self.sent = self.commands = 0           # joint states sent, a controller's commands received
         self.command_times = []                 # arrival (s) of each command
+        self.each_state = []                    # latency (s) of each state by its first command after it (run)
         self.last_command = None                # the adaptive node's: arrival (s) of the last command since the last
         self.pending = None                     # tracking error, or the stamp of a tracking error ahead of its command
         self.stamp = 0                          # ns, the stamps of the observer's joint states go on from here

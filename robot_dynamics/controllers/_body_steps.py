@@ -57,39 +57,6 @@ def congruence_into(T, X, TX, out):
 
 
 @njit(cache=True)
-def eigenvalue_range(A):
-    """(smallest, largest in magnitude) eigenvalue of a small symmetric A, by cyclic Jacobi rotations (A is
-    overwritten: its diagonal ends as the eigenvalues)."""
-    n = A.shape[0]
-    for _ in range(30):
-        off, scale = 0.0, 0.0
-        for i in range(n):
-            scale += A[i, i] * A[i, i]
-            for j in range(i + 1, n):
-                off += A[i, j] * A[i, j]
-        if off <= 1e-30 * scale:                        # off-diagonal 1e-15 of the diagonal: converged
-            break
-        for i in range(n - 1):
-            for j in range(i + 1, n):
-                if A[i, j] == 0.0:
-                    continue
-                theta = 0.5 * (A[j, j] - A[i, i]) / A[i, j]
-                t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
-                c = 1.0 / np.sqrt(t * t + 1.0)
-                sn = t * c
-                for k in range(n):                              # A <- A G, then G^T A
-                    a_ki, a_kj = A[k, i], A[k, j]
-                    A[k, i], A[k, j] = c * a_ki - sn * a_kj, sn * a_ki + c * a_kj
-                for k in range(n):
-                    a_ik, a_jk = A[i, k], A[j, k]
-                    A[i, k], A[j, k] = c * a_ik - sn * a_jk, sn * a_ik + c * a_jk
-    low, top = np.inf, 0.0
-    for i in range(n):
-        low, top = min(low, A[i, i]), max(top, abs(A[i, i]))
-    return low, top
-
-
-@njit(cache=True)
 def inverse_factors_into(pi_hat, J, L_inv):
     """L_inv[k] <- L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T; returns whether every body is physical (J_k > 0).
     J (2, 4, 4) a work array."""
@@ -121,7 +88,13 @@ def step_matrix_into(L_inv, step_k, J, E, k):
     dJ = J(step_k); returns X's Frobenius norm.  J (3, 4, 4) a work array."""
     pseudo_inertia_into(step_k, J[0])
     congruence_into(L_inv, J[0], J[1], J[2])
-    X = J[2]
+    return packed_into(J[2], E, k)
+
+
+@njit(cache=True)
+def packed_into(X, E, k):
+    """E[:10, k] <- the symmetric X (4, 4) packed (X_00, X_11, X_22, X_33, X_01, X_02, X_03, X_12, X_13, X_23: the
+    layout diagonalize takes); returns X's Frobenius norm."""
     frobenius = 0.0
     for a in range(4):
         E[a, k] = X[a, a]
@@ -198,14 +171,17 @@ def step_scales(step, L_inv, J, E):
 
 
 @njit(cache=True)
-def below_floor(S_k, pi_k, J):
-    """Whether the smallest eigenvalue of S_k J(pi_k) S_k^T is below FLOOR: the Jacobi eigenvalues only where a
-    Cholesky factorization with the shift 2 FLOOR fails (else it is above 2 FLOOR).  J (3, 4, 4) a work array."""
+def below_floor(S_k, pi_k, J, E, k):
+    """Whether the smallest eigenvalue of S_k J(pi_k) S_k^T is below FLOOR: the Jacobi eigenvalues (diagonalize, in
+    E[:10, k]) only where a Cholesky factorization with the shift 2 FLOOR fails (else it is above 2 FLOOR).
+    J (3, 4, 4), E (11, nb) work arrays."""
     pseudo_inertia_into(pi_k, J[0])
     congruence_into(S_k, J[0], J[1], J[2])
     if cholesky_into(J[2], J[1], 2.0 * FLOOR):
         return False
-    return eigenvalue_range(J[2])[0] < FLOOR
+    packed_into(J[2], E, k)
+    diagonalize(E, k)
+    return min(E[0, k], E[1, k], E[2, k], E[3, k]) < FLOOR
 
 
 @njit(cache=True)
@@ -223,7 +199,7 @@ def bounded_step(pi_hat, step, L_inv, S, J, E, out):
         scale = E[10, k]
         for i in range(lo, hi):
             out[i] = pi_hat[i] + step[i] * scale
-        low = below_floor(S[k], out[lo:hi], J)
+        low = below_floor(S[k], out[lo:hi], J, E, k)          # (E[:10, k]: free once E[10, k] holds the scale)
         if low:
             copy_vector(out[lo:hi], pi_hat[lo:hi])
         limited = limited or scale < 1.0 or low

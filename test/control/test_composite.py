@@ -389,10 +389,10 @@ def test_the_log_det_block_is_the_hessian_of_minus_log_det():
 def test_the_gradient_laws_projection_clips_the_whitened_eigenvalues_as_numpy(arm):
     """_body_steps.projected (the gradient law's step, allocation-free) against the projection written in numpy:
     per body S J S = U diag(w) U^T by eigvalsh/eigh, J = S^-1 U max(w, 0) U^T S^-1, S = J(pi_ref)^-1/2; bodies both
-    inside (kept as they are) and outside; and the controller's gradient law keeps every body physical."""
+    inside (kept as they are) and outside (the law in closed loop: test_adaptive_mujoco.py)."""
     from robot_dynamics.controllers import InertiaMetric, _body_steps
     from robot_dynamics.inertia import parameters_from_pseudo_inertia
-    nominal, truth = arm
+    nominal = arm[0]
     metric = InertiaMetric(nominal.parameters)
     rng = np.random.default_rng(3)
     pi = nominal.parameters.copy()
@@ -407,16 +407,24 @@ def test_the_gradient_laws_projection_clips_the_whitened_eigenvalues_as_numpy(ar
         np.testing.assert_allclose(out[10 * k:10 * k + 10], expected, rtol=0, atol=1e-12 * np.abs(expected).max())
         clipped += w.min() < 0
     assert 0 < clipped < nominal.nbodies
-    reference = trajectory(nominal)
-    controller = RelativeGains(law="gradient", gamma=100.0).slotine_li(nominal, 0.7 * nominal.parameters)
-    start = reference(0.0)
 
-    def tick(t, q, v):
-        r = reference(t)
-        return controller.update(q, v, r.q, r.v, r.a, 1e-3 if t > 0 else 0.0)
 
-    Simulator(truth, 1e-3).run(start.q, start.v, tick, 0.3, control_period=1e-3)
-    assert np.min(np.linalg.eigvalsh(pseudo_inertia(controller.pi_hat.reshape(-1, 10)))) >= -1e-9
+def test_a_body_below_the_floor_is_found_by_its_eigenvalues():
+    """_body_steps.below_floor where its Cholesky test (shift 2 FLOOR) fails: the smallest eigenvalue of S J S by
+    the Jacobi rotations, against eigvalsh, on either side of FLOOR."""
+    from robot_dynamics.controllers._body_steps import FLOOR, below_floor, pseudo_inertia as compiled_pseudo_inertia
+    from robot_dynamics.inertia import parameters_from_pseudo_inertia
+    rng = np.random.default_rng(4)
+    S = np.linalg.qr(rng.normal(size=(4, 4)))[0] @ np.diag([1.0, 2.0, 0.5, 1.5])
+    S = S @ S.T                                                     # symmetric positive definite
+    for smallest in (0.5 * FLOOR, 1.5 * FLOOR, -FLOOR):
+        Q = np.linalg.qr(rng.normal(size=(4, 4)))[0]
+        Jw = Q @ np.diag([smallest, 0.3, 1.0, 2.0]) @ Q.T              # S J S
+        S_inv = np.linalg.inv(S)
+        pi_k = parameters_from_pseudo_inertia(S_inv @ Jw @ S_inv)
+        w = np.linalg.eigvalsh(S @ compiled_pseudo_inertia(pi_k) @ S)
+        assert below_floor(S, pi_k, np.empty((3, 4, 4)), np.empty((11, 1)), 0) == (w.min() < FLOOR)
+        assert (w.min() < FLOOR) == (smallest < FLOOR)
 
 
 def test_the_ticks_views_and_pseudo_inertia_are_numpys():
