@@ -204,8 +204,8 @@ class Viewer:
             raise ValueError(f"show_wrench: w must be a finite [force; torque] of shape (6,), got {w.shape}")
         if reference not in ("local", "local_world_aligned"):
             raise ValueError(f"show_wrench: reference must be 'local' or 'local_world_aligned', got {reference!r}")
-        self.wrenches[name] = (w, reference)
         self._draw_wrench(name, w, reference)
+        self.wrenches[name] = (w, reference)    # after its arrows: a reader of wrenches (another thread) finds them
 
     def show_contacts(self, contacts, forces):
         """Arrows of constrained_dynamics' contact forces: contacts as given to it (frame names, Contacts or a
