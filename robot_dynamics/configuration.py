@@ -106,7 +106,7 @@ def _rotation_entries(q, i, n):
             2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _column_dot(A, a, B, b):
     """Column a of A times column b of B, both 3 x 3 row-major tuples: (A^T B)[a, b]."""
     return A[a] * B[b] + A[3 + a] * B[3 + b] + A[6 + a] * B[6 + b]

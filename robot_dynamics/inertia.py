@@ -221,7 +221,7 @@ def project_whitened(pi, whitening, S_inv, floor, out, bases, work):
             _project_body(pi, whitening, S_inv, floor, out, bases, k, work)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _whitened(pi, whitening, k, m):
     """Entry m (row-major) of body k's whitened pseudo-inertia J_w: (whitening[k] pi_k)[m], a contiguous row."""
     x = 0.0

@@ -5,8 +5,8 @@
 The kernels are the same for every robot (their sizes are arguments), so calling every public method of a Robot
 once -- a single state and a batch -- on a bundled floating-base quadruped compiles, or loads, all of them; later
 processes load them from the cache (see the README's Speed section for where it lives).  The calls are spread over
-N worker processes (default: the machine's cores); shared helpers are compiled first, by the first task alone, so
-that the workers do not compile them side by side.
+N worker processes (default: the machine's cores); shared helpers are compiled first, by the first task (beside
+only the composite controller's tick, which shares none), so that the workers do not compile them side by side.
 The controllers' compiled ticks too (CONTROLLERS: each built and ticked once on the quadruped), so that a user's
 first tick after the command loads its tick rather than compiling it: in the same workers as the methods, the
 slowest tasks of either first (SLOWEST), so that no phase waits on another's slowest task.
@@ -110,11 +110,12 @@ def run_controller(name):
     return name, time.perf_counter() - start
 
 
-def in_workers(task, names, jobs=None, stream=None, first_alone=False):
+def in_workers(task, names, jobs=None, stream=None, first=None, beside=()):
     """Run ``task(name)`` for every name on ``jobs`` spawned processes (default: the machine's cores; fork is not
-    safe with numba), each returning (name, seconds); with ``first_alone`` the first runs here, before the others
-    (the shared helpers it compiles are then loaded, not compiled side by side).  A progress bar on ``stream``
-    (default stderr).  Returns {name: seconds} and the wall time."""
+    safe with numba), each returning (name, seconds).  With ``first``, that name runs before the others start, and
+    only the names of ``beside`` with it (the shared helpers it compiles are then loaded, not compiled side by side,
+    by every task but those, which share none with it).  A progress bar on ``stream`` (default stderr).  Returns
+    {name: seconds} and the wall time."""
     stream = sys.stderr if stream is None else stream
     jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
     if jobs < 1:
@@ -127,13 +128,15 @@ def in_workers(task, names, jobs=None, stream=None, first_alone=False):
         stream.write(f"\r  [{'#' * round(30 * len(done) / len(names)):<30}] {len(done)}/{len(names)} {name:<30}")
         stream.flush()
 
-    rest = names
-    if first_alone:
-        first, *rest = names
-        progress(first)
-        done.update([task(first)])
+    head = [] if first is None else [first, *beside]
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for future in as_completed([pool.submit(task, name) for name in rest]):
+        futures = [pool.submit(task, name) for name in head]
+        if head:
+            progress(first)
+            done.update([futures[0].result()])         # before the others are queued
+            progress(first)
+        futures += [pool.submit(task, name) for name in names if name not in head]
+        for future in as_completed(futures):
             name, seconds = future.result()
             done[name] = seconds
             progress(name)
@@ -142,29 +145,48 @@ def in_workers(task, names, jobs=None, stream=None, first_alone=False):
 
 
 def run_method_or_controller(name):
-    """run_controller for a name of CONTROLLERS, else run_task."""
+    """run_controller for a name of CONTROLLERS, the composite controller's tick alone for COMPOSITE_TICK, else
+    run_task."""
+    if name == COMPOSITE_TICK:
+        from .controllers import CompositeSlotineLi
+        start = time.perf_counter()
+        CompositeSlotineLi.compile_tick()
+        return name, time.perf_counter() - start
     return run_controller(name) if name in CONTROLLERS else run_task(name)
 
 
-# The tasks that compile longest, longest first (seconds on a 2-core machine, cold: the composite's tick 65-75, the
-# forward dynamics and its derivatives 17-22, ...): started first, so that no long task is left running alone at the
-# end while the other workers idle (longest-processing-time-first scheduling).  The others follow in TASKS' order.
-SLOWEST = ("CompositeSlotineLi", "forward_dynamics", "forward_dynamics_derivatives", "inverse_mass_matrix",
-           "constrained_dynamics", "diagonalized", "SlotineLi", "OperationalSpace", "time_derivatives",
-           "state_derivatives")
+# The tasks that compile longest, longest first (seconds of CPU on a 2-core machine, cold: the composite's tick
+# 40-50, the forward dynamics and its derivatives 17-22, ...): started first, so that no long task is left running
+# alone at the end while the other workers idle (longest-processing-time-first scheduling).  The others follow in
+# TASKS' order, the regressors' first (the composite controller's construction calls them).
+SLOWEST = ("forward_dynamics", "forward_dynamics_derivatives", "inverse_mass_matrix", "constrained_dynamics",
+           "diagonalized", "SlotineLi", "OperationalSpace", "time_derivatives", "state_derivatives", "regressor",
+           "momentum_regressor")
+# The composite controller's tick, built without a robot (CompositeSlotineLi.compile_tick) from the start, beside
+# mass_matrix (which compiles the helpers every kernel shares, and the tick none of them); its controller's task,
+# then quick (its tick and kernels in the cache), last.
+COMPOSITE_TICK = "CompositeSlotineLi.compile_tick"
+
+
+def compile_order():
+    """The names compile_all runs, in order: mass_matrix, COMPOSITE_TICK, the SLOWEST, the other tasks and
+    controllers, the composite controller."""
+    rest = [name for name in TASKS + list(CONTROLLERS)
+            if name not in SLOWEST and name not in ("mass_matrix", "CompositeSlotineLi")]
+    return ["mass_matrix", COMPOSITE_TICK, *SLOWEST, *rest, "CompositeSlotineLi"]
 
 
 def compile_all(jobs=None, stream=None):
-    """Every task of TASKS and CONTROLLERS: the first (mass_matrix: the outward pass and checks every kernel
-    shares) alone, the others on ``jobs`` processes, the SLOWEST first; see in_workers."""
-    names = sorted(TASKS + list(CONTROLLERS), key=lambda name: SLOWEST.index(name) if name in SLOWEST else len(SLOWEST))
-    names.insert(0, names.pop(names.index("mass_matrix")))
-    return in_workers(run_method_or_controller, names, jobs, stream, first_alone=True)
+    """Every task of compile_order on ``jobs`` processes: mass_matrix first, with the composite's tick beside it;
+    the others once mass_matrix is done (in_workers)."""
+    return in_workers(run_method_or_controller, compile_order(), jobs, stream, first="mass_matrix",
+                      beside=(COMPOSITE_TICK,))
 
 
 def main(args, out):
     """The command: compile the methods and the controllers' ticks; print the slowest tasks and the totals."""
     done, wall = compile_all(args.jobs)
+    done["CompositeSlotineLi"] += done.pop(COMPOSITE_TICK)          # its tick and its controller, one figure
     methods = {name: seconds for name, seconds in done.items() if name not in CONTROLLERS}
     slowest = sorted(methods.items(), key=lambda item: -item[1])[:5]
     out.write(f"{len(methods)} methods and {len(done) - len(methods)} controllers' ticks compiled or loaded in "

@@ -56,13 +56,13 @@ def congruence_into(T, X, TX, out):
             out[i, j] = x
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def inverse_factors_into(pi_hat, J, L_inv):
     """L_inv[k] <- L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T; returns whether every body is physical (J_k > 0).
     J (2, 4, 4) a work array."""
     for k in range(L_inv.shape[0]):
         pseudo_inertia_into(pi_hat[10 * k:10 * k + 10], J[0])
-        if not cholesky_into(J[0], J[1]):
+        if not cholesky_into(J[0], J[1], 0.0, 0.0):
             return False
         for c in range(4):                                            # L^-1, column c: forward substitution
             for i in range(4):
@@ -177,14 +177,14 @@ def below_floor(S_k, pi_k, J, E, k):
     J (3, 4, 4), E (11, nb) work arrays."""
     pseudo_inertia_into(pi_k, J[0])
     congruence_into(S_k, J[0], J[1], J[2])
-    if cholesky_into(J[2], J[1], 2.0 * FLOOR):
+    if cholesky_into(J[2], J[1], 2.0 * FLOOR, 0.0):
         return False
     packed_into(J[2], E, k)
     diagonalize(E, k)
     return min(E[0, k], E[1, k], E[2, k], E[3, k]) < FLOOR
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bounded_step(pi_hat, step, L_inv, S, J, E, out):
     """out <- pi_hat + step, each body's step scaled so that J_k^-1/2 dJ_k J_k^-T/2 has no eigenvalue beyond
     STEP_BOUND (step_scales), a body that would fall below FLOOR J(pi_ref) (S = J(pi_ref)^-1/2) kept where it was.
@@ -209,7 +209,7 @@ def bounded_step(pi_hat, step, L_inv, S, J, E, out):
 PROJECTED_WORK = 25         # projected's work rows of 4: J(pi_k), S J S, a factor, a basis (4, 4), clipped_into's (9, 4)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def projected(pi, step, S, S_inv, work, out):
     """out <- the nearest parameters to pi + step in the metric of S = J(pi_ref)^-1/2 with every J(pi_k) >= 0
     (InertiaMetric.project, floor 0; the gradient law's step): a body whose S J S is positive definite (a Cholesky
@@ -222,7 +222,7 @@ def projected(pi, step, S, S_inv, work, out):
             out[i] = pi[i] + step[i]
         pseudo_inertia_into(out[o:o + 10], J)
         congruence_into(S[k], J, F, Jw)                                 # S J S (S symmetric)
-        if cholesky_into(Jw, F):
+        if cholesky_into(Jw, F, 0.0, 0.0):
             continue
         for a in range(4):
             for b in range(4):

@@ -78,7 +78,7 @@ def cs_size(nv, nq, nb, m):
     return sum(cs_sizes.py_func(nv, nq, nb, m))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tick_gains(plans, control, Lambda, kd, M_ref, M_0, estimate, M_hat, pi_hat, Lambda_t, kd_t):
     """M(q; pi_ref) and (dt > 0) M(q; pi_0) by the plans' calls, then this tick's gains (gains), with diag M(q; pi_hat)
     (armature included) by the ESTIMATE plan's call where they need it (write_parameters).  Returns gains' flags, or

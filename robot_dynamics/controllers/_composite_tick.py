@@ -91,7 +91,7 @@ def friction(v, damping, coulomb, out):
         out[i] = damping[i] * v[i] + coulomb[i] * np.tanh(v[i] / COULOMB_VELOCITY)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def filter_start(F, Y_p, Y_h, v, f):
     """At the first sample: F[Y_p] = Y_p, F[Y_h] = 0, F[tau] = 0, F[v] = v, F[tau_f] = 0."""
     nv, p = Y_p.shape
@@ -101,7 +101,7 @@ def filter_start(F, Y_p, Y_h, v, f):
     x_h[:], x_tau[:], x_f[:] = 0.0, 0.0, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def filter_step(F, G, Y_p, Y_h, tau, v, f, a, b, c):
     """G <- the state F advanced to the sample (Y_p, Y_h, v, f = tau_f(v)), tau held since F's sample:
     x(t + dt) = a x + b u(t) + c (u(t + dt) - u(t)), exact for u linear over the step (MomentumFilter._weights)."""
@@ -128,7 +128,7 @@ def filtered_regressor(lam, Y_p, x_p, x_h, x_tau, v, x_v, x_f, armature, W, tau_
         tau_f[i] = x_tau[i] - x_f[i] - lam * armature[i] * (v[i] - x_v[i])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def filter_output(F, lam, armature, W, tau_f):
     """(W, tau_f) (filtered_regressor) at the filter's last sample."""
     nv, p = W.shape
@@ -235,7 +235,7 @@ def gradient_into(Y, s, W, eps, L, rho, r, g):
     """g <- Y^T s + W^T R eps, the adaptation's gradient (pi_hat_dot = -(Omega + mu H)^-1 g); r (nv,) <- R eps =
     rho (L L^T)^-1 eps, L the Cholesky factor of M(q; pi_ref)."""
     copy_vector(r, eps)
-    solve_lower(L, r)
+    solve_lower(L, r, False)
     solve_lower(L, r, True)
     for j in range(g.shape[0]):
         g[j] = 0.0
@@ -267,7 +267,7 @@ def residual_into(W, pi, tau_f, eps):
 def cholesky(A):
     """The lower-triangular L with A = L L^T (n, n); A symmetric positive definite (a LinAlgError otherwise)."""
     L = np.empty_like(A)
-    if not cholesky_into(A, L):
+    if not cholesky_into(A, L, 0.0, 0.0):
         raise np.linalg.LinAlgError("Matrix is not positive definite")
     return L
 
@@ -364,7 +364,7 @@ def lu_solve_into(A, x):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rate_into(g, L_inv, Omega, mu, adapted, law, A, X, x, out, filled=False):
     """out <- pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g over the adapted parameters (zero for the others); the
     gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (LOG_DET_WORK,),
@@ -377,8 +377,8 @@ def rate_into(g, L_inv, Omega, mu, adapted, law, A, X, x, out, filled=False):
     for i in range(m):
         x[i] = g[adapted[i]]
     system_matrix(L_inv, Omega, mu, adapted, law, X, A, filled)
-    if cholesky_into(A, A):
-        solve_lower(A, x)
+    if cholesky_into(A, A, 0.0, 0.0):
+        solve_lower(A, x, False)
         solve_lower(A, x, True)
     else:
         system_matrix(L_inv, Omega, mu, adapted, law, X, A, False)
@@ -492,7 +492,7 @@ def cut(Z, o, size):
     return Z[o:o + size], o + size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d, a, b, c, lam, armature, rho, decay,
          Omega_0, mu, adapted, S, S_inv, dt):
     """One tick of CompositeSlotineLi.update on buffers: the state read from states[current] and the new state
@@ -516,7 +516,7 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
     if mode == STEP:
         filter_step(F, F_next, Y_p, Y_h, held, v, f_v, a, b, c)
         filter_output(F_next, lam, armature, W, tau_f)
-        if not cholesky_into(M_ref, L):
+        if not cholesky_into(M_ref, L, 0.0, 0.0):
             return NOT_POSITIVE
         residual_into(W, pi_hat, tau_f, eps)
         gradient_into(Y, s, W, eps, L, rho, r, g)

@@ -18,7 +18,7 @@ from numba.extending import intrinsic
 from ..algorithms.frames import frame_array
 from ..algorithms.workspace import ARRAYS, workspace
 from ..calls.cache import cached_in
-from ..calls.compiling import compiled, signature
+from ..calls.compiling import compiled, loop_strength_reduction, signature
 from ..calls.generated import fast_kernel
 from ..calls.kernels import ROWS, kernel_types
 from ..calls.native import FAST_CALLS, overlapping
@@ -163,7 +163,7 @@ def entry_address(entry):
     """The address of `entry`'s cfunc (tick_entry), compiled or loaded from the cache at its first use in a process:
     it needs no robot, so a first run can build it in one worker while another compiles the robot's kernels."""
     if entry not in _cfuncs:
-        with cached_in(_CACHE):                     # beside the ticks: a tick changed is never loaded stale
+        with cached_in(_CACHE), loop_strength_reduction(False):     # (_CACHE: beside the ticks, never stale)
             _cfuncs[entry] = cfunc(_CFUNC, cache=True)(entry)
     return _cfuncs[entry].address
 

@@ -117,7 +117,7 @@ def _commanded_acceleration(J, T, v, T_d, V_d, A_d, K_p, K_d, R, e, r, x):
 def _mass_solves(M, h, J, L, MJt, a0):
     """M = L L^T; MJt = (M^-1 J^T)^T (k, nv) for J's first k rows and a0 = -M^-1 h, the unactuated acceleration.
     False when M is not positive definite."""
-    if not cholesky_into(M, L):
+    if not cholesky_into(M, L, 0.0, 0.0):
         return False
     for i in range(MJt.shape[0]):
         copy_vector(MJt[i], J[i])

@@ -90,3 +90,57 @@ def test_forced_helpers_leave_no_call_in_their_callers():
     assert not calls(inward_assembly(operators.add_transformed_inertia))
     assert operators.add_transformed_inertia.targetoptions["forceinline"] is True
     assert operators.rotate.targetoptions["forceinline"] is False
+
+
+def test_an_entry_links_its_kernel_as_compiled_without_optimizing_it_again():
+    """compiling.linked_as_optimized: while the C entry's module is optimized, the kernel's code is absent (only
+    declared) and the entry's small callee's is there (inlined as before); the kernel's optimized code is linked in
+    after, so the entry computes what the kernel does.  Outside the block numba's finalization is its own again."""
+    import ctypes
+
+    import numpy as np
+    from numba import carray, cfunc
+    from numba.core.codegen import CPUCodeLibrary
+
+    @njit
+    def kernel(x, n):
+        s = 0.0
+        for i in range(n):
+            s += x[i] * x[i]
+        return s
+
+    @njit
+    def small(x):
+        return 2.0 * x[0]
+
+    def entry(p, n):
+        x = carray(p, (n,))
+        return kernel(x, n) + small(x)
+
+    arguments = (nt.float64[::1], nt.int64)
+    kernel.compile(arguments)
+    small.compile((nt.float64[::1],))
+    kernel_symbol = kernel.overloads[arguments].fndesc.mangled_name
+    small_symbol = small.overloads[(nt.float64[::1],)].fndesc.mangled_name
+    original_finalize, original_optimize = CPUCodeLibrary.finalize, CPUCodeLibrary._optimize_final_module
+    seen = {}
+
+    def recording(library):
+        seen[library.name] = {f.name: bool(f.is_declaration) for f in library._final_module.functions}
+        return original_optimize(library)
+
+    CPUCodeLibrary._optimize_final_module = recording
+    try:
+        with compiling.linked_as_optimized(kernel.overloads[arguments].library):
+            compiled_entry = cfunc(nt.float64(nt.CPointer(nt.float64), nt.int64))(entry)
+    finally:
+        CPUCodeLibrary._optimize_final_module = original_optimize
+    assert CPUCodeLibrary.finalize is original_finalize
+    optimized = next(names for library, names in seen.items() if library.endswith("entry"))
+    assert optimized[kernel_symbol] is True and optimized[small_symbol] is False
+    final = {f.name: bool(f.is_declaration) for f in compiled_entry._library._final_module.functions}
+    assert final[kernel_symbol] is False                     # linked in after, as it was compiled
+    x = np.array([1.0, -2.0, 3.5, 0.25])
+    function = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.POINTER(ctypes.c_double), ctypes.c_int64)(
+        compiled_entry.address)
+    assert function(x.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), 4) == float(x @ x + 2.0 * x[0])

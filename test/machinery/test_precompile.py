@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import robot_dynamics as rd
-from robot_dynamics.precompile import CALLS, CONTROLLERS, SLOWEST, TASKS
+from robot_dynamics.precompile import CALLS, COMPOSITE_TICK, CONTROLLERS, SLOWEST, TASKS, compile_order
 
 # Robot's public methods that run no kernel of their own: configuration space and variants (numpy)
 NO_KERNEL = {"difference", "integrate", "integrate_jacobians", "neutral", "random_configuration", "random_state",
@@ -22,13 +22,22 @@ def test_the_slowest_tasks_first_are_tasks():
     assert set(SLOWEST) <= set(TASKS) | set(CONTROLLERS) and len(set(SLOWEST)) == len(SLOWEST)
 
 
+def test_the_command_runs_every_task_once_mass_matrix_first():
+    """mass_matrix (the shared helpers) first, the composite's tick beside it; each task and controller once, the
+    composite controller after the regressors its construction calls."""
+    order = compile_order()
+    assert order[:2] == ["mass_matrix", COMPOSITE_TICK]
+    assert sorted(order) == sorted(TASKS + list(CONTROLLERS) + [COMPOSITE_TICK])
+    assert order.index("CompositeSlotineLi") > max(order.index("regressor"), order.index("momentum_regressor"))
+
+
 def test_the_command_runs_every_task_in_worker_processes():
     run = subprocess.run([sys.executable, "-m", "robot_dynamics.cli", "compile", "--jobs", "2"],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert (f"{len(TASKS)} methods and {len(CONTROLLERS)} controllers' ticks compiled or loaded in" in run.stdout
             and "on 2 processes" in run.stdout)
-    total = len(TASKS) + len(CONTROLLERS)
+    total = len(compile_order())
     assert f"{total}/{total}" in run.stderr                           # the progress bar's last state
 
 
