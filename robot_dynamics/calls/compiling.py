@@ -85,49 +85,6 @@ def loop_strength_reduction(enabled):
                 llvm.set_option("robot_dynamics", "-disable-lsr=false")
 
 
-@contextlib.contextmanager
-def linked_as_optimized(library):
-    """Compile in this block a function that calls an already compiled function, whose code library is `library`,
-    without optimizing that code again: numba links a callee's optimized module into its caller's and runs LLVM's
-    whole module pipeline over both, which for a C entry point (generated.fast_kernel: a few lines around one
-    kernel call) re-optimizes the whole kernel -- a second pass over code that is already optimized, 16 of the
-    ~300 s of CPU of `robot-dynamics compile`.  Here the caller's module is optimized with its other callees (the
-    array rebuilding and the result checks, inlined as before), and `library` is linked in after, as optimized
-    code, called and not inlined.  numba's library finalization is replaced for this block only, under numba's
-    compiler lock (no other thread compiles meanwhile); a numba without the internals it uses compiles as usual."""
-    from numba.core.codegen import CPUCodeLibrary
-    from numba.core.compiler_lock import global_compiler_lock
-    original = CPUCodeLibrary.finalize
-    needed = ("_linking_libraries", "_final_module", "_reload_init", "_optimize_final_module",
-              "_finalize_final_module", "_get_module_for_linking", "_raise_if_finalized")
-    if not all(hasattr(CPUCodeLibrary, name) or hasattr(library, name) for name in needed):
-        yield
-        return
-
-    def finalize(caller):
-        if library not in caller._linking_libraries:
-            return original(caller)
-        caller._raise_if_finalized()
-        seen = {library}
-        for callee in caller._linking_libraries:
-            if callee not in seen:
-                seen.add(callee)
-                caller._reload_init.update(callee._reload_init)
-                caller._final_module.link_in(callee._get_module_for_linking(), preserve=True)
-        caller._optimize_final_module()                 # the caller and its small callees
-        caller._reload_init.update(library._reload_init)
-        caller._final_module.link_in(library._get_module_for_linking(), preserve=True)     # as it is
-        caller._final_module.verify()
-        caller._finalize_final_module()
-
-    with global_compiler_lock:
-        CPUCodeLibrary.finalize = finalize
-        try:
-            yield
-        finally:
-            CPUCodeLibrary.finalize = original
-
-
 def compiled(dispatcher, types, row=None):
     """The compiled function of `dispatcher` for the argument types `types` (see `signature`), compiled or loaded
     from the cache now; with the compile options of registry row `row` when it computes one (WITHOUT_LSR)."""

@@ -20,7 +20,7 @@ import types
 from numba import njit
 
 from .cache import generated_module
-from .compiling import WITHOUT_LSR, compiled, finite, linked_as_optimized, loop_strength_reduction, moderate
+from .compiling import WITHOUT_LSR, compiled, finite, loop_strength_reduction, moderate
 
 
 def checked_source(name, n_params, inputs, outputs, always, overflow, overlap):
@@ -154,7 +154,7 @@ def fast_kernel(name, types):
         **{f"D{i}": t.dtype for i, t in enumerate(types[2:])}})
     sig = nt.int64(nt.CPointer(types[0].dtype), nt.CPointer(types[1].dtype), nt.CPointer(nt.voidptr),
                    nt.CPointer(nt.int64))
-    with loop_strength_reduction(name not in WITHOUT_LSR), linked_as_optimized(kernel.overloads[types].library):
+    with loop_strength_reduction(name not in WITHOUT_LSR):
         _fast_kernels[name] = cfunc(sig, cache=cacheable)(getattr(module, "fast_" + name))
     return _fast_kernels[name].address
 
