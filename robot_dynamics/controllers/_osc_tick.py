@@ -88,7 +88,7 @@ def _finite_status(q, v, T_d, V_d, A_d):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _commanded_acceleration(J, T, v, T_d, V_d, A_d, K_p, K_d, R, e, r, x):
     """x = xddot_cmd = A_d + K_d (V_d - J v) + K_p e, e = [p_d - p; log(R_d R^T)]; R (3, 3), e, r (k,): scratch."""
     k = K_p.shape[0]
@@ -113,7 +113,7 @@ def _commanded_acceleration(J, T, v, T_d, V_d, A_d, K_p, K_d, R, e, r, x):
         x[i] = s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mass_solves(M, h, J, L, MJt, a0):
     """M = L L^T; MJt = (M^-1 J^T)^T (k, nv) for J's first k rows and a0 = -M^-1 h, the unactuated acceleration.
     False when M is not positive definite."""
@@ -130,7 +130,7 @@ def _mass_solves(M, h, J, L, MJt, a0):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _task_inertia(J, MJt, mu, L, L_inv, Lam):
     """Lam = (J M^-1 J^T + mu E)^-1 (k, k) by its Cholesky factor L (L_inv its inverse), MJt = (M^-1 J^T)^T;
     False when J M^-1 J^T + mu E is not positive definite to 1e-12 of its largest diagonal entry."""
@@ -163,7 +163,7 @@ def _task_inertia(J, MJt, mu, L, L_inv, Lam):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _posture_torque(M, h, q, v, q_posture, dq, K_p0, K_d0, a, tau0):
     """tau0 = M a + h, a = K_p0 (q_0 (-) q) - K_d0 v: q_0 - q when q_posture (nq = nv) is given, else dq."""
     n = v.shape[0]
@@ -182,7 +182,7 @@ def _posture_torque(M, h, q, v, q_posture, dq, K_p0, K_d0, a, tau0):
         tau0[i] = s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _operational_step(J, bias, T, M, h, q, v, T_d, V_d, A_d, q_posture, dq, K_p, K_d, K_p0, K_d0, mu, drives,
                       work_n, work_k, tau):
     """tau = tau_0 + J^T Lambda (xddot_cmd - (J a_0 + Jdot v) - (M^-1 J^T)^T tau_0) + tau_f(v) (the module

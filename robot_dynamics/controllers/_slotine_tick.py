@@ -101,7 +101,7 @@ def reference(q, v, q_d, v_d, a_d, Lambda, index, vectors):
     return sliding_vectors(v, v_d, a_d, Lambda, vectors)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step(Y, s, pi_hat, gain, block, dt, whitening, S_inv, floor, bases, g, work, rate, pi_new):
     """rate = pi_hat_dot = -Gamma Y^T s (Gamma in gain, as gain_times reads it) and pi_new = P(pi_hat + dt
     rate), P inertia.project_whitened(whitening, S_inv, floor, bases, work) when whitening has a body, else the
