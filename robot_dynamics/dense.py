@@ -21,7 +21,9 @@ def cholesky_into(A, L, shift=0.0, tolerance=0.0):
     positive definite, or singular to that precision).
 
     Crout's order, two columns j, j + 1 at a time against four rows i at a time: L_ij = (A_ij - sum_m<j L_im L_jm)
-    / L_jj, eight dot products sharing their loads (70 x 70 in ~8 us, LAPACK's dpotrf ~20 us here)."""
+    / L_jj, eight dot products sharing their loads (70 x 70 in ~8 us, LAPACK's dpotrf ~20 us here).  The controllers
+    pass shift and tolerance even when zero: numba compiles a function once per argument signature, and an omitted
+    default is a signature of its own."""
     n = A.shape[0]
     for j in range(0, n, 2):
         if not _pivot(A, L, j, shift, tolerance):

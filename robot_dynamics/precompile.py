@@ -130,13 +130,12 @@ def in_workers(task, names, jobs=None, stream=None, first=None, beside=()):
 
     head = [] if first is None else [first, *beside]
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(task, name) for name in head]
+        pending = [pool.submit(task, name) for name in head]
         if head:
+            done.update([pending.pop(0).result()])     # before the others are queued
             progress(first)
-            done.update([futures[0].result()])         # before the others are queued
-            progress(first)
-        futures += [pool.submit(task, name) for name in names if name not in head]
-        for future in as_completed(futures):
+        pending += [pool.submit(task, name) for name in names if name not in head]
+        for future in as_completed(pending):
             name, seconds = future.result()
             done[name] = seconds
             progress(name)
