@@ -31,8 +31,10 @@ def test_one_kernel_set_for_every_nv():
     assert len(batch_loop.signatures) == 1, batch_loop.signatures
     for name in names:
         counts = [len(d.signatures) for d in (ROWS[name].kernel, CHECKED[name])]
-        if FAST_CALLS:            # the strided views ran the C entry point (one per row, the kernel inlined in it):
-            assert name in _fast_kernels, name      # these calls compiled neither the kernel nor its checks (another
-            assert counts == compiled[name] and max(counts) <= 1, (name, compiled[name], counts)   # test may have)
+        if FAST_CALLS:
+            # the strided views ran the C entry point (one per row, the kernel inlined in it): these calls compiled
+            # neither the kernel nor its checks (another test may have, through the route written in Python)
+            assert name in _fast_kernels, name
+            assert counts == compiled[name] and max(counts) <= 1, (name, compiled[name], counts)
         else:
             assert counts == [1, 1], (name, counts)
