@@ -29,7 +29,8 @@ pdot = tau + Y_h pi instead of differentiating velocities.
 from numba import njit
 
 from .kinematics import checked_pass
-from .operators import ad_inv_times, ad_inv_transpose_times, spatial_inertia_times, store6
+from .operators import (CONTRACT, ad_inv_times, ad_inv_transpose_times, cross, forced, spatial_inertia_times,
+                        store6)
 from .regressor import bar_column, cross_unit, to_world_wrench
 
 WORK = []                    # none of its own: it works in the regressor's block W and twist v_k (regressor.WORK)
@@ -62,10 +63,11 @@ def momentum(bodies, work, q, v, p):
     return 0
 
 
-@njit(cache=True)
+@forced
 def momentum_block(x, R, p, W):
     """W <- Ad_{0,k}^-T A(x) for a body-frame twist x = [a; b]: A's columns (eqs. (10)-(12)) are m -> [a; 0],
-    h_j -> [b x e_j; e_j x a], inertia -> [0; b-bar column], each mapped to the world as a wrench."""
+    h_j -> [b x e_j; e_j x a], inertia -> [0; b-bar column], each mapped to the world as a wrench (the inertia
+    columns pure moments)."""
     a0, a1, a2, b0, b1, b2 = x[0], x[1], x[2], x[3], x[4], x[5]
     to_world_wrench(R, p, W, 0, a0, a1, a2, 0.0, 0.0, 0.0)
     for j in range(3):
@@ -77,38 +79,49 @@ def momentum_block(x, R, p, W):
         to_world_wrench(R, p, W, 4 + j, 0.0, 0.0, 0.0, l0, l1, l2)
 
 
-@njit(cache=True)
-def add_block_rows(bodies, work, k, W, Y, rate, sign):
-    """Y[i, 10k:10k+10] += sign (S_i or, with rate, Sdot_i)^T W for every coordinate i of body k and its ancestors."""
-    c0 = 10 * k
-    a = k
-    while a >= 0:
-        ba, wa = bodies[a], work[a]
-        for t in range(ba.nvj):
-            S = wa.Sd[:, t] if rate else wa.S[:, t]
-            row = Y[ba.iv + t]
-            for i in range(10):
-                row[c0 + i] += sign * (S[0] * W[0, i] + S[1] * W[1, i] + S[2] * W[2, i]
-                                       + S[3] * W[3, i] + S[4] * W[4, i] + S[5] * W[5, i])
-        a = ba.parent
-
-
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def momentum_regressor(bodies, work, gravity, q, v, Y_p, Y_h):
     """Y_p, Y_h (nv, 10 nb) with Y_p pi = M(q) v (the rigid bodies' M) and Y_h pi = C(q, v)^T v - g(q) (module
-    docstring)."""
+    docstring): for body k, W = Ad_{0,k}^-T A(v_k) (momentum_block) and G = Ad_{0,k}^-T A(gamma_k), then for each
+    coordinate i of k and its ancestors Y_p[i, 10k:10k+10] = S_i^T W and Y_h[i, 10k:10k+10] = Sdot_i^T W - S_i^T G,
+    in one walk.  gamma_k = Ad_{0,k}^-1 [c; 0], c = -gravity, has no angular part, so G's inertia columns are zero,
+    its mass column is [c; p x c] and its first moments' [0; R e_j x c] (R e_j x R a = R (e_j x a), R a = c); W's
+    inertia columns are pure moments."""
     status = checked_pass(bodies, work, (q, v), q, v, True)
     if status != 0:
         return status
     Y_p[:, :] = 0.0
     Y_h[:, :] = 0.0
+    c0, c1, c2 = -gravity[0], -gravity[1], -gravity[2]
     for k in range(bodies.shape[0]):
         w = work[k]
-        store6(w.v_k, ad_inv_times(w.R0, w.p0, (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)))
-        momentum_block(w.v_k, w.R0, w.p0, w.W)                     # Ad^-T A(gamma_k): g_i = S_i^T W pi_k
-        add_block_rows(bodies, work, k, w.W, Y_h, False, -1.0)
-        store6(w.v_k, ad_inv_times(w.R0, w.p0, w.V))               # v_k = Ad_{0,k}^-1 V_k
-        momentum_block(w.v_k, w.R0, w.p0, w.W)                     # Ad^-T A(v_k): body k's world momentum
-        add_block_rows(bodies, work, k, w.W, Y_p, False, 1.0)      # p_i = S_i^T W pi_k
-        add_block_rows(bodies, work, k, w.W, Y_h, True, 1.0)       # (C^T v)_i = Sdot_i^T W pi_k
+        R, p, W = w.R0, w.p0, w.W
+        store6(w.v_k, ad_inv_times(R, p, w.V))                     # v_k = Ad_{0,k}^-1 V_k
+        momentum_block(w.v_k, R, p, W)                             # Ad^-T A(v_k): body k's world momentum
+        m0, m1, m2 = cross(p[0], p[1], p[2], c0, c1, c2)           # G's mass column [c; m]
+        x0, x1, x2 = cross(R[0, 0], R[1, 0], R[2, 0], c0, c1, c2)  # its first moments' [0; x], [0; y], [0; z]
+        y0, y1, y2 = cross(R[0, 1], R[1, 1], R[2, 1], c0, c1, c2)
+        z0, z1, z2 = cross(R[0, 2], R[1, 2], R[2, 2], c0, c1, c2)
+        o = 10 * k
+        a = k
+        while a >= 0:
+            ba, wa = bodies[a], work[a]
+            for t in range(ba.nvj):
+                S, D = wa.S, wa.Sd
+                s0, s1, s2, s3, s4, s5 = S[0, t], S[1, t], S[2, t], S[3, t], S[4, t], S[5, t]
+                d0, d1, d2, d3, d4, d5 = D[0, t], D[1, t], D[2, t], D[3, t], D[4, t], D[5, t]
+                rp, rh = Y_p[ba.iv + t], Y_h[ba.iv + t]
+                for i in range(4):
+                    rp[o + i] += (s0 * W[0, i] + s1 * W[1, i] + s2 * W[2, i]
+                                  + s3 * W[3, i] + s4 * W[4, i] + s5 * W[5, i])
+                    rh[o + i] += (d0 * W[0, i] + d1 * W[1, i] + d2 * W[2, i]
+                                  + d3 * W[3, i] + d4 * W[4, i] + d5 * W[5, i])
+                rh[o] -= s0 * c0 + s1 * c1 + s2 * c2 + s3 * m0 + s4 * m1 + s5 * m2
+                rh[o + 1] -= s3 * x0 + s4 * x1 + s5 * x2
+                rh[o + 2] -= s3 * y0 + s4 * y1 + s5 * y2
+                rh[o + 3] -= s3 * z0 + s4 * z1 + s5 * z2
+                for i in range(4, 10):
+                    rp[o + i] += s3 * W[3, i] + s4 * W[4, i] + s5 * W[5, i]
+                    rh[o + i] += d3 * W[3, i] + d4 * W[4, i] + d5 * W[5, i]
+            a = ba.parent
     return 0

@@ -56,6 +56,7 @@ def test_momentum_and_its_rate_are_linear_in_the_parameters(tree):
         other = rng.uniform(0.5, 2.0, pi.size) * pi                       # any parameters, the same map
         d = tree.with_parameters(other).dynamics(q, v)
         assert relative(Y_p @ other, d.M @ v) < IDENTITY
+        assert relative(Y_h @ other, d.C.T @ v - d.g) < IDENTITY
 
 
 def test_the_momentum_changes_as_torque_plus_y_h_pi(tree):
