@@ -41,6 +41,7 @@ def main():
                 a = rng.normal(size=robot.nv)
                 d = robot.dynamics(q, v, v, a)
                 C_pin = twin.coriolis_matrix(q, v)
+                Y_p, Y_h = robot.momentum_regressor(q, v)
                 for what, ours, theirs in (
                         ("M", d.M, twin.mass_matrix(q)), ("g", d.g, twin.gravity_vector(q)),
                         ("com", d.com, twin.com(q)), ("J_com", d.J_com, twin.com_jacobian(q)),
@@ -48,7 +49,9 @@ def main():
                         ("C + C^T", d.C + d.C.T, C_pin + C_pin.T), ("Y(q, v, v, a)", d.Y, twin.regressor(q, v, a)),
                         ("inverse dynamics", robot.inverse_dynamics(q, v, a), twin.rnea(q, v, a)),
                         ("forward dynamics", robot.forward_dynamics(q, v, a), twin.aba(q, v, a)),
-                        ("momentum p = M v", robot.momentum(q, v), twin.mass_matrix(q) @ v)):
+                        ("momentum p = M v", robot.momentum(q, v), twin.mass_matrix(q) @ v),
+                        ("Y_p pi = M v", Y_p @ robot.parameters, twin.mass_matrix(q) @ v),
+                        ("Y_h pi = C^T v - g", Y_h @ robot.parameters, C_pin.T @ v - twin.gravity_vector(q))):
                     err = relative_error(ours, theirs)
                     if err >= worst.get(what, (-1.0,))[0]:
                         worst[what] = (err, f"{name}{' floating' if floating_base else ''}")
