@@ -104,7 +104,7 @@ def timed(call, repeat):
     return float(np.median(rounds))
 
 
-def parts(robot, frame, ticks, repeat):
+def parts(robot, ticks, repeat):
     """[(part, µs)] for one robot (module docstring)."""
     nv, nb = robot.nv, robot.nbodies
     p, count = 10 * nb, len(ticks.q)
@@ -114,7 +114,7 @@ def parts(robot, frame, ticks, repeat):
         controller.update(ticks.q[k], ticks.v[k], ticks.q_d[k], ticks.v_d[k], ticks.a_d[k], 0.0 if k == 0 else DT,
                           out=tau)
     m = len(controller._adapted)
-    (control, _, _, Omega_0, mu, S, _, drive, q, v, vectors, _, kd_t, M_ref, _, _, f_v, d, Y, Y_p, Y_h, _,
+    (control, _, _, Omega_0, mu, S, _, drive, _, v, vectors, _, kd_t, M_ref, _, _, f_v, d, Y, Y_p, Y_h, _,
      work) = fused.cs_views.py_func(controller._data, nv, robot.nq, nb, m)
     current = int(control[fused.CURRENT])
     F, Omega, pi_hat, _, held = law.state_views.py_func(controller._states[current], nv, p)
@@ -167,7 +167,7 @@ def main():
     args = parser.parse_args()
     for name, robot, frame in robots(args.robots):
         ticks = Ticks(robot, frame, args.ticks, np.random.default_rng(0))
-        p, rows = parts(robot, frame, ticks, args.repeat)
+        p, rows = parts(robot, ticks, args.repeat)
         print(f"\n{name} (nv = {robot.nv}, p = {p}): µs per call, median of {ROUNDS} rounds of {args.repeat}")
         for part, us in rows:
             print(f"  {part:<52}{us:8.2f}")

@@ -106,8 +106,8 @@ def momentum_regressor(bodies, work, gravity, q, v, Y_p, Y_h):
         a = k
         while a >= 0:
             ba, wa = bodies[a], work[a]
+            S, D = wa.S, wa.Sd                                     # the axes S_i and their rates Sdot_i
             for t in range(ba.nvj):
-                S, D = wa.S, wa.Sd
                 s0, s1, s2, s3, s4, s5 = S[0, t], S[1, t], S[2, t], S[3, t], S[4, t], S[5, t]
                 d0, d1, d2, d3, d4, d5 = D[0, t], D[1, t], D[2, t], D[3, t], D[4, t], D[5, t]
                 rp, rh = Y_p[ba.iv + t], Y_h[ba.iv + t]
