@@ -16,8 +16,9 @@ the Slotine-Li Y in one pass), beside the issue's target:
 
 and each p99 <= 3 x its median.  First, how often this machine takes the running thread away, and for how long
 (``interruptions``): a call of d us has about d x that rate x 1e-6 of its ticks hit, so past ~1 % its p99 holds one
-such gap (on a 2-core VM: ~1,400 gaps of ~25 us a second, so any call over ~7 us reads p99 ~ median + 25 us).  The calls go through the public API only (out= passed where the signature has it),
-so the figures are those of whatever implementation is installed.  A controller that refuses the robot (a
+such gap (on a 2-core VM: ~1,400 gaps of ~25 us a second, so any call over ~7 us reads p99 ~ median + 25 us).
+The calls go through the public API only (out= passed where the signature has it), so the figures are those of
+whatever implementation is installed.  A controller that refuses the robot (a
 floating base) is printed n/a with its reason.  The medians: the calls take turns every BLOCK ticks, so a change in
 the machine's load falls on all alike, each turn after a gc.collect() (the last call's garbage is not collected on
 this one's ticks); gc stays on (a tick that allocates pays for its own collections).  The p99 / median held to

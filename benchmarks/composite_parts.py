@@ -32,7 +32,7 @@ from bench_controllers import DT, Ticks, robots  # noqa: E402
 from robot_dynamics.controllers import RelativeGains  # noqa: E402
 from robot_dynamics.controllers import _composite_call as fused, _composite_tick as law  # noqa: E402
 from robot_dynamics.controllers._body_steps import bounded_step, inverse_factors_into  # noqa: E402
-from robot_dynamics.dense import cholesky_into, solve_lower  # noqa: E402
+from robot_dynamics.dense import cholesky_into, cholesky_upper_into, solve_upper_factor  # noqa: E402
 
 ROUNDS = 7
 
@@ -67,9 +67,9 @@ def factors(n, pi_hat, J, L_inv):
 @njit
 def system(n, L_inv, Omega, mu, adapted, kind, X, A, factor):
     for _ in range(n):
-        law.system_matrix(L_inv, Omega, mu, adapted, kind, X, A, False)
+        law.system_matrix(L_inv, Omega, mu, adapted, kind, X, A, False)     # (A's border: rate_into set it)
         if factor:
-            cholesky_into(A, A, 0.0, 0.0)
+            cholesky_upper_into(A)
 
 
 @njit
@@ -77,8 +77,7 @@ def solves(n, A, x0, x):
     for _ in range(n):
         for i in range(x.shape[0]):         # the same right-hand side each time (repeated, x would underflow)
             x[i] = x0[i]
-        solve_lower(A, x, False)
-        solve_lower(A, x, True)
+        solve_upper_factor(A, x)
 
 
 @njit

@@ -10,6 +10,9 @@ multiply-adds) and NaN and inf kept (no "nnan", "ninf"): a NaN in A still fails 
 """
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
+
+from .simd import fnma, lane, lanes, load, mul, splat, store
 
 REORDER = {"reassoc", "contract"}
 
@@ -103,6 +106,168 @@ def solve_lower(L, x, transposed=False):
             for m in range(i):
                 s -= L[i, m] * x[m]
             x[i] = s / L[i, i]
+
+
+@register_jitable
+def padded(n):
+    """The side of cholesky_upper_into's array for an n x n system: n rounded up to a multiple of 4."""
+    return (n + 3) // 4 * 4
+
+
+@njit(cache=True, fastmath={"contract"})
+def cholesky_upper_into(A):
+    """A's upper triangle (its diagonal included) <- L^T, L the lower-triangular factor of A = L L^T, A's strict
+    lower triangle read and left as it was; A (n, n) C-contiguous, n a multiple of 4 (padded: a system of m < n
+    unknowns bordered by the identity, whose factor is L bordered by the identity).  Returns False, A's upper
+    triangle incomplete, unless every pivot is > 0 (A not positive definite, or NaN) -- or A is not square with a
+    multiple of four rows (nothing written).
+
+    Left-looking by panels of four columns j0..j0 + 3, the rows below them eight at a time (then four): the column
+    segments L[i0:i0 + 8, j] are rows of L^T, so A[i, j0 + c] - sum_m<j0 L[i, m] L[j0 + c, m] for eight rows and four
+    columns is eight 4-lane accumulators updated by two loads, four broadcasts and eight fused multiply-adds per m
+    (simd: numba leaves such a register tile scalar); the panel's 4 x 4 diagonal block is then factored on scalars
+    and the rows below solved against it lane-wise (_panel_solve).  70 x 70 (72 padded) in ~5 us here, 12 us by
+    cholesky_into."""
+    n = A.shape[0]
+    if n % 4 != 0 or A.shape[1] != n:
+        return False
+    F = A.reshape(n * n)                    # (flat indices: F[m n + i] = L^T[m, i] = L[i, m])
+    for j0 in range(0, n, 4):
+        i0 = j0
+        while i0 < n:
+            eight = i0 + 8 <= n
+            a0, a1, a2, a3 = _column(A, i0, j0), _column(A, i0, j0 + 1), _column(A, i0, j0 + 2), \
+                _column(A, i0, j0 + 3)
+            b0, b1, b2, b3 = a0, a1, a2, a3
+            k, c = i0, j0                       # row m of L^T: F[k:k + 8] the rows', F[c:c + 4] the panel's
+            if eight:
+                b0, b1, b2, b3 = _column(A, i0 + 4, j0), _column(A, i0 + 4, j0 + 1), _column(A, i0 + 4, j0 + 2), \
+                    _column(A, i0 + 4, j0 + 3)
+                for _ in range(j0):
+                    u, w = load(F, k), load(F, k + 4)
+                    s = splat(F[c])
+                    a0, b0 = fnma(s, u, a0), fnma(s, w, b0)
+                    s = splat(F[c + 1])
+                    a1, b1 = fnma(s, u, a1), fnma(s, w, b1)
+                    s = splat(F[c + 2])
+                    a2, b2 = fnma(s, u, a2), fnma(s, w, b2)
+                    s = splat(F[c + 3])
+                    a3, b3 = fnma(s, u, a3), fnma(s, w, b3)
+                    k += n
+                    c += n
+            else:
+                for _ in range(j0):
+                    u = load(F, k)
+                    a0, a1 = fnma(splat(F[c]), u, a0), fnma(splat(F[c + 1]), u, a1)
+                    a2, a3 = fnma(splat(F[c + 2]), u, a2), fnma(splat(F[c + 3]), u, a3)
+                    k += n
+                    c += n
+            if i0 == j0:                                    # the diagonal block: rows j0..j0 + 3 of a0..a3
+                if not _diagonal_block(F, n, j0, a0, a1, a2, a3):
+                    return False
+                if eight:
+                    _panel_solve(F, n, j0, i0 + 4, b0, b1, b2, b3)
+            else:
+                _panel_solve(F, n, j0, i0, a0, a1, a2, a3)
+                if eight:
+                    _panel_solve(F, n, j0, i0 + 4, b0, b1, b2, b3)
+            i0 += 8 if eight else 4
+    return True
+
+
+@njit(cache=True, inline="always")
+def _column(A, i, j):
+    """A[i:i + 4, j] as one value."""
+    return lanes(A[i, j], A[i + 1, j], A[i + 2, j], A[i + 3, j])
+
+
+@njit(cache=True, fastmath={"contract"}, inline="always")
+def _diagonal_block(F, n, j0, a0, a1, a2, a3):
+    """L^T's 4 x 4 diagonal block at j0 from the updated block (a_c's lane r: row j0 + r, column j0 + c, r >= c);
+    False unless every pivot is > 0."""
+    x = lane(a0, 0)
+    if not x > 0.0:
+        return False
+    l00 = np.sqrt(x)
+    l10, l20, l30 = lane(a0, 1) / l00, lane(a0, 2) / l00, lane(a0, 3) / l00
+    x = lane(a1, 1) - l10 * l10
+    if not x > 0.0:
+        return False
+    l11 = np.sqrt(x)
+    l21, l31 = (lane(a1, 2) - l20 * l10) / l11, (lane(a1, 3) - l30 * l10) / l11
+    x = lane(a2, 2) - l20 * l20 - l21 * l21
+    if not x > 0.0:
+        return False
+    l22 = np.sqrt(x)
+    l32 = (lane(a2, 3) - l30 * l20 - l31 * l21) / l22
+    x = lane(a3, 3) - l30 * l30 - l31 * l31 - l32 * l32
+    if not x > 0.0:
+        return False
+    k = j0 * n + j0
+    F[k], F[k + 1], F[k + 2], F[k + 3] = l00, l10, l20, l30
+    k += n + 1
+    F[k], F[k + 1], F[k + 2] = l11, l21, l31
+    k += n + 1
+    F[k], F[k + 1] = l22, l32
+    F[k + n + 1] = np.sqrt(x)
+    return True
+
+
+@njit(cache=True, fastmath={"contract"}, inline="always")
+def _panel_solve(F, n, j0, i0, a0, a1, a2, a3):
+    """L^T[j0 + c, i0:i0 + 4] <- the rows i0..i0 + 3 of the panel's columns: x_c = (a_c - sum_d<c x_d L_cd) / L_cc,
+    lane by lane, L's diagonal block at j0 read from L^T (_diagonal_block wrote it)."""
+    k = j0 * n + j0
+    l00, l10, l20, l30 = F[k], F[k + 1], F[k + 2], F[k + 3]
+    l11, l21, l31 = F[k + n + 1], F[k + n + 2], F[k + n + 3]
+    l22, l32, l33 = F[k + 2 * n + 2], F[k + 2 * n + 3], F[k + 3 * n + 3]
+    x0 = mul(a0, splat(1.0 / l00))
+    x1 = mul(fnma(splat(l10), x0, a1), splat(1.0 / l11))
+    x2 = mul(fnma(splat(l21), x1, fnma(splat(l20), x0, a2)), splat(1.0 / l22))
+    x3 = mul(fnma(splat(l32), x2, fnma(splat(l31), x1, fnma(splat(l30), x0, a3))), splat(1.0 / l33))
+    k = j0 * n + i0
+    store(F, k, x0)
+    store(F, k + n, x1)
+    store(F, k + 2 * n, x2)
+    store(F, k + 3 * n, x3)
+
+
+@njit(cache=True, fastmath={"contract"})
+def solve_upper_factor(U, x):
+    """x <- (L L^T)^-1 x in place, L^T in U's upper triangle (cholesky_upper_into; U (n, n)); x (n,), its entries
+    past the system's m unknowns zero (the border: they stay zero).  Forward by rows of L^T (axpys), backward by
+    rows of L^T (dot products, two 4-lane accumulators), each row's first entries up to a multiple of four on
+    scalars.  Returns False, x untouched, unless x has n entries (the 4-lane loads and stores go up to the n-th)."""
+    n = U.shape[0]
+    if x.shape[0] != n or U.shape[1] != n:
+        return False
+    F = U.reshape(n * n)
+    for j in range(n):
+        k, y = j * n, x[j] / U[j, j]
+        x[j] = y
+        i = j + 1
+        while i % 4 != 0:
+            x[i] -= y * F[k + i]
+            i += 1
+        s = splat(y)
+        while i < n:
+            store(x, i, fnma(s, load(F, k + i), load(x, i)))
+            i += 4
+    for j in range(n - 1, -1, -1):
+        k, t = j * n, x[j]
+        i = j + 1
+        while i % 4 != 0:
+            t -= F[k + i] * x[i]
+            i += 1
+        a, b = splat(0.0), splat(0.0)             # -sum U[j, i] x[i]
+        while i + 8 <= n:
+            a, b = fnma(load(F, k + i), load(x, i), a), fnma(load(F, k + i + 4), load(x, i + 4), b)
+            i += 8
+        if i < n:
+            a = fnma(load(F, k + i), load(x, i), a)
+        x[j] = (t + (lane(a, 0) + lane(b, 0)) + (lane(a, 1) + lane(b, 1)) + (lane(a, 2) + lane(b, 2))
+                + (lane(a, 3) + lane(b, 3))) / U[j, j]
+    return True
 
 
 @njit(cache=True)

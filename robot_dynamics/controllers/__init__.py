@@ -25,7 +25,8 @@ from ..calls.cache import kernel_cache
 
 _HERE = Path(__file__).parent
 _SOURCES = [*_HERE.glob("*.py"), *_HERE.parent.joinpath("calls").glob("*.py"), *_KERNEL_SOURCES,
-            *(_HERE.parent / f"{name}.py" for name in ("configuration", "inertia", "dense", "drives", "spatial"))]
+            *(_HERE.parent / f"{name}.py" for name in ("configuration", "inertia", "dense", "simd", "drives",
+                                                       "spatial"))]
 
 with kernel_cache(_HERE, _SOURCES, generated=False):
     from ..inertia import (InertiaMetric, log_det_divergence, log_det_metric, parameters_from_pseudo_inertia,

@@ -14,7 +14,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload, register_jitable
 
-from ..dense import REORDER, cholesky_into, copy_matrix, copy_vector, solve_lower
+from ..dense import (REORDER, cholesky_into, cholesky_upper_into, copy_matrix, copy_vector, padded, solve_lower,
+                     solve_upper_factor)
 from ..drives import COULOMB_VELOCITY
 from ._body_steps import PROJECTED_WORK, bounded_step, inverse_factors_into, projected
 
@@ -367,25 +368,30 @@ def lu_solve_into(A, x):
 @njit(cache=True, inline="always")
 def rate_into(g, L_inv, Omega, mu, adapted, law, A, X, x, out, filled=False):
     """out <- pi_hat_dot = -(Omega + mu H(pi_hat))^-1 g over the adapted parameters (zero for the others); the
-    gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (m, m), X (LOG_DET_WORK,),
-    x (m,) work arrays, m the adapted parameters' count; filled: A holds Omega's lower triangle (system_matrix).
-    By Cholesky in place of A (single-threaded, no LAPACK call: its threads cost the tick's p99 on a busy machine),
-    by LU with partial pivoting (lu_solve_into) where rounding left A not numerically positive definite.  Returns
-    whether it was solved: False (out not written) where A or g is not finite or A is singular -- a status, never an
-    exception, which the C caller of the tick could not see."""
-    m = adapted.shape[0]
+    gradient law passes Omega = Omega_0 and no barrier (composite.CompositeSlotineLi._rate).  A (n, n) with
+    n = padded(m), X (LOG_DET_WORK,), x (n,) work arrays, m the adapted parameters' count; filled: A holds Omega's
+    lower triangle (system_matrix).  By Cholesky of the system bordered by the identity (dense.cholesky_upper_into:
+    single-threaded, no LAPACK call, whose threads cost the tick's p99 on a busy machine), by LU with partial
+    pivoting (lu_solve_into, on the same memory as an m x m array) where rounding left A not numerically positive
+    definite.  Returns whether it was solved: False (out not written) where A or g is not finite or A is singular
+    -- a status, never an exception, which the C caller of the tick could not see."""
+    m, n = adapted.shape[0], A.shape[0]
     for i in range(m):
         x[i] = g[adapted[i]]
+    for i in range(m, n):
+        x[i] = 0.0
     system_matrix(L_inv, Omega, mu, adapted, law, X, A, filled)
-    if cholesky_into(A, A, 0.0, 0.0):
-        solve_lower(A, x, False)
-        solve_lower(A, x, True)
-    else:
-        system_matrix(L_inv, Omega, mu, adapted, law, X, A, False)
+    for i in range(m, n):                               # the border
+        for j in range(i):
+            A[i, j] = 0.0
+        A[i, i] = 1.0
+    if not (cholesky_upper_into(A) and solve_upper_factor(A, x)):
+        B = shaped(A.reshape(n * n), (m, m))
+        system_matrix(L_inv, Omega, mu, adapted, law, X, B, False)
         for i in range(m):
             for j in range(i):
-                A[j, i] = A[i, j]
-        if not (np.isfinite(A).all() and np.isfinite(x).all()) or not lu_solve_into(A, x):
+                B[j, i] = B[i, j]
+        if not (np.isfinite(B).all() and np.isfinite(x).all()) or not lu_solve_into(B, x):
             return False
     out[:] = 0.0
     for i in range(m):
@@ -398,7 +404,8 @@ def rate(g, L_inv, Omega, mu, adapted, law):
     """pi_hat_dot (rate_into), a new array."""
     m = adapted.shape[0]
     out = np.empty_like(g)
-    if not rate_into(g, L_inv, Omega, mu, adapted, law, np.empty((m, m)), np.empty(LOG_DET_WORK), np.empty(m), out):
+    n = padded(m)
+    if not rate_into(g, L_inv, Omega, mu, adapted, law, np.empty((n, n)), np.empty(LOG_DET_WORK), np.empty(n), out):
         raise np.linalg.LinAlgError(NOT_FINITE_SYSTEM_MESSAGE)
     return out
 
@@ -461,27 +468,29 @@ def state_views(X, nv, p):
 @njit(cache=True)
 def work_size(nv, p, m):
     """The length of the tick's work array (work_views), m the adapted parameters' count."""
-    return 2 * nv * p + nv * nv + m * m + 2 * p + m + 3 * nv + 16 * (p // 10) + LOG_DET_WORK + 48 + 11 * (p // 10)
+    return (2 * nv * p + nv * nv + padded(m) ** 2 + 2 * p + padded(m) + 3 * nv + 16 * (p // 10) + LOG_DET_WORK + 48
+            + 11 * (p // 10))
 
 
 @njit(cache=True)
 def work_views(Z, nv, p, m):
-    """The work array Z (work_size,) as (W, V (nv, p), L (nv, nv), A (m, m), g, step (p,), x (m,),
-    tau_f, eps, r (nv,), L_inv (nb, 4, 4), X (LOG_DET_WORK,), J (3, 4, 4), E (11, nb))."""
+    """The work array Z (work_size,) as (W, V (nv, p), L (nv, nv), A (n, n), g, step (p,), x (n,), tau_f, eps,
+    r (nv,), L_inv (nb, 4, 4), X (LOG_DET_WORK,), J (3, 4, 4), E (11, nb)), n = dense.padded(m)."""
     W, o = cut(Z, 0, nv * p)
     V, o = cut(Z, o, nv * p)
     L, o = cut(Z, o, nv * nv)
-    A, o = cut(Z, o, m * m)
+    n = padded(m)
+    A, o = cut(Z, o, n * n)
     g, o = cut(Z, o, p)
     step, o = cut(Z, o, p)
-    x, o = cut(Z, o, m)
+    x, o = cut(Z, o, n)
     tau_f, o = cut(Z, o, nv)
     eps, o = cut(Z, o, nv)
     r, o = cut(Z, o, nv)
     L_inv, o = cut(Z, o, 16 * (p // 10))
     X, o = cut(Z, o, LOG_DET_WORK)
     J, o = cut(Z, o, 48)
-    return (shaped(W, (nv, p)), shaped(V, (nv, p)), shaped(L, (nv, nv)), shaped(A, (m, m)), g, step, x, tau_f, eps,
+    return (shaped(W, (nv, p)), shaped(V, (nv, p)), shaped(L, (nv, nv)), shaped(A, (n, n)), g, step, x, tau_f, eps,
             r, shaped(L_inv, (p // 10, 4, 4)), X, shaped(J, (3, 4, 4)),
             shaped(Z[o:o + 11 * (p // 10)], (11, p // 10)))
 

@@ -89,7 +89,7 @@ def test_no_import_cycle(graph):
 # The layers, lowest first: a module imports only modules of its own layer or below.  Every module of the package
 # is placed, by its name or by its package's (so a new top-level module must be placed here).
 LAYERS = (
-    ("foundation", ("spatial", "dense", "inertia", "drives", "friction", "memory", "results", "bundled")),
+    ("foundation", ("spatial", "simd", "dense", "inertia", "drives", "friction", "memory", "results", "bundled")),
     ("description", ("urdf", "mjcf", "model", "configuration", "drive_files")),
     ("compiling", tuple(f"calls.{m}" for m in ("cache", "compiling", "generated", "native", "batch"))),
     ("kernels", ("algorithms",)),

@@ -107,7 +107,7 @@ def test_the_controllers_ticks_cache_under_a_hash_of_their_callees():
 
     package = Path(controllers.__file__).parent.parent
     hashed = {p.resolve() for p in controllers._SOURCES}
-    for name in ("configuration.py", "inertia.py", "dense.py", "spatial.py", "controllers/_ct_tick.py",
+    for name in ("configuration.py", "inertia.py", "dense.py", "simd.py", "spatial.py", "controllers/_ct_tick.py",
                  "algorithms/kinematics.py", "calls/generated.py"):
         assert (package / name).resolve() in hashed, name
     for tick in (_ct_tick.space_difference, _osc_tick.osc_tick, _slotine_tick.sl_tick, _composite_tick.tick):
