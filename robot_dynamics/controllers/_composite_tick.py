@@ -5,9 +5,9 @@ _composite_call.cs_tick: the whole update in one call from C), ``torque`` and ``
 Shapes: nv joints, nb bodies, p = 10 nb parameters; the filter's state is one flat buffer (``filter_views``), the
 controller's state two copies of one layout (``state_views``: a tick reads one and writes the other), the tick's
 temporaries one work array (``work_views``), each viewed by ``shaped`` (no reshape checks): ``tick`` allocates
-nothing.  The linear algebra is written out (dense.cholesky_into, triangular
-solves; each body's 4 x 4 algebra in _body_steps) rather than called from LAPACK: no allocation-heavy wrappers and no
-BLAS threads on the tick's path.
+nothing.  The linear algebra is written out (the p x p system by dense.cholesky_upper_into and solve_upper_factor
+in 4-lane registers, M(q; pi_ref) by dense.cholesky_into; each body's 4 x 4 algebra in _body_steps) rather than
+called from LAPACK: no allocation-heavy wrappers and no BLAS threads on the tick's path.
 """
 import numpy as np
 from llvmlite import ir
