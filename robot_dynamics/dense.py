@@ -273,6 +273,59 @@ def solve_upper_factor(U, x):
     return True
 
 
+@njit(cache=True, fastmath={"contract"})
+def rank_update_lower(V, rho, decay, B, C, out, A):
+    """out and A's lower triangles <- C + decay (B - C) + rho V^T V (V (k, p), B, C, out (p, p), A (>= p, >= p), all
+    C-contiguous; out and A may be one array).  Rows four at a time by tiles of eight (then four) columns, eight 4-lane
+    accumulators (simd) updated by two loads, four broadcasts and eight fused multiply-adds per row of V: the tile
+    on the diagonal also writes the three entries above it in each of out and A, from B and C's there (the callers
+    read lower triangles only).  The last p mod 4 rows on scalars."""
+    k, p = V.shape
+    i0 = 0
+    while i0 + 4 <= p:
+        j0 = 0
+        while j0 < i0 + 4:
+            eight = j0 + 8 <= i0 + 4
+            z = splat(0.0)                                  # -sum V[m, i] V[m, j], rows i0.., columns j0..
+            a0, a1, a2, a3, b0, b1, b2, b3 = z, z, z, z, z, z, z, z
+            m = j0
+            for r in range(k):
+                u = load(V, m)
+                s0, s1, s2, s3 = splat(V[r, i0]), splat(V[r, i0 + 1]), splat(V[r, i0 + 2]), splat(V[r, i0 + 3])
+                a0, a1, a2, a3 = fnma(s0, u, a0), fnma(s1, u, a1), fnma(s2, u, a2), fnma(s3, u, a3)
+                if eight:
+                    w = load(V, m + 4)
+                    b0, b1, b2, b3 = fnma(s0, w, b0), fnma(s1, w, b1), fnma(s2, w, b2), fnma(s3, w, b3)
+                m += p
+            _tile_row(B, C, out, A, i0, j0, rho, decay, a0)
+            _tile_row(B, C, out, A, i0 + 1, j0, rho, decay, a1)
+            _tile_row(B, C, out, A, i0 + 2, j0, rho, decay, a2)
+            _tile_row(B, C, out, A, i0 + 3, j0, rho, decay, a3)
+            if eight:
+                _tile_row(B, C, out, A, i0, j0 + 4, rho, decay, b0)
+                _tile_row(B, C, out, A, i0 + 1, j0 + 4, rho, decay, b1)
+                _tile_row(B, C, out, A, i0 + 2, j0 + 4, rho, decay, b2)
+                _tile_row(B, C, out, A, i0 + 3, j0 + 4, rho, decay, b3)
+            j0 += 8 if eight else 4
+        i0 += 4
+    for i in range(i0, p):
+        for j in range(i + 1):
+            t = 0.0
+            for m in range(k):
+                t += V[m, i] * V[m, j]
+            out[i, j] = A[i, j] = C[i, j] + decay * (B[i, j] - C[i, j]) + rho * t
+
+
+@njit(cache=True, fastmath={"contract"}, inline="always")
+def _tile_row(B, C, out, A, i, j, rho, decay, a):
+    """out[i, j:j + 4] and A[i, j:j + 4] <- C + decay (B - C) - rho a there (rank_update_lower)."""
+    f = i * B.shape[1] + j
+    c = load(C, f)
+    x = fnma(splat(rho), a, fnma(splat(-decay), load(B, f), fnma(splat(decay), c, c)))
+    store(out, i * out.shape[1] + j, x)
+    store(A, i * A.shape[1] + j, x)
+
+
 @njit(cache=True)
 def copy_vector(out, x):
     """out[:] = x (n,) without numba's broadcasting checks: their error message (shapes formatted as strings) brings

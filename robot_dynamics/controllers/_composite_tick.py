@@ -14,8 +14,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload, register_jitable
 
-from ..dense import (REORDER, cholesky_into, cholesky_upper_into, copy_matrix, copy_vector, padded, solve_lower,
-                     solve_upper_factor)
+from ..dense import (REORDER, cholesky_into, cholesky_upper_into, copy_matrix, copy_vector, padded,
+                     rank_update_lower, solve_lower, solve_upper_factor)
 from ..drives import COULOMB_VELOCITY
 from ._body_steps import PROJECTED_WORK, bounded_step, inverse_factors_into, projected
 
@@ -167,8 +167,7 @@ def information_into(L, rho, W, decay, Omega, Omega_0, V, out, A):
     """out, A <- Omega_0 + decay (Omega - Omega_0) + W^T R W (p, p; the lower triangles read and written; A the
     adaptation's system before its barrier, rate_into: written in the same pass), W^T R W = rho V^T V with
     V = L^-1 W (V (nv, p) a work array): the information a prediction error adds to Omega, the old forgotten at the
-    rate beta (decay = exp(-beta dt)).  Forward substitution by rows, then out's row i: the forgotten part and
-    V^T V's terms of four rows of V at a time, one pass over the row per four (information_row)."""
+    rate beta (decay = exp(-beta dt)).  Forward substitution by rows, then dense.rank_update_lower (4-lane tiles)."""
     nv, p = W.shape
     for i in range(nv):
         for c in range(p):
@@ -180,46 +179,7 @@ def information_into(L, rho, W, decay, Omega, Omega_0, V, out, A):
         f = 1.0 / L[i, i]
         for c in range(p):
             V[i, c] *= f
-    for i in range(p):
-        information_row(i, rho, decay, Omega[i], Omega_0[i], V, out[i])
-        row, a = out[i], A[i]
-        for j in range(i + 1):
-            a[j] = row[j]
-
-
-@njit(cache=True, fastmath=REORDER, inline="always")
-def information_row(i, rho, decay, omega, omega_0, V, row):
-    """row[:i + 1] <- omega_0 + decay (omega - omega_0) + rho sum_k V[k, i] V[k, :i + 1] (information_into's row i):
-    V's rows four at a time (the first four with the forgotten part), then two, then one."""
-    nv, n = V.shape[0], i + 1
-    k = 0
-    if nv < 4:
-        for j in range(n):
-            row[j] = omega_0[j] + decay * (omega[j] - omega_0[j])
-    else:
-        v0, v1, v2, v3 = V[0], V[1], V[2], V[3]
-        f0, f1, f2, f3 = rho * v0[i], rho * v1[i], rho * v2[i], rho * v3[i]
-        for j in range(n):
-            row[j] = omega_0[j] + decay * (omega[j] - omega_0[j]) + (f0 * v0[j] + f1 * v1[j] + f2 * v2[j]
-                                                                     + f3 * v3[j])
-        k = 4
-    while k + 4 <= nv:
-        v0, v1, v2, v3 = V[k], V[k + 1], V[k + 2], V[k + 3]
-        f0, f1, f2, f3 = rho * v0[i], rho * v1[i], rho * v2[i], rho * v3[i]
-        for j in range(n):
-            row[j] += f0 * v0[j] + f1 * v1[j] + f2 * v2[j] + f3 * v3[j]
-        k += 4
-    if k + 2 <= nv:
-        v0, v1 = V[k], V[k + 1]
-        f0, f1 = rho * v0[i], rho * v1[i]
-        for j in range(n):
-            row[j] += f0 * v0[j] + f1 * v1[j]
-        k += 2
-    if k < nv:
-        v0 = V[k]
-        f0 = rho * v0[i]
-        for j in range(n):
-            row[j] += f0 * v0[j]
+    rank_update_lower(V, rho, decay, Omega, Omega_0, out, A)
 
 
 @njit(cache=True)

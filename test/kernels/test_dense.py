@@ -1,9 +1,10 @@
 """dense.cholesky_upper_into and solve_upper_factor (the composite law's p x p system, in four-lane registers: simd)
-against LAPACK's factor and numpy's solve, on the sizes of its padding and tails."""
+against LAPACK's factor and numpy's solve, on the sizes of its padding and tails; dense.rank_update_lower (the
+law's information update) against numpy's products."""
 import numpy as np
 import pytest
 
-from robot_dynamics.dense import cholesky_upper_into, padded, solve_upper_factor
+from robot_dynamics.dense import cholesky_upper_into, padded, rank_update_lower, solve_upper_factor
 
 
 def bordered(S, rng):
@@ -62,3 +63,30 @@ def test_refuses_what_is_not_positive_definite(m):
     for B in (np.eye(6), np.eye(8)[:4]):
         C = B.copy()
         assert not cholesky_upper_into(C) and np.array_equal(C, B)
+
+
+@pytest.mark.parametrize("k, p", [(1, 1), (3, 4), (2, 9), (5, 12), (7, 70), (18, 130)])
+def test_rank_update_lower_against_numpy(k, p):
+    """out and A's lower triangles equal numpy's C + decay (B - C) + rho V^T V to rounding, into two arrays (A wider
+    than p, as the padded system) and into one; nothing is written outside them but the three entries above the
+    diagonal in each row of a 4 x 4 diagonal tile: the eight- and four-column tiles and the scalar rows past a
+    multiple of four each reach some case here."""
+    rng = np.random.default_rng(p)
+    V = rng.normal(size=(k, p))
+    B, C = rng.normal(size=(p, p)), rng.normal(size=(p, p))
+    expected = C + 0.97 * (B - C) + 0.3 * V.T @ V
+    lower = np.tril(np.ones((p, p), bool))
+    tiles = lower | (np.subtract.outer(np.arange(p), np.arange(p)) > -4) & (np.arange(p) < p - p % 4)[:, None] \
+        & (np.arange(p)[None, :] // 4 == np.arange(p)[:, None] // 4)
+    out, A = rng.normal(size=(p, p)), rng.normal(size=(padded(p), padded(p)))
+    out0, A0 = out.copy(), A.copy()
+    rank_update_lower(V, 0.3, 0.97, B, C, out, A)
+    scale = np.abs(expected).max()
+    for X, X0 in ((out, out0), (A[:p, :p], A0[:p, :p])):
+        np.testing.assert_allclose(X[lower], expected[lower], rtol=0, atol=1e-14 * scale)
+        np.testing.assert_array_equal(X[~tiles], X0[~tiles])
+    np.testing.assert_array_equal(A[p:], A0[p:])
+    np.testing.assert_array_equal(A[:, p:], A0[:, p:])
+    same = rng.normal(size=(p, p))
+    rank_update_lower(V, 0.3, 0.97, B, C, same, same)
+    np.testing.assert_array_equal(same[lower], out[lower])
