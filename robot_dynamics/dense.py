@@ -237,40 +237,47 @@ def _panel_solve(F, n, j0, i0, a0, a1, a2, a3):
 
 @njit(cache=True, fastmath={"contract"})
 def solve_upper_factor(U, x):
-    """x <- (L L^T)^-1 x in place, L^T in U's upper triangle (cholesky_upper_into; U (n, n)); x (n,), its entries
-    past the system's m unknowns zero (the border: they stay zero).  Forward by rows of L^T (axpys), backward by
-    rows of L^T (dot products, two 4-lane accumulators), each row's first entries up to a multiple of four on
-    scalars.  Returns False, x untouched, unless x has n entries (the 4-lane loads and stores go up to the n-th)."""
+    """x <- (L L^T)^-1 x in place, L^T in U's upper triangle (cholesky_upper_into; U (n, n), n a multiple of four);
+    x (n,), its entries past the system's m unknowns zero (the border: they stay zero).  Both passes by blocks of
+    four rows of L^T: forward, the block's 4 x 4 triangle on scalars, then the entries below it updated by one
+    4-lane load and store of x per four fused multiply-adds; backward, four dot products sharing each load of x,
+    then the block's triangle.  0.69-0.71x the time of one row at a time (70 and 130 unknowns, in one process).
+    Returns False, x untouched, unless x has n entries and n is a multiple of four (the 4-lane loads and stores)."""
     n = U.shape[0]
-    if x.shape[0] != n or U.shape[1] != n:
+    if x.shape[0] != n or U.shape[1] != n or n % 4 != 0:
         return False
-    F = U.reshape(n * n)
-    for j in range(n):
-        k, y = j * n, x[j] / U[j, j]
-        x[j] = y
-        i = j + 1
-        while i % 4 != 0:
-            x[i] -= y * F[k + i]
-            i += 1
-        s = splat(y)
-        while i < n:
-            store(x, i, fnma(s, load(F, k + i), load(x, i)))
-            i += 4
-    for j in range(n - 1, -1, -1):
-        k, t = j * n, x[j]
-        i = j + 1
-        while i % 4 != 0:
-            t -= F[k + i] * x[i]
-            i += 1
-        a, b = splat(0.0), splat(0.0)             # -sum U[j, i] x[i]
-        while i + 8 <= n:
-            a, b = fnma(load(F, k + i), load(x, i), a), fnma(load(F, k + i + 4), load(x, i + 4), b)
-            i += 8
-        if i < n:
-            a = fnma(load(F, k + i), load(x, i), a)
-        x[j] = (t + (lane(a, 0) + lane(b, 0)) + (lane(a, 1) + lane(b, 1)) + (lane(a, 2) + lane(b, 2))
-                + (lane(a, 3) + lane(b, 3))) / U[j, j]
+    F = U.reshape(n * n)                    # (F[j n + i] = L^T[j, i] = L[i, j])
+    for j0 in range(0, n, 4):
+        k = j0 * n + j0
+        y0 = x[j0] / F[k]
+        y1 = (x[j0 + 1] - F[k + 1] * y0) / F[k + n + 1]
+        y2 = (x[j0 + 2] - F[k + 2] * y0 - F[k + n + 2] * y1) / F[k + 2 * n + 2]
+        y3 = (x[j0 + 3] - F[k + 3] * y0 - F[k + n + 3] * y1 - F[k + 2 * n + 3] * y2) / F[k + 3 * n + 3]
+        x[j0], x[j0 + 1], x[j0 + 2], x[j0 + 3] = y0, y1, y2, y3
+        s0, s1, s2, s3 = splat(y0), splat(y1), splat(y2), splat(y3)
+        k = j0 * n
+        for i in range(j0 + 4, n, 4):
+            store(x, i, fnma(s3, load(F, k + 3 * n + i), fnma(s2, load(F, k + 2 * n + i),
+                  fnma(s1, load(F, k + n + i), fnma(s0, load(F, k + i), load(x, i))))))
+    for j0 in range(n - 4, -1, -4):
+        k = j0 * n
+        a0, a1, a2, a3 = splat(0.0), splat(0.0), splat(0.0), splat(0.0)     # -sum_i U[j0 + r, i] x[i], i > j0 + 3
+        for i in range(j0 + 4, n, 4):
+            u = load(x, i)
+            a0, a1 = fnma(load(F, k + i), u, a0), fnma(load(F, k + n + i), u, a1)
+            a2, a3 = fnma(load(F, k + 2 * n + i), u, a2), fnma(load(F, k + 3 * n + i), u, a3)
+        x3 = (x[j0 + 3] + _sum(a3)) / F[k + 3 * n + j0 + 3]
+        x2 = (x[j0 + 2] + _sum(a2) - F[k + 2 * n + j0 + 3] * x3) / F[k + 2 * n + j0 + 2]
+        x1 = (x[j0 + 1] + _sum(a1) - F[k + n + j0 + 3] * x3 - F[k + n + j0 + 2] * x2) / F[k + n + j0 + 1]
+        x0 = (x[j0] + _sum(a0) - F[k + j0 + 3] * x3 - F[k + j0 + 2] * x2 - F[k + j0 + 1] * x1) / F[k + j0]
+        x[j0], x[j0 + 1], x[j0 + 2], x[j0 + 3] = x0, x1, x2, x3
     return True
+
+
+@njit(cache=True, inline="always")
+def _sum(a):
+    """The sum of a's four lanes."""
+    return (lane(a, 0) + lane(a, 1)) + (lane(a, 2) + lane(a, 3))
 
 
 @njit(cache=True, fastmath={"contract"})

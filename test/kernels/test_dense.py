@@ -63,6 +63,8 @@ def test_refuses_what_is_not_positive_definite(m):
     for B in (np.eye(6), np.eye(8)[:4]):
         C = B.copy()
         assert not cholesky_upper_into(C) and np.array_equal(C, B)
+    x = np.ones(6)                              # a side not a multiple of four: refused, untouched
+    assert not solve_upper_factor(np.eye(6), x) and (x == 1.0).all()
 
 
 @pytest.mark.parametrize("k, p", [(1, 1), (3, 4), (2, 9), (5, 12), (7, 70), (18, 130)])
