@@ -59,9 +59,9 @@ def information(n, L, rho, W, decay, Omega, Omega_0, V, Omega_next, A):
 
 
 @njit
-def factors(n, pi_hat, J, L_inv):
+def factors(n, pi_hat, L_inv):
     for _ in range(n):
-        inverse_factors_into(pi_hat, J, L_inv)
+        inverse_factors_into(pi_hat, L_inv)
 
 
 @njit
@@ -81,9 +81,9 @@ def solves(n, A, x0, x):
 
 
 @njit
-def step(n, pi_hat, delta, L_inv, S, J, E, out):
+def step(n, pi_hat, delta, L_inv, S, E, out):
     for _ in range(n):
-        bounded_step(pi_hat, delta, L_inv, S, J, E, out)
+        bounded_step(pi_hat, delta, L_inv, S, E, out)
 
 
 @njit
@@ -118,7 +118,7 @@ def parts(robot, ticks, repeat):
     current = int(control[fused.CURRENT])
     F, Omega, pi_hat, _, held = law.state_views.py_func(controller._states[current], nv, p)
     G, Omega_next, pi_next, _, _ = law.state_views.py_func(controller._states[1 - current], nv, p)
-    W, V, L, A, g, delta, x, tau_f, eps, r, L_inv, X, J, E = law.work_views.py_func(work, nv, p, m)
+    W, V, L, A, g, delta, x, tau_f, eps, r, L_inv, X, E = law.work_views.py_func(work, nv, p, m)
     lam, rho, beta = control[fused.LAM], control[fused.RHO], control[fused.BETA]
     a, b = np.exp(-lam * DT), -np.expm1(-lam * DT)
     c, decay = 1.0 - b / (lam * DT), np.exp(-beta * DT)
@@ -141,13 +141,13 @@ def parts(robot, ticks, repeat):
             timed(lambda n: gradient(n, M_ref, L, W, pi_hat, tau_f, eps, Y, s, rho, r, g), repeat)),
            (f"information update (nv p^2 / 2 = {nv * p * p // 2} FMAs)",
             timed(lambda n: information(n, L, DT * rho, W, decay, Omega, Omega_0, V, Omega_next, A), repeat)),
-           ("inverse factors of J(pi_hat)", timed(lambda n: factors(n, pi_hat, J, L_inv), repeat))]
+           ("inverse factors of J(pi_hat)", timed(lambda n: factors(n, pi_hat, L_inv), repeat))]
     blocks = timed(lambda n: system(n, L_inv, Omega_next, mu, adapted, kind, X, A, False), repeat)
     factored = timed(lambda n: system(n, L_inv, Omega_next, mu, adapted, kind, X, A, True), repeat)
     out += [("system: copy of Omega + log-det blocks", blocks),
             (f"p x p Cholesky (p^3 / 6 = {p ** 3 // 6} FMAs)", factored - blocks),
             ("two triangular solves", timed(lambda n: solves(n, A, x.copy(), x), repeat)),
-            ("bounded step", timed(lambda n: step(n, pi_hat, delta, L_inv, S, J, E, pi_next), repeat)),
+            ("bounded step", timed(lambda n: step(n, pi_hat, delta, L_inv, S, E, pi_next), repeat)),
             ("torque", timed(lambda n: torque(n, Y, pi_next, d, M_ref, kd_t, s, tau), repeat))]
     z = ticks
     out += [("CompositeSlotineLi.update (whole, from Python)",

@@ -6,7 +6,7 @@ below FLOOR J(pi_ref); the gradient law's projection.
 import numpy as np
 from numba import njit
 
-from ..dense import cholesky_into, copy_vector
+from ..dense import cholesky_into
 from ..inertia import clipped_into
 
 STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
@@ -57,19 +57,21 @@ def congruence_into(T, X, TX, out):
 
 
 @njit(cache=True, inline="always")
-def inverse_factors_into(pi_hat, J, L_inv):
+def inverse_factors_into(pi_hat, L_inv):
     """L_inv[k] <- L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T; returns whether every body is physical (J_k > 0).
-    J (2, 4, 4) a work array."""
+    On scalars (_packed, _factor): no views of the arrays, whose reference counts cost more than this algebra."""
     for k in range(L_inv.shape[0]):
-        pseudo_inertia_into(pi_hat[10 * k:10 * k + 10], J[0])
-        if not cholesky_into(J[0], J[1], 0.0, 0.0):
+        ok, l00, l10, l20, l30, l11, l21, l31, l22, l32, l33 = _factor(_packed(pi_hat, 10 * k), 0.0)
+        if not ok:
             return False
-        for c in range(4):                                            # L^-1, column c: forward substitution
-            for i in range(4):
-                x = 1.0 if i == c else 0.0
-                for m in range(i):
-                    x -= J[1, i, m] * L_inv[k, m, c]
-                L_inv[k, i, c] = x / J[1, i, i]
+        m00, m11, m22, m33 = 1.0 / l00, 1.0 / l11, 1.0 / l22, 1.0 / l33       # L^-1 by forward substitution
+        m10 = -(l10 * m00) / l11
+        m20, m21 = -(l20 * m00 + l21 * m10) / l22, -(l21 * m11) / l22
+        m30, m31, m32 = -(l30 * m00 + l31 * m10 + l32 * m20) / l33, -(l31 * m11 + l32 * m21) / l33, -(l32 * m22) / l33
+        L_inv[k, 0, 0], L_inv[k, 0, 1], L_inv[k, 0, 2], L_inv[k, 0, 3] = m00, 0.0, 0.0, 0.0
+        L_inv[k, 1, 0], L_inv[k, 1, 1], L_inv[k, 1, 2], L_inv[k, 1, 3] = m10, m11, 0.0, 0.0
+        L_inv[k, 2, 0], L_inv[k, 2, 1], L_inv[k, 2, 2], L_inv[k, 2, 3] = m20, m21, m22, 0.0
+        L_inv[k, 3, 0], L_inv[k, 3, 1], L_inv[k, 3, 2], L_inv[k, 3, 3] = m30, m31, m32, m33
     return True
 
 
@@ -77,31 +79,85 @@ def inverse_factors_into(pi_hat, J, L_inv):
 def inverse_factors(pi_hat):
     """L_k^-1 (nb, 4, 4) (inverse_factors_into), a new array; a LinAlgError where a body is not physical."""
     L_inv = np.empty((pi_hat.shape[0] // 10, 4, 4))
-    if not inverse_factors_into(pi_hat, np.empty((2, 4, 4)), L_inv):
+    if not inverse_factors_into(pi_hat, L_inv):
         raise np.linalg.LinAlgError("Matrix is not positive definite")
     return L_inv
 
 
-@njit(cache=True)
-def step_matrix_into(L_inv, step_k, J, E, k):
-    """E[:, k] <- X = L^-1 dJ L^-T packed (E's rows: X_00, X_11, X_22, X_33, X_01, X_02, X_03, X_12, X_13, X_23),
-    dJ = J(step_k); returns X's Frobenius norm.  J (3, 4, 4) a work array."""
-    pseudo_inertia_into(step_k, J[0])
-    congruence_into(L_inv, J[0], J[1], J[2])
-    return packed_into(J[2], E, k)
+@njit(cache=True, inline="always")
+def _packed(pi, o):
+    """J(pi[o:o + 10]) packed as (J_00, J_11, J_22, J_33, J_01, J_02, J_03, J_12, J_13, J_23) (pseudo_inertia_into's
+    entries)."""
+    m, hx, hy, hz, xx, yy, zz, xy, xz, yz = pi[o], pi[o + 1], pi[o + 2], pi[o + 3], pi[o + 4], pi[o + 5], \
+        pi[o + 6], pi[o + 7], pi[o + 8], pi[o + 9]
+    return (-0.5 * xx + 0.5 * yy + 0.5 * zz, 0.5 * xx - 0.5 * yy + 0.5 * zz, 0.5 * xx + 0.5 * yy - 0.5 * zz, m,
+            -xy, -xz, hx, -yz, hy, hz)
 
 
-@njit(cache=True)
-def packed_into(X, E, k):
-    """E[:10, k] <- the symmetric X (4, 4) packed (X_00, X_11, X_22, X_33, X_01, X_02, X_03, X_12, X_13, X_23: the
-    layout diagonalize takes); returns X's Frobenius norm."""
-    frobenius = 0.0
-    for a in range(4):
-        E[a, k] = X[a, a]
-        for b in range(4):
-            frobenius += X[a, b] * X[a, b]
-    E[4, k], E[5, k], E[6, k], E[7, k], E[8, k], E[9, k] = X[0, 1], X[0, 2], X[0, 3], X[1, 2], X[1, 3], X[2, 3]
-    return np.sqrt(frobenius)
+@njit(cache=True, fastmath={"contract"}, inline="always")
+def _row(T, k, i, X):
+    """Row i of T[k] X, X symmetric packed."""
+    x00, x11, x22, x33, x01, x02, x03, x12, x13, x23 = X
+    t0, t1, t2, t3 = T[k, i, 0], T[k, i, 1], T[k, i, 2], T[k, i, 3]
+    return (t0 * x00 + t1 * x01 + t2 * x02 + t3 * x03, t0 * x01 + t1 * x11 + t2 * x12 + t3 * x13,
+            t0 * x02 + t1 * x12 + t2 * x22 + t3 * x23, t0 * x03 + t1 * x13 + t2 * x23 + t3 * x33)
+
+
+@njit(cache=True, fastmath={"contract"}, inline="always")
+def _dot(r, T, k, j):
+    """r . T[k, j]."""
+    return r[0] * T[k, j, 0] + r[1] * T[k, j, 1] + r[2] * T[k, j, 2] + r[3] * T[k, j, 3]
+
+
+@njit(cache=True, inline="always")
+def _congruent(T, k, X):
+    """T[k] X T[k]^T packed, X symmetric packed (T (nb, 4, 4))."""
+    r0, r1, r2, r3 = _row(T, k, 0, X), _row(T, k, 1, X), _row(T, k, 2, X), _row(T, k, 3, X)
+    return (_dot(r0, T, k, 0), _dot(r1, T, k, 1), _dot(r2, T, k, 2), _dot(r3, T, k, 3), _dot(r0, T, k, 1),
+            _dot(r0, T, k, 2), _dot(r0, T, k, 3), _dot(r1, T, k, 2), _dot(r1, T, k, 3), _dot(r2, T, k, 3))
+
+
+@njit(cache=True, fastmath={"contract"}, inline="always")
+def _factor(X, shift):
+    """(ok, L_00, L_10, L_20, L_30, L_11, L_21, L_31, L_22, L_32, L_33): X - shift 1 = L L^T for X symmetric packed
+    (dense.cholesky_into's factor and pivot test, tolerance 0); ok False where a pivot is not > 0 (NaN included)."""
+    x00, x11, x22, x33, x01, x02, x03, x12, x13, x23 = X
+    d = x00 - shift
+    if not d > 0.0:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    l00 = np.sqrt(d)
+    l10, l20, l30 = x01 / l00, x02 / l00, x03 / l00
+    d = x11 - shift - l10 * l10
+    if not d > 0.0:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    l11 = np.sqrt(d)
+    l21, l31 = (x12 - l20 * l10) / l11, (x13 - l30 * l10) / l11
+    d = x22 - shift - l20 * l20 - l21 * l21
+    if not d > 0.0:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    l22 = np.sqrt(d)
+    l32 = (x23 - l30 * l20 - l31 * l21) / l22
+    d = x33 - shift - l30 * l30 - l31 * l31 - l32 * l32
+    if not d > 0.0:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    return True, l00, l10, l20, l30, l11, l21, l31, l22, l32, np.sqrt(d)
+
+
+@njit(cache=True, inline="always")
+def step_matrix_into(L_inv, k, step, E):
+    """E[:10, k] <- X = L_k^-1 dJ L_k^-T packed (E's rows: X_00, X_11, X_22, X_33, X_01, X_02, X_03, X_12, X_13, X_23:
+    the layout diagonalize takes), dJ = J(step[10 k:10 k + 10]); returns X's Frobenius norm."""
+    return _store(E, k, _congruent(L_inv, k, _packed(step, 10 * k)))
+
+
+@njit(cache=True, inline="always")
+def _store(E, k, X):
+    """E[:10, k] <- X packed; returns X's Frobenius norm."""
+    x00, x11, x22, x33, x01, x02, x03, x12, x13, x23 = X
+    E[0, k], E[1, k], E[2, k], E[3, k], E[4, k] = x00, x11, x22, x33, x01
+    E[5, k], E[6, k], E[7, k], E[8, k], E[9, k] = x02, x03, x12, x13, x23
+    return np.sqrt(x00 * x00 + x11 * x11 + x22 * x22 + x33 * x33
+                   + 2.0 * (x01 * x01 + x02 * x02 + x03 * x03 + x12 * x12 + x13 * x13 + x23 * x23))
 
 
 @njit(cache=True, inline="always")
@@ -151,14 +207,14 @@ def diagonalize(E, k):
 
 
 @njit(cache=True)
-def step_scales(step, L_inv, J, E):
+def step_scales(step, L_inv, E):
     """E[10, k] <- STEP_BOUND / max(top_k, STEP_BOUND), top_k the largest |eigenvalue| of X_k = L_k^-1 dJ_k L_k^-T,
     dJ_k = J(step_k): 1 where the Frobenius norm already bounds it, the eigenvalues (diagonalize) only where it does
-    not.  E (11, nb), J (3, 4, 4) work arrays."""
+    not.  E (11, nb) a work array."""
     nb = E.shape[1]
     bounded = True
     for k in range(nb):
-        norm = step_matrix_into(L_inv[k], step[10 * k:10 * k + 10], J, E, k)
+        norm = step_matrix_into(L_inv, k, step, E)
         E[10, k] = 1.0 if norm <= STEP_BOUND * (1.0 - 1e-9) else -1.0      # |lambda|max <= |X|_F: none beyond
         bounded = bounded and E[10, k] > 0
     if bounded:
@@ -171,37 +227,41 @@ def step_scales(step, L_inv, J, E):
 
 
 @njit(cache=True)
-def below_floor(S_k, pi_k, J, E, k):
-    """Whether the smallest eigenvalue of S_k J(pi_k) S_k^T is below FLOOR: the Jacobi eigenvalues (diagonalize, in
-    E[:10, k]) only where a Cholesky factorization with the shift 2 FLOOR fails (else it is above 2 FLOOR).
-    J (3, 4, 4), E (11, nb) work arrays."""
-    pseudo_inertia_into(pi_k, J[0])
-    congruence_into(S_k, J[0], J[1], J[2])
-    if cholesky_into(J[2], J[1], 2.0 * FLOOR, 0.0):
+def below_floor(S, k, pi, o, E):
+    """Whether the smallest eigenvalue of S_k J(pi[o:o + 10]) S_k^T is below FLOOR (S (nb, 4, 4)): the Jacobi
+    eigenvalues (diagonalize, in E[:10, k]) only where a Cholesky factorization with the shift 2 FLOOR fails (else it
+    is above 2 FLOOR).  E (11, nb) a work array."""
+    X = _congruent(S, k, _packed(pi, o))
+    if _factor(X, 2.0 * FLOOR)[0]:
         return False
-    packed_into(J[2], E, k)
+    _store(E, k, X)
     diagonalize(E, k)
     return min(E[0, k], E[1, k], E[2, k], E[3, k]) < FLOOR
 
 
 @njit(cache=True, inline="always")
-def bounded_step(pi_hat, step, L_inv, S, J, E, out):
+def bounded_step(pi_hat, step, L_inv, S, E, out):
     """out <- pi_hat + step, each body's step scaled so that J_k^-1/2 dJ_k J_k^-T/2 has no eigenvalue beyond
     STEP_BOUND (step_scales), a body that would fall below FLOOR J(pi_ref) (S = J(pi_ref)^-1/2) kept where it was.
-    Returns whether any was bounded (composite.py's module docstring).  J (3, 4, 4), E (11, nb) work arrays."""
-    step_scales(step, L_inv, J, E)
+    Returns whether any was bounded (composite.py's module docstring).  E (11, nb) a work array."""
+    step_scales(step, L_inv, E)
     limited = False
     for k in range(S.shape[0]):
         lo, hi = 10 * k, 10 * k + 10
-        if not np.any(step[lo:hi]):
-            copy_vector(out[lo:hi], pi_hat[lo:hi])
+        moved = False
+        for i in range(lo, hi):
+            moved = moved or step[i] != 0.0
+        if not moved:
+            for i in range(lo, hi):
+                out[i] = pi_hat[i]
             continue
         scale = E[10, k]
         for i in range(lo, hi):
             out[i] = pi_hat[i] + step[i] * scale
-        low = below_floor(S[k], out[lo:hi], J, E, k)          # (E[:10, k]: free once E[10, k] holds the scale)
+        low = below_floor(S, k, out, lo, E)                   # (E[:10, k]: free once E[10, k] holds the scale)
         if low:
-            copy_vector(out[lo:hi], pi_hat[lo:hi])
+            for i in range(lo, hi):
+                out[i] = pi_hat[i]
         limited = limited or scale < 1.0 or low
     return limited
 

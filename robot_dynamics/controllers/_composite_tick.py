@@ -428,14 +428,14 @@ def state_views(X, nv, p):
 @njit(cache=True)
 def work_size(nv, p, m):
     """The length of the tick's work array (work_views), m the adapted parameters' count."""
-    return (2 * nv * p + nv * nv + padded(m) ** 2 + 2 * p + padded(m) + 3 * nv + 16 * (p // 10) + LOG_DET_WORK + 48
+    return (2 * nv * p + nv * nv + padded(m) ** 2 + 2 * p + padded(m) + 3 * nv + 16 * (p // 10) + LOG_DET_WORK
             + 11 * (p // 10))
 
 
 @njit(cache=True)
 def work_views(Z, nv, p, m):
     """The work array Z (work_size,) as (W, V (nv, p), L (nv, nv), A (n, n), g, step (p,), x (n,), tau_f, eps,
-    r (nv,), L_inv (nb, 4, 4), X (LOG_DET_WORK,), J (3, 4, 4), E (11, nb)), n = dense.padded(m)."""
+    r (nv,), L_inv (nb, 4, 4), X (LOG_DET_WORK,), E (11, nb)), n = dense.padded(m)."""
     W, o = cut(Z, 0, nv * p)
     V, o = cut(Z, o, nv * p)
     L, o = cut(Z, o, nv * nv)
@@ -449,10 +449,8 @@ def work_views(Z, nv, p, m):
     r, o = cut(Z, o, nv)
     L_inv, o = cut(Z, o, 16 * (p // 10))
     X, o = cut(Z, o, LOG_DET_WORK)
-    J, o = cut(Z, o, 48)
     return (shaped(W, (nv, p)), shaped(V, (nv, p)), shaped(L, (nv, nv)), shaped(A, (n, n)), g, step, x, tau_f, eps,
-            r, shaped(L_inv, (p // 10, 4, 4)), X, shaped(J, (3, 4, 4)),
-            shaped(Z[o:o + 11 * (p // 10)], (11, p // 10)))
+            r, shaped(L_inv, (p // 10, 4, 4)), X, shaped(Z[o:o + 11 * (p // 10)], (11, p // 10)))
 
 
 @register_jitable
@@ -480,7 +478,7 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
     nv, p = Y.shape
     F, Omega, pi_hat, error, held = state_views(states[current], nv, p)
     F_next, Omega_next, pi_next, error_next, tau = state_views(states[1 - current], nv, p)
-    W, V, L, A, g, step, x, tau_f, eps, r, L_inv, X, J, E = work_views(work, nv, p, adapted.shape[0])
+    W, V, L, A, g, step, x, tau_f, eps, r, L_inv, X, E = work_views(work, nv, p, adapted.shape[0])
     limited = False
     if mode == STEP:
         filter_step(F, F_next, Y_p, Y_h, held, v, f_v, a, b, c)
@@ -494,7 +492,7 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
             information_into(L, dt * rho, W, decay, Omega, Omega_0, V, Omega_next, A if filled else Omega_next)
         else:
             copy_matrix(Omega_next, Omega)
-        if law != GRADIENT and not inverse_factors_into(pi_hat, J, L_inv):
+        if law != GRADIENT and not inverse_factors_into(pi_hat, L_inv):
             return NOT_POSITIVE
         if not rate_into(g, L_inv, Omega_0 if law == GRADIENT else Omega_next, mu, adapted, law, A, X, x, step,
                          filled):
@@ -506,7 +504,7 @@ def tick(mode, law, current, states, work, Y, Y_p, Y_h, M_ref, s, kd, v, f_v, d,
                 return NOT_FINITE_SYSTEM
             projected(pi_hat, step, S, S_inv, shaped(X, (PROJECTED_WORK, 4)), pi_next)   # (X: the barrier's)
         else:
-            limited = bounded_step(pi_hat, step, L_inv, S, J, E, pi_next)
+            limited = bounded_step(pi_hat, step, L_inv, S, E, pi_next)
         residual_into(W, pi_next, tau_f, error_next)
     else:
         if mode == START:

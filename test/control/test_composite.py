@@ -345,7 +345,7 @@ def test_the_step_bounds_eigenvalues_are_lapacks():
         L_inv = inverse_factors(pi)
         for size in (1e-4, 1e-2, 1.0, 10.0):
             step, E = size * rng.normal(size=10 * nb), np.empty((11, nb))
-            step_scales(step, L_inv, np.empty((3, 4, 4)), E)
+            step_scales(step, L_inv, E)
             X = [L_inv[k] @ pseudo_inertia(step[10 * k:10 * k + 10]) @ L_inv[k].T for k in range(nb)]
             top = np.abs(np.linalg.eigvalsh(X)).max(axis=1)
             bounded = np.linalg.norm(X, axis=(1, 2)) <= STEP_BOUND * (1 - 1e-9)
@@ -423,7 +423,7 @@ def test_a_body_below_the_floor_is_found_by_its_eigenvalues():
         S_inv = np.linalg.inv(S)
         pi_k = parameters_from_pseudo_inertia(S_inv @ Jw @ S_inv)
         w = np.linalg.eigvalsh(S @ compiled_pseudo_inertia(pi_k) @ S)
-        assert below_floor(S, pi_k, np.empty((3, 4, 4)), np.empty((11, 1)), 0) == (w.min() < FLOOR)
+        assert below_floor(S[None], 0, pi_k, 0, np.empty((11, 1))) == (w.min() < FLOOR)
         assert (w.min() < FLOOR) == (smallest < FLOOR)
 
 
