@@ -28,6 +28,7 @@ controllers, not of a loop; printed too, with the p99 in turns).
 """
 import argparse
 import gc
+import importlib
 import inspect
 import re
 import sys
@@ -40,9 +41,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test"))
 import robot_dynamics as rd  # noqa: E402
 from oracle import erd_path  # noqa: E402
 from robot_dynamics.bundled import bundled_urdf  # noqa: E402
-from robot_dynamics.controllers import (ComputedTorque, InertiaMetric, OperationalSpace, RelativeGains,  # noqa: E402
-                                        SlotineLi)
-from robot_dynamics.observers import MomentumObserver  # noqa: E402
 
 DT = 1e-3
 RATE = 2 * np.pi * 2.0                          # Lambda = K_D: the default bandwidth's
@@ -52,18 +50,19 @@ P99_TARGET = 3.0
 BLOCK = 250                                     # ticks a call runs before the next call takes its turn
 
 
-def robots(names):
-    """(name, robot, tool frame) for each name."""
+def robots(names, package=rd):
+    """(name, robot, tool frame) for each name, loaded by package (robot_dynamics, or another revision of it:
+    ab_controllers.py)."""
     for name in names:
         if name == "arm7":
-            robot = rd.load_urdf(bundled_urdf("arm7"))
+            robot = package.load_urdf(str(bundled_urdf("arm7")))
             yield name, robot, robot.frame_names[-1]
         elif name == "panda":
             text = erd_path("panda.urdf").read_text()
             text = re.sub(r'(<joint name="panda_finger_joint\d" type=")prismatic', r"\1fixed", text)
-            yield "panda (fingers fixed)", rd.load_urdf(text), "panda_hand_tcp"
+            yield "panda (fingers fixed)", package.load_urdf(text), "panda_hand_tcp"
         else:
-            yield name, rd.load_urdf(erd_path("solo12.urdf"), floating_base=True), "FL_FOOT"
+            yield name, package.load_urdf(str(erd_path("solo12.urdf")), floating_base=True), "FL_FOOT"
 
 
 class Ticks:
@@ -98,8 +97,13 @@ def takes_out(method):
     return "out" in inspect.signature(method).parameters
 
 
-def calls(robot, frame, ticks):
-    """{name: (call(k) for tick k, or the reason it does not apply)}, dynamics first."""
+def calls(robot, frame, ticks, package=rd):
+    """{name: (call(k) for tick k, or the reason it does not apply)}, dynamics first; the controllers package's."""
+    control = importlib.import_module(package.__name__ + ".controllers")
+    ComputedTorque, InertiaMetric, OperationalSpace, RelativeGains, SlotineLi = (
+        getattr(control, name) for name in ("ComputedTorque", "InertiaMetric", "OperationalSpace", "RelativeGains",
+                                            "SlotineLi"))
+    MomentumObserver = importlib.import_module(package.__name__ + ".observers").MomentumObserver
     result = {}
     d = robot.dynamics(ticks.q[0], ticks.v[0], ticks.v_r[0], ticks.a_r[0])
     result["dynamics"] = lambda k: robot.dynamics(ticks.q[k], ticks.v[k], ticks.v_r[k], ticks.a_r[k], out=d)
