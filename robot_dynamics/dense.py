@@ -5,6 +5,7 @@ whether A is (numerically) positive definite from the factorization itself -- th
 body physical" (J - floor 1 > 0), the task-space inertia's singularity test, M(q; pi_ref) in the composite law;
 solve_lower: the triangular solves with such a factor; cholesky_upper_into and solve_upper_factor: the same for the
 composite law's p x p system, written in 4-lane registers (simd) on the system bordered to padded(m) rows;
+rank_update_lower: that system's information update (a decayed matrix plus rho V^T V), in the same lanes;
 copy_vector and copy_matrix: one array into another.
 
 The first two are compiled with sums reordered (fastmath "reassoc" and "contract": vectorized dot products, fused
