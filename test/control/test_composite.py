@@ -333,6 +333,25 @@ def random_parameters(rng, count, floor):
                      trace - J[:, 2, 2], -J[:, 0, 1], -J[:, 0, 2], -J[:, 1, 2]], axis=1).ravel()
 
 
+def test_the_inverse_factors_are_numpys():
+    """_body_steps.inverse_factors (each body's J(pi_k) = L L^T and L^-1 on scalars) against numpy's Cholesky factor
+    inverted, on random bodies (J near singular too); a body whose J is not positive definite (a negative mass, or a
+    NaN) refused."""
+    from robot_dynamics.controllers._body_steps import inverse_factors
+    rng = np.random.default_rng(9)
+    for floor in (0.05, 1e-6):
+        pi = random_parameters(rng, 13, floor)
+        L_inv = inverse_factors(pi)
+        for k in range(13):
+            expected = np.linalg.inv(np.linalg.cholesky(pseudo_inertia(pi[10 * k:10 * k + 10])))
+            np.testing.assert_allclose(L_inv[k], expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+    for entry, value in ((10, -1.0), (11, np.nan)):             # the second body: m < 0 (J_33 < 0), a NaN in h
+        pi = random_parameters(rng, 2, 0.1)
+        pi[entry] = value
+        with pytest.raises(np.linalg.LinAlgError):
+            inverse_factors(pi)
+
+
 def test_the_step_bounds_eigenvalues_are_lapacks():
     """The step bound's largest |eigenvalue| of L^-1 J(step_k) L^-T by parallel-ordered Jacobi rotations
     (_body_steps.step_scales), against numpy's eigvalsh on random bodies (J near singular too) and steps of 1e-4 to
