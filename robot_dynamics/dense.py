@@ -6,7 +6,8 @@ body physical" (J - floor 1 > 0), the task-space inertia's singularity test, M(q
 solve_lower: the triangular solves with such a factor; cholesky_upper_into and solve_upper_factor: the same for the
 composite law's p x p system, written in 4-lane registers (simd) on the system bordered to padded(m) rows;
 rank_update_lower: that system's information update (a decayed matrix plus rho V^T V), in the same lanes;
-copy_vector and copy_matrix: one array into another.
+cholesky4: a 4 x 4 factor on scalars (those diagonal blocks, the bodies' pseudo-inertias); copy_vector and
+copy_matrix: one array into another.
 
 The first two are compiled with sums reordered (fastmath "reassoc" and "contract": vectorized dot products, fused
 multiply-adds), the 4-lane ones in a fixed order with fused multiply-adds; all keep NaN and inf (no "nnan",
@@ -185,27 +186,14 @@ def _column(A, i, j):
     return lanes(A[i, j], A[i + 1, j], A[i + 2, j], A[i + 3, j])
 
 
-@njit(cache=True, fastmath={"contract"}, inline="always")
+@njit(cache=True, inline="always")
 def _diagonal_block(F, n, j0, a0, a1, a2, a3):
-    """L^T's 4 x 4 diagonal block at j0 from the updated block (a_c's lane r: row j0 + r, column j0 + c, r >= c);
-    False unless every pivot is > 0."""
-    x = lane(a0, 0)
-    if not x > 0.0:
-        return False
-    l00 = np.sqrt(x)
-    l10, l20, l30 = lane(a0, 1) / l00, lane(a0, 2) / l00, lane(a0, 3) / l00
-    x = lane(a1, 1) - l10 * l10
-    if not x > 0.0:
-        return False
-    l11 = np.sqrt(x)
-    l21, l31 = (lane(a1, 2) - l20 * l10) / l11, (lane(a1, 3) - l30 * l10) / l11
-    x = lane(a2, 2) - l20 * l20 - l21 * l21
-    if not x > 0.0:
-        return False
-    l22 = np.sqrt(x)
-    l32 = (lane(a2, 3) - l30 * l20 - l31 * l21) / l22
-    x = lane(a3, 3) - l30 * l30 - l31 * l31 - l32 * l32
-    if not x > 0.0:
+    """L^T's 4 x 4 diagonal block at j0 from the updated block (a_c's lane r: row j0 + r, column j0 + c, r >= c), by
+    cholesky4; False unless every pivot is > 0."""
+    ok, l00, l10, l20, l30, l11, l21, l31, l22, l32, l33 = cholesky4(
+        (lane(a0, 0), lane(a1, 1), lane(a2, 2), lane(a3, 3), lane(a0, 1), lane(a0, 2), lane(a0, 3), lane(a1, 2),
+         lane(a1, 3), lane(a2, 3)), 0.0)
+    if not ok:
         return False
     k = j0 * n + j0
     F[k], F[k + 1], F[k + 2], F[k + 3] = l00, l10, l20, l30
@@ -213,8 +201,36 @@ def _diagonal_block(F, n, j0, a0, a1, a2, a3):
     F[k], F[k + 1], F[k + 2] = l11, l21, l31
     k += n + 1
     F[k], F[k + 1] = l22, l32
-    F[k + n + 1] = np.sqrt(x)
+    F[k + n + 1] = l33
     return True
+
+
+@njit(cache=True, fastmath={"contract"}, inline="always")
+def cholesky4(X, shift):
+    """(ok, L_00, L_10, L_20, L_30, L_11, L_21, L_31, L_22, L_32, L_33): X - shift 1 = L L^T for a symmetric 4 x 4 X
+    packed as (X_00, X_11, X_22, X_33, X_01, X_02, X_03, X_12, X_13, X_23), on scalars (cholesky_into's factor and
+    pivot test, tolerance 0); ok False where a pivot is not > 0 (NaN included).  The bodies' pseudo-inertias
+    (controllers._body_steps) and cholesky_upper_into's diagonal blocks."""
+    x00, x11, x22, x33, x01, x02, x03, x12, x13, x23 = X
+    d = x00 - shift
+    if not d > 0.0:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    l00 = np.sqrt(d)
+    l10, l20, l30 = x01 / l00, x02 / l00, x03 / l00
+    d = x11 - shift - l10 * l10
+    if not d > 0.0:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    l11 = np.sqrt(d)
+    l21, l31 = (x12 - l20 * l10) / l11, (x13 - l30 * l10) / l11
+    d = x22 - shift - l20 * l20 - l21 * l21
+    if not d > 0.0:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    l22 = np.sqrt(d)
+    l32 = (x23 - l30 * l20 - l31 * l21) / l22
+    d = x33 - shift - l30 * l30 - l31 * l31 - l32 * l32
+    if not d > 0.0:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    return True, l00, l10, l20, l30, l11, l21, l31, l22, l32, np.sqrt(d)
 
 
 @njit(cache=True, fastmath={"contract"}, inline="always")

@@ -3,10 +3,11 @@
 numba vectorizes a loop by itself, but not a register tile: a kernel whose inner loop updates a few rows by a few
 columns at once gets its accumulators spilled or left scalar (blocked Cholesky variants written on scalars measured
 1.4-1.8x slower than dense.cholesky_into's column-pair Crout; dense.cholesky_upper_into, written with these, takes
-0.67-0.71x its time with the solves; dense.rank_update_lower 0.50-0.58x the scalar rows' it replaced).  With these the kernel names its vectors:
-``load(F, k)`` and ``store(F, k, v)`` read and write F[k:k + 4] of a C-contiguous float64 array (any shape, k a
-flat index; unaligned, unchecked: the caller's indices are its layout's own), ``splat(x)`` is x in every lane,
-``lanes(a, b, c, d)`` builds one, ``lane(v, i)`` reads one, ``fnma(a, b, c)`` = c - a b (fused), ``mul(a, b)``.
+0.67-0.71x its time with the solves; dense.rank_update_lower 0.50-0.58x the scalar rows' it replaced).  With these
+the kernel names its vectors: ``load(F, k)`` and ``store(F, k, v)`` read and write F[k:k + 4] of a C-contiguous
+float64 array (any shape, k a flat index; unaligned, unchecked: the caller's indices are its layout's own),
+``splat(x)`` is x in every lane, ``lanes(a, b, c, d)`` builds one, ``lane(v, i)`` reads one, ``fnma(a, b, c)`` =
+c - a b (fused), ``mul(a, b)``.
 """
 from llvmlite import ir
 from numba import types

@@ -6,7 +6,7 @@ below FLOOR J(pi_ref); the gradient law's projection.
 import numpy as np
 from numba import njit
 
-from ..dense import cholesky_into
+from ..dense import cholesky4, cholesky_into
 from ..inertia import clipped_into
 
 STEP_BOUND = 0.1            # the largest relative change of a body's pseudo-inertia in one step, in any direction
@@ -59,9 +59,10 @@ def congruence_into(T, X, TX, out):
 @njit(cache=True, inline="always")
 def inverse_factors_into(pi_hat, L_inv):
     """L_inv[k] <- L_k^-1 (nb, 4, 4) with J(pi_hat_k) = L_k L_k^T; returns whether every body is physical (J_k > 0).
-    On scalars (_packed, _factor): no views of the arrays, whose reference counts cost more than this algebra."""
+    On scalars (_packed, dense.cholesky4): no views of the arrays, whose reference counts cost more than this
+    algebra."""
     for k in range(L_inv.shape[0]):
-        ok, l00, l10, l20, l30, l11, l21, l31, l22, l32, l33 = _factor(_packed(pi_hat, 10 * k), 0.0)
+        ok, l00, l10, l20, l30, l11, l21, l31, l22, l32, l33 = cholesky4(_packed(pi_hat, 10 * k), 0.0)
         if not ok:
             return False
         m00, m11, m22, m33 = 1.0 / l00, 1.0 / l11, 1.0 / l22, 1.0 / l33       # L^-1 by forward substitution
@@ -115,32 +116,6 @@ def _congruent(T, k, X):
     r0, r1, r2, r3 = _row(T, k, 0, X), _row(T, k, 1, X), _row(T, k, 2, X), _row(T, k, 3, X)
     return (_dot(r0, T, k, 0), _dot(r1, T, k, 1), _dot(r2, T, k, 2), _dot(r3, T, k, 3), _dot(r0, T, k, 1),
             _dot(r0, T, k, 2), _dot(r0, T, k, 3), _dot(r1, T, k, 2), _dot(r1, T, k, 3), _dot(r2, T, k, 3))
-
-
-@njit(cache=True, fastmath={"contract"}, inline="always")
-def _factor(X, shift):
-    """(ok, L_00, L_10, L_20, L_30, L_11, L_21, L_31, L_22, L_32, L_33): X - shift 1 = L L^T for X symmetric packed
-    (dense.cholesky_into's factor and pivot test, tolerance 0); ok False where a pivot is not > 0 (NaN included)."""
-    x00, x11, x22, x33, x01, x02, x03, x12, x13, x23 = X
-    d = x00 - shift
-    if not d > 0.0:
-        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    l00 = np.sqrt(d)
-    l10, l20, l30 = x01 / l00, x02 / l00, x03 / l00
-    d = x11 - shift - l10 * l10
-    if not d > 0.0:
-        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    l11 = np.sqrt(d)
-    l21, l31 = (x12 - l20 * l10) / l11, (x13 - l30 * l10) / l11
-    d = x22 - shift - l20 * l20 - l21 * l21
-    if not d > 0.0:
-        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    l22 = np.sqrt(d)
-    l32 = (x23 - l30 * l20 - l31 * l21) / l22
-    d = x33 - shift - l30 * l30 - l31 * l31 - l32 * l32
-    if not d > 0.0:
-        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    return True, l00, l10, l20, l30, l11, l21, l31, l22, l32, np.sqrt(d)
 
 
 @njit(cache=True, inline="always")
@@ -232,7 +207,7 @@ def below_floor(S, k, pi, o, E):
     eigenvalues (diagonalize, in E[:10, k]) only where a Cholesky factorization with the shift 2 FLOOR fails (else it
     is above 2 FLOOR).  E (11, nb) a work array."""
     X = _congruent(S, k, _packed(pi, o))
-    if _factor(X, 2.0 * FLOOR)[0]:
+    if cholesky4(X, 2.0 * FLOOR)[0]:
         return False
     _store(E, k, X)
     diagonalize(E, k)

@@ -21,8 +21,8 @@ def bordered(S, rng):
 def test_factor_and_solve_against_lapack(m):
     """L^T in the upper triangle equals numpy's (LAPACK's) factor to rounding, the strict lower triangle is left as
     it was, the border's factor is the identity's, and the solve meets S x = g to rounding, its border left zero:
-    the panels of four columns, the groups of eight rows, the tail of four and the solves' scalar heads and 4- and
-    8-lane blocks each reach every case here."""
+    the panels of four columns, the groups of eight rows, the tail of four and the solves' blocks of four rows (one
+    block alone, and many) are each reached here."""
     rng = np.random.default_rng(m)
     X = rng.normal(size=(m, 2 * m + 1))
     S = X @ X.T / m + 0.1 * np.eye(m)
