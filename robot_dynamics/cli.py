@@ -196,7 +196,8 @@ def main(argv=None, out=None):
                            help="follow joint_states (and odom) and draw dynamics_node's ~/external_wrench/* "
                                 "(robot_dynamics.ros.view_node)")
     add_identification_parsers(sub)
-    p = sub.add_parser("compile", help="build every kernel for this machine now (numba's cache), in parallel")
+    p = sub.add_parser("compile", help="build every kernel for this machine now (numba's cache), in parallel; "
+                       "delete the cache folders older sources left beside the package")
     p.add_argument("--jobs", type=int, help="worker processes (default: the number of cores)")
     demo = sub.add_parser("demo", add_help=False,
                           help="closed-loop Slotine-Li demo on the bundled 7-DoF arm (robot-dynamics demo --help)")

@@ -183,7 +183,8 @@ def compile_all(jobs=None, stream=None):
 
 
 def main(args, out):
-    """The command: compile the methods and the controllers' ticks; print the slowest tasks and the totals."""
+    """The command: compile the methods and the controllers' ticks; print the slowest tasks and the totals; delete
+    the kernel cache folders older sources left beside the package (calls.cache.remove_stale)."""
     done, wall = compile_all(args.jobs)
     done["CompositeSlotineLi"] += done.pop(COMPOSITE_TICK)          # its tick and its controller, one figure
     methods = {name: seconds for name, seconds in done.items() if name not in CONTROLLERS}
@@ -192,3 +193,9 @@ def main(args, out):
               f"{wall:.1f} s on {args.jobs or os.cpu_count()} processes; slowest methods: "
               + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in slowest) + "; ticks: "
               + ", ".join(f"{name} {done[name]:.1f} s" for name in CONTROLLERS) + "\n")
+    from . import controllers  # noqa: F401  (its ticks' cache folder in use too, before remove_stale)
+    from .calls.cache import remove_stale
+    removed = remove_stale()
+    if removed:
+        out.write(f"removed {len(removed)} kernel cache folders of older sources beside the package "
+                  f"({sum(size for _, size in removed) / 1e6:.0f} MB)\n")

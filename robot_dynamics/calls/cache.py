@@ -3,8 +3,11 @@
 numba checks a cached kernel against its own source file only, so a kernel whose callee in another module has
 changed would load stale machine code.  `kernel_cache` therefore gives numba (through its documented setting
 numba.config.CACHE_DIR, for the duration of the kernels' import only) a directory named after a hash of every
-kernel source: editing any of them starts a new directory, and nothing is ever deleted.  The directory lies beside
-the package when that is writable, else in the user's cache directory (a read-only site-packages).  The first use
+kernel source: editing any of them starts a new directory, and importing deletes nothing.  The directory lies beside
+the package when that is writable, else in the user's cache directory (a read-only site-packages).  Beside the
+package, every other such directory was left by older sources of that very package: `remove_stale` (which
+`robot-dynamics compile` runs) deletes those, never one elsewhere (NUMBA_CACHE_DIR or the user's cache may be
+shared by other installations).  The first use
 on a machine compiles for tens of seconds and says so on stderr, once.  Generated modules (the C entry points and
 checks of generated.py) are written there too (`generated_module`), so that numba caches them as well.
 """
@@ -22,6 +25,9 @@ import numba
 
 _cache_dir = None
 _announced = False
+PREFIX = "robot_dynamics-kernels-"
+_in_use = set()                 # the directories kernel_cache chose in this process
+_beside = set()                 # those of them in a package's own __pycache__ (remove_stale's only places)
 
 
 def _writable(directory):
@@ -42,13 +48,17 @@ def kernel_cache(package_dir, sources, generated=True):
     caches its compiled ticks under a hash of their own and their callees' sources without it."""
     global _cache_dir
     digest = hashlib.sha256(b"".join(Path(s).read_bytes() for s in sorted(map(str, sources)))).hexdigest()[:16]
-    name = f"robot_dynamics-kernels-{digest}"
+    name = f"{PREFIX}{digest}"
     user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
     base = Path(numba.config.CACHE_DIR) if numba.config.CACHE_DIR else None
     directory = next((candidate / name for candidate in ([base] if base else [Path(package_dir) / "__pycache__", user])
                       if _writable(candidate / name)), None)
     if generated and directory is not None:
         _cache_dir = directory
+    if directory is not None:
+        _in_use.add(directory)
+        if directory.parent == Path(package_dir) / "__pycache__":
+            _beside.add(directory)
     with cached_in(directory):
         yield directory
 
@@ -65,6 +75,24 @@ def cached_in(directory):
         yield
     finally:
         numba.config.CACHE_DIR = previous
+
+
+def remove_stale():
+    """Delete the kernel cache directories that older sources left beside the package: in each package's own
+    __pycache__ where this process caches (kernel_cache), every folder named PREFIX + a hash but the ones in use.
+    Nothing under NUMBA_CACHE_DIR or in the user's cache, which other installations may share.  A process still
+    running the older sources keeps the machine code it has loaded.  Returns [(path, bytes)] of what was
+    deleted."""
+    removed = []
+    for folder in sorted({directory.parent for directory in _beside}):
+        for old in sorted(folder.glob(PREFIX + "*")):
+            if old in _in_use or not old.is_dir():
+                continue
+            size = sum(f.stat().st_size for f in old.rglob("*") if f.is_file())
+            shutil.rmtree(old, ignore_errors=True)
+            if not old.exists():
+                removed.append((old, size))
+    return removed
 
 
 def cache_is_cold():

@@ -94,6 +94,48 @@ def test_a_changed_kernel_source_gets_a_new_cache_directory(tmp_path, monkeypatc
     assert list(first.rglob("*.nbi")), "the old folder is left as it was"
 
 
+def test_compile_removes_only_the_folders_older_sources_left_beside_the_package(tmp_path, monkeypatch):
+    """remove_stale (robot-dynamics compile) deletes the hashed folders beside the package but the one in use --
+    older sources of that very package left them -- and nothing in a shared place (NUMBA_CACHE_DIR, the user's
+    cache: other installations' folders), nor anything not named like a kernel folder."""
+    import importlib.util
+    import numba
+    from robot_dynamics.calls import cache
+
+    for name, value in (("_in_use", set()), ("_beside", set()), ("_cache_dir", cache._cache_dir)):
+        monkeypatch.setattr(cache, name, value)
+    package, shared = tmp_path / "package", tmp_path / "shared-numba-cache"
+    package.mkdir()
+    kernel = package / "kernel_module.py"
+    kernel.write_text("from numba import njit\n\n\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+
+    def load(cache_dir):
+        monkeypatch.setattr(numba.config, "CACHE_DIR", cache_dir)
+        with cache.kernel_cache(package, [kernel]) as directory:
+            spec = importlib.util.spec_from_file_location("kernel_module", kernel)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        assert module.twice(21) == 42
+        return directory
+
+    current, in_shared = load(""), load(str(shared))
+    assert current.parent == package / "__pycache__" and in_shared.parent == shared
+    old, other_install = package / "__pycache__" / (cache.PREFIX + "0" * 16), shared / (cache.PREFIX + "1" * 16)
+    for folder in (old / "sub", other_install):
+        folder.mkdir(parents=True)
+        (folder / "kernel.nbc").write_bytes(b"x" * 1000)
+    unrelated = package / "__pycache__" / "kernel_module.cpython-311.pyc.d"
+    unrelated.mkdir()
+    not_a_folder = package / "__pycache__" / (cache.PREFIX + "2" * 16)
+    not_a_folder.write_text("a file")
+
+    assert cache.remove_stale() == [(old, 1000)]
+    assert not old.exists()
+    assert list(current.rglob("*.nbi")) and list(in_shared.rglob("*.nbi")), "the folders in use are kept"
+    assert other_install.exists() and unrelated.exists() and not_a_folder.exists()
+    assert cache.remove_stale() == []
+
+
 def test_the_controllers_ticks_cache_under_a_hash_of_their_callees():
     """A tick links configuration.lie_difference, inertia's projection and dense's Cholesky into its machine code,
     and numba checks a cache against the tick's own file: controllers/ caches its ticks in a folder named after a
