@@ -5,42 +5,118 @@ q(t + dt) = T(q) exp(v dt), a ball joint by the SO(3) exponential of its body an
 a planar joint by the SE(2) exponential -- Pinocchio's conventions (its free flyer, spherical and planar joints), so
 that a simulated trajectory matches Pinocchio's `integrate` one-to-one.
 """
-import math
 
 import numpy as np
 from numba import njit
 
 from .model import BALL, FREE, PLANAR
-from .spatial import adj, quaternion_rotation
+from .spatial import adj
 
 
 @njit(cache=True)
-def _so3_left_jacobian(w):
-    """V(w), the left Jacobian of SO(3): exp([v; w]) moves the origin by V(w) v.  (3,) -> (3, 3)
+def _left_jacobian_times(r0, r1, r2, u0, u1, u2):
+    """V(r) u on scalars, V the left Jacobian of SO(3): exp([u; r]) moves the origin by V(r) u.
 
-    With w = t k, |k| = 1: V = E + (1 - cos t)/t k~ + (1 - sin t/t) k~^2, in the unit axis so that no power of t
-    overflows; below t = 1e-8 the Taylor series to second order, E + w~ / 2 + w~^2 / 6."""
-    t = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    With r = t k, |k| = 1: V u = u + (1 - cos t)/t k x u + (1 - sin t/t) k x (k x u), in the unit axis so that no
+    power of t overflows; below t = 1e-8 the Taylor series to second order, u + r x u / 2 + r x (r x u) / 6."""
+    t = np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
     if t < 1e-8:
-        return np.eye(3) + 0.5 * K + (K @ K) / 6.0
-    K /= t
-    return np.eye(3) + (1.0 - np.cos(t)) / t * K + (1.0 - np.sin(t) / t) * (K @ K)
+        a, b = 0.5, 1.0 / 6.0
+    else:
+        r0, r1, r2 = r0 / t, r1 / t, r2 / t
+        a, b = (1.0 - np.cos(t)) / t, 1.0 - np.sin(t) / t
+    x0, x1, x2 = r1 * u2 - r2 * u1, r2 * u0 - r0 * u2, r0 * u1 - r1 * u0          # r x u
+    y0, y1, y2 = r1 * x2 - r2 * x1, r2 * x0 - r0 * x2, r0 * x1 - r1 * x0          # r x (r x u)
+    return u0 + a * x0 + b * y0, u1 + a * x1 + b * y1, u2 + a * x2 + b * y2
 
 
-def _quaternion_step(quat, w):
-    """quat (x) exp(w / 2): the unit quaternion [qx, qy, qz, qw] turned by the body rotation vector w.
+@njit(cache=True)
+def _unit_quaternion(q, i):
+    """(code, x, y, z, w): q[i:i + 4] made unit, scaled by its largest entry first so that no square overflows or
+    underflows (ConfigurationSpace.normalize's rule); code -1, or i for a zero (norm below 1e-12) or not finite
+    quaternion, zeros then."""
+    scale = max(abs(q[i]), abs(q[i + 1]), abs(q[i + 2]), abs(q[i + 3]))
+    if not (scale > 0.0 and scale < np.inf):
+        return i, 0.0, 0.0, 0.0, 0.0
+    x, y, z, w = q[i] / scale, q[i + 1] / scale, q[i + 2] / scale, q[i + 3] / scale
+    n = np.sqrt(x * x + y * y + z * z + w * w)                              # in [1, 2]
+    if scale * n < 1e-12:
+        return i, 0.0, 0.0, 0.0, 0.0
+    return -1, x / n, y / n, z / n, w / n
 
-    The product keeps the sign of quat continuous along a trajectory (no jump to -quat), as Pinocchio does.
-    """
-    t = math.hypot(*w)
-    s = 0.5 - t**2 / 48.0 if t < 1e-6 else np.sin(0.5 * t) / t
-    b, bw = s * w, np.cos(0.5 * t)
-    a, aw = quat[:3], quat[3]
-    out = np.empty(4)
-    out[:3] = aw * b + bw * a + np.cross(a, b)
-    out[3] = aw * bw - a @ b
-    return out / math.hypot(*out)
+
+@njit(cache=True)
+def _quaternion_step(q, i, r0, r1, r2, out, hemisphere):
+    """out[i:i + 4] <- q[i:i + 4] made unit (x) exp(r / 2): the quaternion [qx, qy, qz, qw] turned by the body
+    rotation vector r, normalized.  The product keeps the sign of the quaternion continuous along a trajectory (no
+    jump to -q); with ``hemisphere`` the result is also turned into q's hemisphere (-c where c . q < 0, which only
+    a turn beyond pi can give) -- Pinocchio's conventions: its free flyer does that, its spherical joint keeps the
+    product.  Returns _unit_quaternion's code."""
+    code, a0, a1, a2, aw = _unit_quaternion(q, i)
+    if code >= 0:
+        return code
+    t = np.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+    s = 0.5 - t * t / 48.0 if t < 1e-6 else np.sin(0.5 * t) / t
+    b0, b1, b2, bw = s * r0, s * r1, s * r2, np.cos(0.5 * t)
+    c0 = aw * b0 + bw * a0 + a1 * b2 - a2 * b1
+    c1 = aw * b1 + bw * a1 + a2 * b0 - a0 * b2
+    c2 = aw * b2 + bw * a2 + a0 * b1 - a1 * b0
+    cw = aw * bw - (a0 * b0 + a1 * b1 + a2 * b2)
+    n = np.sqrt(c0 * c0 + c1 * c1 + c2 * c2 + cw * cw)
+    if hemisphere and c0 * a0 + c1 * a1 + c2 * a2 + cw * aw < 0.0:
+        n = -n
+    out[i], out[i + 1], out[i + 2], out[i + 3] = c0 / n, c1 / n, c2 / n, cw / n
+    return -1
+
+
+OK, Q_NOT_FINITE, W_NOT_FINITE, ZERO_QUATERNION, OVERFLOW = range(5)       # lie_integrate's verdicts
+
+
+@njit(cache=True)
+def lie_integrate(Q, W, dt, scalar_q, scalar_v, free_q, free_v, ball_q, ball_v, out):
+    """out[b] <- Q[b] (+) W[b] dt for each row b of Q (B, nq) and W (B, nv): 1-DoF joints add; a free joint (iq, iv)
+    moves by SE(3)'s exponential of its body twist w = [u; r] dt, p <- p + R(quat) V(r) u (_left_jacobian_times),
+    quat <- quat (x) exp(r / 2) in quat's hemisphere (_quaternion_step); a ball joint's quaternion likewise, the
+    product as it is; other coordinates (planar
+    joints: the caller's; mimic joints) copied.  The quaternions of Q are made unit first (_unit_quaternion).
+    ConfigurationSpace.integrate compiled.  Returns (OK, 0, 0), or (what, b, i) for the first row b that is not
+    integrated: Q_NOT_FINITE, W_NOT_FINITE, ZERO_QUATERNION (Q[b, i:i + 4]) or OVERFLOW (out[b] not finite)."""
+    for b in range(Q.shape[0]):
+        q, w, o = Q[b], W[b], out[b]
+        nan = 0.0                              # sum of entries times 0: NaN where one is not finite
+        for i in range(q.shape[0]):
+            nan += q[i] * 0.0
+        if nan != 0.0:
+            return Q_NOT_FINITE, b, 0
+        for i in range(w.shape[0]):
+            nan += w[i] * 0.0
+        if nan != 0.0:
+            return W_NOT_FINITE, b, 0
+        for i in range(q.shape[0]):
+            o[i] = q[i]
+        for k in range(scalar_q.shape[0]):
+            o[scalar_q[k]] += w[scalar_v[k]] * dt
+        for j in range(free_q.shape[0]):
+            iq, iv = free_q[j], free_v[j]
+            r0, r1, r2 = w[iv + 3] * dt, w[iv + 4] * dt, w[iv + 5] * dt
+            code, x, y, z, s = _unit_quaternion(q, iq + 3)
+            if code >= 0:
+                return ZERO_QUATERNION, b, code
+            d0, d1, d2 = _left_jacobian_times(r0, r1, r2, w[iv] * dt, w[iv + 1] * dt, w[iv + 2] * dt)
+            o[iq] += (1.0 - 2.0 * (y * y + z * z)) * d0 + 2.0 * (x * y - z * s) * d1 + 2.0 * (x * z + y * s) * d2
+            o[iq + 1] += 2.0 * (x * y + z * s) * d0 + (1.0 - 2.0 * (x * x + z * z)) * d1 + 2.0 * (y * z - x * s) * d2
+            o[iq + 2] += 2.0 * (x * z - y * s) * d0 + 2.0 * (y * z + x * s) * d1 + (1.0 - 2.0 * (x * x + y * y)) * d2
+            _quaternion_step(q, iq + 3, r0, r1, r2, o, True)
+        for j in range(ball_q.shape[0]):
+            iv = ball_v[j]
+            code = _quaternion_step(q, ball_q[j], w[iv] * dt, w[iv + 1] * dt, w[iv + 2] * dt, o, False)
+            if code >= 0:
+                return ZERO_QUATERNION, b, code
+        for i in range(o.shape[0]):
+            nan += o[i] * 0.0
+        if nan != 0.0:
+            return OVERFLOW, b, 0
+    return OK, 0, 0
 
 
 def _se2_translation(v):
@@ -247,20 +323,30 @@ class ConfigurationSpace:
             quat[...] = unit / n
         return q
 
-    def integrate(self, q, v):
-        """q (+) v: the configuration reached from q after moving with constant body velocity v for unit time."""
-        out = np.array(q, dtype=float)
-        out[self.scalar_q] += v[self.scalar_v]
-        for iq, iv in self.free:
-            R = quaternion_rotation(out[iq + 3:iq + 7])
-            V = _so3_left_jacobian(v[iv + 3:iv + 6])
-            out[iq:iq + 3] += R @ (V @ v[iv:iv + 3])
-            out[iq + 3:iq + 7] = _quaternion_step(out[iq + 3:iq + 7], v[iv + 3:iv + 6])
-        for iq, iv in self.ball:
-            out[iq:iq + 4] = _quaternion_step(out[iq:iq + 4], v[iv:iv + 3])
-        for iq, iv in self.planar:
-            out[iq:iq + 2] += _rot2(out[iq + 2]) @ _se2_translation(v[iv:iv + 3])
-            out[iq + 2] += v[iv + 2]
+    def integrate(self, Q, W, dt=1.0, name="q"):
+        """Q (+) W dt row by row, Q (B, nq) and W (B, nv) float64 -> (B, nq): the configuration reached from each q
+        after moving with constant body velocity w for the time dt (lie_integrate, compiled; planar joints by
+        SE(2)'s exponential here); Q's quaternions made unit first.  A ValueError names a zero quaternion, a NaN or inf
+        in Q or W, or a result that overflows."""
+        Q, W = np.ascontiguousarray(Q, dtype=float), np.ascontiguousarray(W, dtype=float)
+        out = np.empty(Q.shape)
+        what, row, i = lie_integrate(Q, W, dt, self.scalar_q, self.scalar_v, self.free_q, self.free_v, self.ball_q,
+                                     self.ball_v, out)
+        if what == ZERO_QUATERNION:
+            where = f"{name}[{i}:{i + 4}]" if Q.shape[0] == 1 else f"{name}[{row}, {i}:{i + 4}]"
+            raise ValueError(f"{where} is a zero quaternion; expected [qx, qy, qz, qw] of non-zero norm")
+        if what != OK:
+            raise ValueError(f"{name} contains non-finite values (NaN or inf)" if what == Q_NOT_FINITE else
+                             "v contains non-finite values (NaN or inf)" if what == W_NOT_FINITE else
+                             "integrate overflows float64 at this state (a result is not finite): v dt too large")
+        if not self.planar:
+            return out
+        for o, w in zip(out, W):
+            for iq, iv in self.planar:
+                o[iq:iq + 2] += _rot2(o[iq + 2]) @ _se2_translation(dt * w[iv:iv + 3])
+                o[iq + 2] += dt * w[iv + 2]
+        if not np.isfinite(out).all():
+            raise ValueError("integrate overflows float64 at this state (a result is not finite): v dt too large")
         return out
 
     def integrate_jacobians(self, w):

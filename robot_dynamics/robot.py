@@ -129,11 +129,8 @@ class Robot:
     def integrate(self, q, v, dt=1.0):
         """q (+) v dt on the configuration manifold (SE(3) exponential for a free joint, SO(3) for a ball joint).
         -> (..., nq)"""
-        q, v, shape = self._engine.batch(q=q, v=v)
-        dt = scalar(dt, "dt")
-        space = self._engine.space
-        out = np.array([space.integrate(qi, vi * dt) for qi, vi in zip(q, v)])
-        return finite(out, "integrate", "v dt").reshape(shape + (self.nq,))
+        q, v, shape = self._engine.batch(checked=False, q=q, v=v)
+        return self._engine.space.integrate(q, v, scalar(dt, "dt")).reshape(shape + (self.nq,))
 
     def difference(self, q0, q1):
         """v with integrate(q0, v) = q1.  -> (..., nv)"""
