@@ -32,17 +32,12 @@ def _left_jacobian_times(r0, r1, r2, u0, u1, u2):
 
 @njit(cache=True)
 def _unit_quaternion(q, i):
-    """(code, x, y, z, w): q[i:i + 4] made unit, scaled by its largest entry first so that no square overflows or
-    underflows (ConfigurationSpace.normalize's rule); code -1, or i for a zero (norm below 1e-12) or not finite
-    quaternion, zeros then."""
-    scale = max(abs(q[i]), abs(q[i + 1]), abs(q[i + 2]), abs(q[i + 3]))
-    if not (scale > 0.0 and scale < np.inf):
+    """(code, x, y, z, w): q[i:i + 4] made unit (_norm4); code -1, or i for a zero (norm below 1e-12) or not
+    finite quaternion, zeros then."""
+    n = _norm4(q, i)
+    if not (n >= 1e-12 and n < np.inf):
         return i, 0.0, 0.0, 0.0, 0.0
-    x, y, z, w = q[i] / scale, q[i + 1] / scale, q[i + 2] / scale, q[i + 3] / scale
-    n = np.sqrt(x * x + y * y + z * z + w * w)                              # in [1, 2]
-    if scale * n < 1e-12:
-        return i, 0.0, 0.0, 0.0, 0.0
-    return -1, x / n, y / n, z / n, w / n
+    return -1, q[i] / n, q[i + 1] / n, q[i + 2] / n, q[i + 3] / n
 
 
 @njit(cache=True)
@@ -69,7 +64,22 @@ def _quaternion_step(q, i, r0, r1, r2, out, hemisphere):
     return -1
 
 
-OK, Q_NOT_FINITE, W_NOT_FINITE, ZERO_QUATERNION, OVERFLOW = range(5)       # lie_integrate's verdicts
+@njit(cache=True)
+def _finite(x):
+    """Every entry of the 1-D array x is finite (the sum of x * 0 is 0, NaN otherwise)."""
+    nan = 0.0
+    for i in range(x.shape[0]):
+        nan += x[i] * 0.0
+    return nan == 0.0
+
+
+OK, Q_NOT_FINITE, W_NOT_FINITE, ZERO_QUATERNION, OVERFLOW = range(5)       # lie_integrate's, difference_rows'
+
+
+@njit(cache=True)
+def _inputs_finite(a, b):
+    """OK, or Q_NOT_FINITE where a (1-D) holds a NaN or inf, else W_NOT_FINITE where b does."""
+    return OK if _finite(a) and _finite(b) else (Q_NOT_FINITE if not _finite(a) else W_NOT_FINITE)
 
 
 @njit(cache=True)
@@ -77,46 +87,46 @@ def lie_integrate(Q, W, dt, scalar_q, scalar_v, free_q, free_v, ball_q, ball_v, 
     """out[b] <- Q[b] (+) W[b] dt for each row b of Q (B, nq) and W (B, nv): 1-DoF joints add; a free joint (iq, iv)
     moves by SE(3)'s exponential of its body twist w = [u; r] dt, p <- p + R(quat) V(r) u (_left_jacobian_times),
     quat <- quat (x) exp(r / 2) in quat's hemisphere (_quaternion_step); a ball joint's quaternion likewise, the
-    product as it is; other coordinates (planar
-    joints: the caller's; mimic joints) copied.  The quaternions of Q are made unit first (_unit_quaternion).
-    ConfigurationSpace.integrate compiled.  Returns (OK, 0, 0), or (what, b, i) for the first row b that is not
-    integrated: Q_NOT_FINITE, W_NOT_FINITE, ZERO_QUATERNION (Q[b, i:i + 4]) or OVERFLOW (out[b] not finite)."""
+    product as it is; other coordinates (planar joints: the caller's; mimic joints) copied.  The quaternions of Q
+    are made unit first (_norm4).  ConfigurationSpace.integrate compiled.  Returns (OK, 0, 0), or (what, b, i) for
+    the first row b that is not integrated: Q_NOT_FINITE, W_NOT_FINITE (_inputs_finite), ZERO_QUATERNION
+    (Q[b, i:i + 4]) or OVERFLOW (out[b] not finite)."""
     for b in range(Q.shape[0]):
-        q, w, o = Q[b], W[b], out[b]
-        nan = 0.0                              # sum of entries times 0: NaN where one is not finite
-        for i in range(q.shape[0]):
-            nan += q[i] * 0.0
-        if nan != 0.0:
-            return Q_NOT_FINITE, b, 0
-        for i in range(w.shape[0]):
-            nan += w[i] * 0.0
-        if nan != 0.0:
-            return W_NOT_FINITE, b, 0
-        for i in range(q.shape[0]):
-            o[i] = q[i]
-        for k in range(scalar_q.shape[0]):
-            o[scalar_q[k]] += w[scalar_v[k]] * dt
-        for j in range(free_q.shape[0]):
-            iq, iv = free_q[j], free_v[j]
-            r0, r1, r2 = w[iv + 3] * dt, w[iv + 4] * dt, w[iv + 5] * dt
-            code, x, y, z, s = _unit_quaternion(q, iq + 3)
-            if code >= 0:
-                return ZERO_QUATERNION, b, code
-            d0, d1, d2 = _left_jacobian_times(r0, r1, r2, w[iv] * dt, w[iv + 1] * dt, w[iv + 2] * dt)
-            o[iq] += (1.0 - 2.0 * (y * y + z * z)) * d0 + 2.0 * (x * y - z * s) * d1 + 2.0 * (x * z + y * s) * d2
-            o[iq + 1] += 2.0 * (x * y + z * s) * d0 + (1.0 - 2.0 * (x * x + z * z)) * d1 + 2.0 * (y * z - x * s) * d2
-            o[iq + 2] += 2.0 * (x * z - y * s) * d0 + 2.0 * (y * z + x * s) * d1 + (1.0 - 2.0 * (x * x + y * y)) * d2
-            _quaternion_step(q, iq + 3, r0, r1, r2, o, True)
-        for j in range(ball_q.shape[0]):
-            iv = ball_v[j]
-            code = _quaternion_step(q, ball_q[j], w[iv] * dt, w[iv + 1] * dt, w[iv + 2] * dt, o, False)
-            if code >= 0:
-                return ZERO_QUATERNION, b, code
-        for i in range(o.shape[0]):
-            nan += o[i] * 0.0
-        if nan != 0.0:
-            return OVERFLOW, b, 0
+        what, i = _integrate_row(Q[b], W[b], dt, scalar_q, scalar_v, free_q, free_v, ball_q, ball_v, out[b])
+        if what != OK:
+            return what, b, i
     return OK, 0, 0
+
+
+@njit(cache=True)
+def _integrate_row(q, w, dt, scalar_q, scalar_v, free_q, free_v, ball_q, ball_v, o):
+    """lie_integrate for one row: o <- q (+) w dt; (OK, 0) or (what, i)."""
+    what = _inputs_finite(q, w)
+    if what != OK:
+        return what, 0
+    for i in range(q.shape[0]):
+        o[i] = q[i]
+    for k in range(scalar_q.shape[0]):
+        o[scalar_q[k]] += w[scalar_v[k]] * dt
+    for j in range(free_q.shape[0]):
+        iq, iv = free_q[j], free_v[j]
+        r0, r1, r2 = w[iv + 3] * dt, w[iv + 4] * dt, w[iv + 5] * dt
+        n = _norm4(q, iq + 3)
+        if not (n >= 1e-12 and n < np.inf):
+            return ZERO_QUATERNION, iq + 3
+        R = _rotation_entries(q, iq + 3, n)
+        d0, d1, d2 = _left_jacobian_times(r0, r1, r2, w[iv] * dt, w[iv + 1] * dt, w[iv + 2] * dt)
+        for a in range(3):
+            o[iq + a] += R[3 * a] * d0 + R[3 * a + 1] * d1 + R[3 * a + 2] * d2
+        _quaternion_step(q, iq + 3, r0, r1, r2, o, True)
+    for j in range(ball_q.shape[0]):
+        iv = ball_v[j]
+        code = _quaternion_step(q, ball_q[j], w[iv] * dt, w[iv + 1] * dt, w[iv + 2] * dt, o, False)
+        if code >= 0:
+            return ZERO_QUATERNION, code
+    if not _finite(o):
+        return OVERFLOW, 0
+    return OK, 0
 
 
 def _se2_translation(v):
@@ -168,8 +178,13 @@ def _log_entries(r00, r01, r02, r10, r11, r12, r20, r21, r22):
 
 @njit(cache=True)
 def _norm4(q, i):
-    """|q[i:i + 4]|: a quaternion's norm (below 1e-12, or not finite: a zero quaternion, normalize's bound)."""
-    return np.sqrt(q[i] * q[i] + q[i + 1] * q[i + 1] + q[i + 2] * q[i + 2] + q[i + 3] * q[i + 3])
+    """|q[i:i + 4]|: a quaternion's norm (below 1e-12, or not finite: a zero quaternion, normalize's bound), scaled
+    by its largest entry first so that no square overflows or underflows (ConfigurationSpace.normalize's rule)."""
+    scale = max(abs(q[i]), abs(q[i + 1]), abs(q[i + 2]), abs(q[i + 3]))
+    if scale == 0.0:
+        return 0.0
+    x, y, z, w = q[i] / scale, q[i + 1] / scale, q[i + 2] / scale, q[i + 3] / scale
+    return scale * np.sqrt(x * x + y * y + z * z + w * w)
 
 
 @njit(cache=True)
@@ -259,6 +274,38 @@ def lie_difference(q0, q1, free_q, free_v, ball_q, ball_v, out):
         if bad >= 0:
             bad += 2 * free_q.size
     return bad
+
+
+@njit(cache=True)
+def difference_rows(Q0, Q1, scalar_q, scalar_v, free_q, free_v, ball_q, ball_v, out):
+    """out[b] <- Q1[b] (-) Q0[b] for each row b of Q0, Q1 (B, nq) -> out (B, nv): 1-DoF joints subtract, free and
+    ball joints by lie_difference (their quaternions made unit), other entries (planar joints: the caller's) zero.
+    Returns (OK, 0, 0), or (what, b, i) for the first row b that is not done: Q_NOT_FINITE (Q0's) or W_NOT_FINITE
+    (Q1's), ZERO_QUATERNION (lie_difference's code i) or OVERFLOW (out[b] not finite)."""
+    for b in range(Q0.shape[0]):
+        what, i = _difference_row(Q0[b], Q1[b], scalar_q, scalar_v, free_q, free_v, ball_q, ball_v, out[b])
+        if what != OK:
+            return what, b, i
+    return OK, 0, 0
+
+
+@njit(cache=True)
+def _difference_row(q0, q1, scalar_q, scalar_v, free_q, free_v, ball_q, ball_v, o):
+    """difference_rows for one row: o <- q1 (-) q0; (OK, 0) or (what, i)."""
+    what = _inputs_finite(q0, q1)
+    if what != OK:
+        return what, 0
+    for i in range(o.shape[0]):
+        o[i] = 0.0
+    for k in range(scalar_q.shape[0]):
+        o[scalar_v[k]] = q1[scalar_q[k]] - q0[scalar_q[k]]
+    if free_q.size or ball_q.size:
+        bad = lie_difference(q0, q1, free_q, free_v, ball_q, ball_v, o)
+        if bad >= 0:
+            return ZERO_QUATERNION, bad
+    if not _finite(o):
+        return OVERFLOW, 0
+    return OK, 0
 
 
 class ConfigurationSpace:
@@ -375,10 +422,39 @@ class ConfigurationSpace:
             i = self.free_q[bad // 2] + 3 if bad < frees else self.ball_q[(bad - frees) // 2]
             raise ValueError(f"{('q0', 'q1')[bad % 2]}[{i}:{i + 4}] is a zero or non-finite quaternion; "
                              f"expected [qx, qy, qz, qw] of non-zero norm")
+        self._planar_difference(q0, q1, v)
+        return v
+
+    def _planar_difference(self, q0, q1, v):
+        """v's entries of the planar joints of q1 (-) q0: SE(2)'s log."""
         for iq, iv in self.planar:
             w = (q1[iq + 2] - q0[iq + 2] + np.pi) % (2.0 * np.pi) - np.pi
             P, Q = _se2_translation(np.array([1.0, 0.0, w])), _se2_translation(np.array([0.0, 1.0, w]))
             d = _rot2(q0[iq + 2]).T @ (q1[iq:iq + 2] - q0[iq:iq + 2])
             v[iv:iv + 2] = np.linalg.solve(np.column_stack([P, Q]), d)
             v[iv + 2] = w
-        return v
+
+    def differences(self, Q0, Q1):
+        """Q1 (-) Q0 row by row, Q0 and Q1 (B, nq) -> (B, nv) (difference_rows, compiled; planar joints here); a
+        ValueError names a NaN or inf, a zero quaternion, or a result that overflows."""
+        Q0, Q1 = np.ascontiguousarray(Q0, dtype=float), np.ascontiguousarray(Q1, dtype=float)
+        out = np.empty((Q0.shape[0], self.nv))
+        what, row, bad = difference_rows(Q0, Q1, self.scalar_q, self.scalar_v, self.free_q, self.free_v,
+                                         self.ball_q, self.ball_v, out)
+        if what == ZERO_QUATERNION:
+            frees = 2 * self.free_q.size
+            i = self.free_q[bad // 2] + 3 if bad < frees else self.ball_q[(bad - frees) // 2]
+            name = ("q0", "q1")[bad % 2]
+            where = f"{name}[{i}:{i + 4}]" if Q0.shape[0] == 1 else f"{name}[{row}, {i}:{i + 4}]"
+            raise ValueError(f"{where} is a zero quaternion; expected [qx, qy, qz, qw] of non-zero norm")
+        if what != OK:
+            raise ValueError("q0 contains non-finite values (NaN or inf)" if what == Q_NOT_FINITE else
+                             "q1 contains non-finite values (NaN or inf)" if what == W_NOT_FINITE else
+                             "difference overflows float64 at this state (a result is not finite): q1 - q0 too large")
+        if self.planar:
+            for v, q0, q1 in zip(out, Q0, Q1):
+                self._planar_difference(q0, q1, v)
+            if not np.isfinite(out).all():
+                raise ValueError("difference overflows float64 at this state (a result is not finite): q1 - q0 "
+                                 "too large")
+        return out

@@ -134,9 +134,8 @@ class Robot:
 
     def difference(self, q0, q1):
         """v with integrate(q0, v) = q1.  -> (..., nv)"""
-        q0, q1, shape = self._engine.batch(q0=q0, q1=q1)
-        out = np.array([self._engine.space.difference(a, b) for a, b in zip(q0, q1)])
-        return finite(out, "difference", "q1 - q0").reshape(shape + (self.nv,))
+        q0, q1, shape = self._engine.batch(checked=False, q0=q0, q1=q1)
+        return self._engine.space.differences(q0, q1).reshape(shape + (self.nv,))
 
     def integrate_jacobians(self, w):
         """(d/dq, d/dw) of integrate(q, w) in tangent coordinates, as Pinocchio's dIntegrate (they do not depend on

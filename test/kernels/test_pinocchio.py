@@ -138,8 +138,9 @@ def test_integrate_against_pinocchio(name):
 
 @pytest.mark.parametrize("name", ["solo12.urdf", "talos_full_v2.urdf"], ids=["solo12", "talos"])
 def test_difference_against_pinocchio(name):
-    """q1 (-) q0 on a floating base: Robot.difference and the controllers' compiled route (ConfigurationSpace.difference
-    into a buffer) against Pinocchio's difference (the free flyer's log6), at random pairs of configurations."""
+    """q1 (-) q0 on a floating base: Robot.difference (configuration.difference_rows) and the controllers' compiled
+    route (ConfigurationSpace.difference into a buffer) against Pinocchio's difference (the free flyer's log6), at
+    random pairs of configurations; a batch gives each row's single-state result bit for bit."""
     from robot_dynamics.configuration import ConfigurationSpace
 
     robot, twin = pair(name, True)
@@ -150,3 +151,5 @@ def test_difference_against_pinocchio(name):
         expected = twin.vec(pinocchio.difference(twin.model, twin.q(q0), twin.q(q1)))
         assert relative_error(robot.difference(q0, q1), expected) < TOL
         assert relative_error(space.difference(q0, q1, out=out), expected) < TOL
+    Q0, Q1 = (np.array([robot.random_state(rng)[0] for _ in range(5)]) for _ in range(2))
+    np.testing.assert_array_equal(robot.difference(Q0, Q1), [robot.difference(a, b) for a, b in zip(Q0, Q1)])
