@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
+from robot_dynamics.configuration import ConfigurationSpace
 from oracle import erd_path
 from reliability_helpers import ROOT, ROWS, arguments, call, joint, link, robot_xml
 from robot_dynamics.calls.compiling import SAFE_MAGNITUDE
@@ -162,7 +163,8 @@ def humanoid():
 @pytest.mark.parametrize("scale", [1e155, 1e300, 1e-10], ids=str)
 def test_quaternions_of_any_scale_are_normalized_without_overflow(humanoid, scale):
     """A floating-base quaternion scaled by 1e155 used to overflow its squared norm (NaN for one state, 'zero
-    quaternion' for a batch, NaN from integrate); every path now scales by the largest entry first."""
+    quaternion' for a batch, NaN from integrate, a wrong q1 (-) q0 in the controllers' compiled difference); every
+    path now scales by the largest entry first."""
     q, v = humanoid.random_state(0)
     scaled = q.copy()
     scaled[3:7] *= scale
@@ -173,6 +175,9 @@ def test_quaternions_of_any_scale_are_normalized_without_overflow(humanoid, scal
     np.testing.assert_allclose(humanoid.integrate(np.stack([scaled]), np.stack([v]))[0], humanoid.integrate(q, v),
                                rtol=0, atol=1e-14)
     np.testing.assert_allclose(humanoid.difference(scaled, q), np.zeros(humanoid.nv), rtol=0, atol=1e-12)
+    space = ConfigurationSpace(humanoid.model)           # the controllers' compiled route (2.1 rad off at x1e155)
+    np.testing.assert_allclose(space.difference(scaled, q, out=np.empty(humanoid.nv)), np.zeros(humanoid.nv),
+                               rtol=0, atol=1e-12)
 
 
 EDGES = {   # (how to spoil one state, the error every quantity gives, or None: no error; "maybe": some may fail)
