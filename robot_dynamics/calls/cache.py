@@ -7,9 +7,9 @@ kernel source: editing any of them starts a new directory, and importing deletes
 the package when that is writable, else in the user's cache directory (a read-only site-packages).  Beside the
 package, every other such directory was left by older sources of that very package: `remove_stale` (which
 `robot-dynamics compile` runs) deletes those, never one elsewhere (NUMBA_CACHE_DIR or the user's cache may be
-shared by other installations).  The first use
-on a machine compiles for tens of seconds and says so on stderr, once.  Generated modules (the C entry points and
-checks of generated.py) are written there too (`generated_module`), so that numba caches them as well.
+shared by other installations).  The first use on a machine compiles for tens of seconds and says so on stderr,
+once.  Generated modules (the C entry points and checks of generated.py) are written there too
+(`generated_module`), so that numba caches them as well.
 """
 import atexit
 import contextlib
