@@ -228,7 +228,7 @@ def _relative_log(q0, q1, i):
 def _free_difference(q0, q1, free_q, free_v, out):
     """out[iv:iv + 6] = log(T(q0)^-1 T(q1)) for each free joint (iq, iv), on scalars (no array made): w = log(R0^T
     R1) (_relative_log), the linear part u = V(w)^-1 d, d = R0^T (p1 - p0), V the left Jacobian of SO(3)
-    (_so3_left_jacobian) in closed form, V^-1 = E - w~ / 2 + c w~^2, c = (1 - (t / 2) cot(t / 2)) / t^2 (t = |w|;
+    (_left_jacobian_times) in closed form, V^-1 = E - w~ / 2 + c w~^2, c = (1 - (t / 2) cot(t / 2)) / t^2 (t = |w|;
     below 1e-2 its series 1/12 + t^2 / 720 + t^4 / 30240) -- ConfigurationSpace.difference compiled, the quaternions made unit
     first.  Returns -1, or 2 j (q0) or 2 j + 1 (q1) for the first zero (or not finite) quaternion of free joint j,
     nothing written for it."""
