@@ -41,6 +41,7 @@ CALLS = [(row.name, "".join("q" if x.startswith("q") else "v" for x in row.input
     ("inverse_dynamics", "qva", {"f_ext": "wrench"}), ("forward_dynamics", "qva", {"f_ext": "wrench"}),
     ("parameter_derivatives", "qv", {}, "single"), ("linearize", "qva", {}, "single"),
     ("linearize", "qva", {"dt": 1e-3}, "single"),
+    ("integrate", "qv"), ("difference", "qq"),            # configuration.lie_integrate, difference_rows
 ]
 TASKS = sorted({call[0] for call in CALLS})          # one task per method: its calls run in one process
 
