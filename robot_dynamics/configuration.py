@@ -418,12 +418,16 @@ class ConfigurationSpace:
         v[self.scalar_v] = q1[self.scalar_q] - q0[self.scalar_q]
         bad = lie_difference(q0, q1, self.free_q, self.free_v, self.ball_q, self.ball_v, v) if self.lie else -1
         if bad >= 0:
-            frees = 2 * self.free_q.size
-            i = self.free_q[bad // 2] + 3 if bad < frees else self.ball_q[(bad - frees) // 2]
-            raise ValueError(f"{('q0', 'q1')[bad % 2]}[{i}:{i + 4}] is a zero or non-finite quaternion; "
+            name, i = self._quaternion_of(bad)
+            raise ValueError(f"{name}[{i}:{i + 4}] is a zero or non-finite quaternion; "
                              f"expected [qx, qy, qz, qw] of non-zero norm")
         self._planar_difference(q0, q1, v)
         return v
+
+    def _quaternion_of(self, bad):
+        """("q0" or "q1", where its quaternion starts in q) of lie_difference's code for a zero quaternion."""
+        frees = 2 * self.free_q.size
+        return ("q0", "q1")[bad % 2], self.free_q[bad // 2] + 3 if bad < frees else self.ball_q[(bad - frees) // 2]
 
     def _planar_difference(self, q0, q1, v):
         """v's entries of the planar joints of q1 (-) q0: SE(2)'s log."""
@@ -442,9 +446,7 @@ class ConfigurationSpace:
         what, row, bad = difference_rows(Q0, Q1, self.scalar_q, self.scalar_v, self.free_q, self.free_v,
                                          self.ball_q, self.ball_v, out)
         if what == ZERO_QUATERNION:
-            frees = 2 * self.free_q.size
-            i = self.free_q[bad // 2] + 3 if bad < frees else self.ball_q[(bad - frees) // 2]
-            name = ("q0", "q1")[bad % 2]
+            name, i = self._quaternion_of(bad)
             where = f"{name}[{i}:{i + 4}]" if Q0.shape[0] == 1 else f"{name}[{row}, {i}:{i + 4}]"
             raise ValueError(f"{where} is a zero quaternion; expected [qx, qy, qz, qw] of non-zero norm")
         if what != OK:

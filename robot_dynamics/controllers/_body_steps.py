@@ -16,19 +16,9 @@ FLOOR = 1e-9                # no body's pseudo-inertia below FLOOR J(pi_ref) in 
 @njit(cache=True)
 def pseudo_inertia_into(pi_k, J):
     """J <- J(pi_k) = [[1/2 tr(I) 1 - I, h], [h^T, m]] (4, 4) (inertia.pseudo_inertia), pi_k = (m, h, I_xx, I_yy,
-    I_zz, I_xy, I_xz, I_yz): sum_j pi_kj J(e_j) written out, its sums in j's order."""
-    m, hx, hy, hz, xx, yy, zz, xy, xz, yz = pi_k[0], pi_k[1], pi_k[2], pi_k[3], pi_k[4], pi_k[5], pi_k[6], \
-        pi_k[7], pi_k[8], pi_k[9]
-    J[0, 0] = -0.5 * xx + 0.5 * yy + 0.5 * zz
-    J[1, 1] = 0.5 * xx - 0.5 * yy + 0.5 * zz
-    J[2, 2] = 0.5 * xx + 0.5 * yy - 0.5 * zz
-    J[3, 3] = m
-    J[0, 1] = J[1, 0] = -xy
-    J[0, 2] = J[2, 0] = -xz
-    J[1, 2] = J[2, 1] = -yz
-    J[0, 3] = J[3, 0] = hx
-    J[1, 3] = J[3, 1] = hy
-    J[2, 3] = J[3, 2] = hz
+    I_zz, I_xy, I_xz, I_yz): _packed's entries, written out as a matrix."""
+    J[0, 0], J[1, 1], J[2, 2], J[3, 3], J[0, 1], J[0, 2], J[0, 3], J[1, 2], J[1, 3], J[2, 3] = _packed(pi_k, 0)
+    J[1, 0], J[2, 0], J[3, 0], J[2, 1], J[3, 1], J[3, 2] = J[0, 1], J[0, 2], J[0, 3], J[1, 2], J[1, 3], J[2, 3]
 
 
 @njit(cache=True)
@@ -87,8 +77,8 @@ def inverse_factors(pi_hat):
 
 @njit(cache=True, inline="always")
 def _packed(pi, o):
-    """J(pi[o:o + 10]) packed as (J_00, J_11, J_22, J_33, J_01, J_02, J_03, J_12, J_13, J_23) (pseudo_inertia_into's
-    entries)."""
+    """J(pi[o:o + 10]) = [[1/2 tr(I) 1 - I, h], [h^T, m]] packed as (J_00, J_11, J_22, J_33, J_01, J_02, J_03, J_12,
+    J_13, J_23): sum_j pi_j J(e_j) written out, its sums in j's order (inertia.pseudo_inertia)."""
     m, hx, hy, hz, xx, yy, zz, xy, xz, yz = pi[o], pi[o + 1], pi[o + 2], pi[o + 3], pi[o + 4], pi[o + 5], \
         pi[o + 6], pi[o + 7], pi[o + 8], pi[o + 9]
     return (-0.5 * xx + 0.5 * yy + 0.5 * zz, 0.5 * xx - 0.5 * yy + 0.5 * zz, 0.5 * xx + 0.5 * yy - 0.5 * zz, m,
