@@ -1,12 +1,20 @@
 """Where numba's cold compile time goes, per phase (issue 26): run in a fresh process on an empty cache.
 
     NUMBA_CACHE_DIR=$(mktemp -d) python benchmarks/compile_phases.py mass_matrix [forward_dynamics ...]
+    NUMBA_CACHE_DIR=$(mktemp -d) python benchmarks/compile_phases.py --all [--brief]
 
-For each method named (robot_dynamics.precompile.run_task: one state, then a batch of two), prints the seconds
+For each method named (robot_dynamics.precompile.run_task: one state, then a batch of two; a controller's name of
+precompile.CONTROLLERS or precompile.COMPOSITE_TICK builds its tick), or with --all every task of
+`robot-dynamics compile` (precompile.compile_order) in this one process, prints the seconds
 spent, exclusive of nested phases: numba's front end (bytecode, untyped passes, rewrites, inlining), type
 inference, lowering to LLVM IR, LLVM function passes (per added IR module), LLVM module passes (the library's
 final module, its linked callees included), machine code (MCJIT), cache load / save, and the rest.  Then every
 library whose final module was optimised: its time, and how many of its functions came in from linked libraries.
+At the end, three figures of the whole run (`overheads`): the seconds numba's inliner spent on the callees of
+inline="always" (it runs their untyped passes and deep-copies their IR twice per call site; the copy of each block
+copies the callee's whole scope), the LLVM module passes and machine code of the C entries' libraries against
+those of the helpers' own libraries (each helper is finalised alone too, then linked into every caller and
+optimised again there), and the functions compiled for more than one signature (a literal flag, an array layout).
 """
 import sys
 import time
@@ -74,7 +82,35 @@ class _Listener(event.Listener):
             _pop()
 
 
+inlined = Counter()             # inline="always" callees: seconds in numba's inliner, outermost calls only
+_inlining = [0]
+entry_llvm = Counter()           # (C entry's library or a helper's, phase): seconds
+
+
+def _is_entry(library):
+    """A C entry's library (generated.fast_kernel's fast_<row>, a controller's <tick>_entry, the batch loop): the
+    machine code that runs; every other library is a helper's, finalised on its own and linked into its callers."""
+    return library.startswith("fast_") or library.endswith("_entry") or library == "batch_loop"
+
+
+def _inliner():
+    from numba.core import inline_closurecall
+    original = inline_closurecall.InlineWorker.inline_function
+
+    def inline_function(self, caller_ir, block, i, function, arg_typs=None):
+        _inlining[0] += 1
+        t = time.perf_counter()
+        try:
+            return original(self, caller_ir, block, i, function, arg_typs)
+        finally:
+            _inlining[0] -= 1
+            if _inlining[0] == 0:
+                inlined[function.__qualname__] += time.perf_counter() - t
+    inline_closurecall.InlineWorker.inline_function = inline_function
+
+
 def install():
+    _inliner()
     listener = _Listener()
     event.register("numba:run_pass", listener)
     event.register("numba:compile", listener)
@@ -94,7 +130,17 @@ def install():
             seconds = _pop()
             nfuncs = sum(1 for f in self._final_module.functions if not f.is_declaration)
             modules.append((self.name, seconds, nfuncs, nlinked))
+            entry_llvm[_is_entry(self.name), "module passes"] += seconds
     C._optimize_final_module = optimize_final
+    finalize = codegen.JITCodeLibrary._finalize_specific
+
+    def machine_code(self):
+        t = time.perf_counter()
+        try:
+            return finalize(self)
+        finally:
+            entry_llvm[_is_entry(self.name), "machine code"] += time.perf_counter() - t
+    codegen.JITCodeLibrary._finalize_specific = machine_code
     from numba.core import lowering
     _timed(lowering.Lower, "create_cpython_wrapper", "cpython wrapper (IR)")
     _timed(caching.Cache, "save_overload", "cache save")
@@ -112,12 +158,29 @@ def report(label, wall, cpu=0.0):
           f"{len(modules)} module opts")
 
 
+def overheads():
+    """The three figures of the module docstring, over every compile so far."""
+    inline = sum(inlined.values())
+    print(f"numba's inliner (inline=\"always\" callees: their untyped passes and IR copies): {inline:.1f} s; "
+          "largest: " + ", ".join(f"{k} {v:.1f}" for k, v in inlined.most_common(5)))
+    for phase in ("module passes", "machine code"):
+        print(f"LLVM {phase}: C entries' libraries {entry_llvm[True, phase]:.1f} s, helpers' own "
+              f"{entry_llvm[False, phase]:.1f} s")
+    signatures = defaultdict(set)
+    for name, args in all_compiled + compiled:
+        signatures[name].add(str(args))
+    several = {name: len(s) for name, s in signatures.items() if len(s) > 1}
+    print(f"functions compiled for more than one signature: {len(several)}, {sum(several.values())} compiles: "
+          + ", ".join(f"{k} x{n}" for k, n in sorted(several.items(), key=lambda kv: -kv[1])[:12]))
+
+
 def main(names, detail=True):
     w0, c0 = time.perf_counter(), time.process_time()
     install()
     import robot_dynamics as rd
     from robot_dynamics.bundled import bundled_urdf
-    from robot_dynamics.precompile import run_task
+    from robot_dynamics.precompile import compile_order, run_method_or_controller
+    names = compile_order() if names == ["--all"] else names
     t0 = time.perf_counter()
     _push("python")
     rd.load_urdf(bundled_urdf("quadruped"), floating_base=True)
@@ -131,7 +194,7 @@ def main(names, detail=True):
         del compiled[:], modules[:]
         t0, c1 = time.perf_counter(), time.process_time()
         _push("python")
-        run_task(name)
+        run_method_or_controller(name)
         _pop()
         report(name, time.perf_counter() - t0, time.process_time() - c1)
         if detail:
@@ -149,9 +212,10 @@ def main(names, detail=True):
     if "--signatures" in sys.argv:
         for n, a in all_compiled:
             print(f"  SIG {n}{tuple(str(t)[:80] for t in a)}")
+    overheads()
     print(f"TOTAL wall {time.perf_counter() - w0:.1f} s cpu {time.process_time() - c0:.1f} s")
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    main([a for a in args if not a.startswith("-")], detail="--brief" not in args)
+    main(["--all"] if "--all" in args else [a for a in args if not a.startswith("-")], detail="--brief" not in args)
