@@ -11,8 +11,8 @@ inference, lowering to LLVM IR, LLVM function passes (per added IR module), LLVM
 final module, its linked callees included), machine code (MCJIT), cache load / save, and the rest.  Then every
 library whose final module was optimised: its time, and how many of its functions came in from linked libraries.
 At the end, three figures of the whole run (`overheads`): the seconds numba's inliner spent on the callees of
-inline="always" (it runs their untyped passes and deep-copies their IR twice per call site; the copy of each block
-copies the callee's whole scope), the LLVM module passes and machine code of the C entries' libraries against
+inline="always" (it runs their untyped passes and deep-copies their IR twice per call site, the second copy
+unused), the LLVM module passes and machine code of the C entries' libraries against
 those of the helpers' own libraries (each helper is finalised alone too, then linked into every caller and
 optimised again there), and the functions compiled for more than one signature (a literal flag, an array layout).
 """
