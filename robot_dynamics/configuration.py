@@ -66,7 +66,8 @@ def _quaternion_step(q, i, r0, r1, r2, out, hemisphere):
 
 @njit(cache=True)
 def _finite(x):
-    """Every entry of the 1-D array x is finite (the sum of x * 0 is 0, NaN otherwise)."""
+    """Every entry of the 1-D array x is finite (the sum of x * 0 is 0, NaN otherwise): calls.compiling.finite's
+    rule, written here because that module lies a layer above this one (test_architecture.LAYERS)."""
     nan = 0.0
     for i in range(x.shape[0]):
         nan += x[i] * 0.0
